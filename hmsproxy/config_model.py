@@ -1,0 +1,87 @@
+"""The federation as one immutable snapshot.
+
+Loaders (config.py) turn YAML into these objects; everything else reads only
+these, so a reload is one reference swap.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class DatabaseResolution(enum.Enum):
+    PREFIXED = "PREFIXED"
+    MANUAL = "MANUAL"
+
+
+class AccessControlType(enum.Enum):
+    READ_ONLY = "READ_ONLY"
+    READ_AND_WRITE_AND_CREATE = "READ_AND_WRITE_AND_CREATE"
+    READ_AND_WRITE_ON_DATABASE_WHITELIST = "READ_AND_WRITE_ON_DATABASE_WHITELIST"
+    READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST = "READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST"
+
+
+#: Access control types a federated (non-primary) metastore may use, as in Waggle Dance.
+FEDERATED_ACCESS_TYPES = frozenset(
+    {AccessControlType.READ_ONLY, AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST}
+)
+
+
+@dataclass(frozen=True)
+class MappedTables:
+    """Only tables of `database` matching one of `patterns` (regexes, case-insensitive) are visible."""
+
+    database: str
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MetastoreConfig:
+    name: str
+    uris: tuple[str, ...]  # thrift://host:port, tried in order
+    primary: bool = False
+    #: Prefix clients see in PREFIXED mode; "" for the primary by default, "<name>_" for federated ones.
+    database_prefix: str = ""
+    #: Case-insensitive regexes of visible remote databases; None means all, () means none.
+    mapped_databases: tuple[str, ...] | None = None
+    mapped_tables: tuple[MappedTables, ...] = ()
+    #: remote database name -> the name clients see (before the prefix).
+    database_name_mapping: dict[str, str] = field(default_factory=dict)
+    access_control_type: AccessControlType = AccessControlType.READ_ONLY
+    #: Case-insensitive regexes of writable databases (client-side names without prefix).
+    writable_database_white_list: tuple[str, ...] = ()
+    #: Where read calls go instead of `uris`, when set.
+    read_only_uris: tuple[str, ...] = ()
+    #: Extra milliseconds this metastore may take in fan-out calls (Waggle Dance's `latency`).
+    latency_ms: int = 0
+    #: "2.3", "3.1", "4.0.1", ...; None means probe it on first connect.
+    hive_version: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 9083
+    #: "buffered" (the metastore's default) or "framed".
+    transport: str = "buffered"
+    #: Base deadline for fan-out calls; each metastore adds its own `latency_ms`.
+    fanout_timeout_ms: int = 2000
+    #: Seconds to wait for a TCP connection to a backend.
+    connect_timeout_s: float = 5.0
+    #: Seconds a backend call may take before the client gets an error.
+    backend_timeout_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class Config:
+    server: ServerConfig
+    database_resolution: DatabaseResolution
+    primary: MetastoreConfig
+    federated: tuple[MetastoreConfig, ...] = ()
+    #: The files this snapshot was read from, for messages.
+    sources: tuple[str, ...] = ()
+
+    @property
+    def metastores(self) -> tuple[MetastoreConfig, ...]:
+        return (self.primary, *self.federated)

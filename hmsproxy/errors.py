@@ -1,0 +1,57 @@
+"""Turning the proxy's own refusals and failures into what the IDL lets a method throw."""
+
+from __future__ import annotations
+
+from thriftpy2.thrift import TApplicationException
+
+from hmsproxy.routing.methods import MethodSpec
+
+#: Exception classes to prefer, by kind of problem, when a method declares several.
+NOT_FOUND = ("NoSuchObjectException", "UnknownDBException", "MetaException")
+REFUSED = ("MetaException", "InvalidOperationException", "InvalidObjectException", "NoSuchObjectException")
+UNAVAILABLE = ("MetaException", "NoSuchObjectException", "InvalidOperationException")
+
+
+class ProxyError(Exception):
+    """An error the proxy reports to the client as one of the method's declared exceptions."""
+
+    preferred: tuple[str, ...] = REFUSED
+
+
+class AccessDenied(ProxyError):
+    preferred = REFUSED
+
+
+class NotFound(ProxyError):
+    preferred = NOT_FOUND
+
+
+def declared_result(spec: MethodSpec, preferred: tuple[str, ...], message: str):
+    """A `<method>_result` carrying `message` in the best declared exception.
+
+    Methods that declare none get a TApplicationException instead (raised).
+    """
+    by_class = {cls.__name__: fname for fname, cls in spec.exceptions}
+    for name in preferred:
+        if name in by_class:
+            return _result_with(spec, by_class[name], message)
+    for fname, cls in spec.exceptions:
+        if "message" in {v[1] for v in cls.thrift_spec.values()}:
+            return _result_with(spec, fname, message)
+    raise TApplicationException(TApplicationException.UNKNOWN, message)
+
+
+def _result_with(spec: MethodSpec, fname: str, message: str):
+    cls = dict(spec.exceptions)[fname]
+    result = spec.result_cls()
+    setattr(result, fname, cls(message=message))
+    return result
+
+
+def internal_error(method: str) -> TApplicationException:
+    """Java's wording for an unexpected server-side failure."""
+    return TApplicationException(TApplicationException.INTERNAL_ERROR, f"Internal error processing {method}")
+
+
+def unknown_method(method: str) -> TApplicationException:
+    return TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{method}'")

@@ -1,0 +1,47 @@
+"""Who may write where: Waggle Dance's access-control types and write white lists."""
+
+from __future__ import annotations
+
+import threading
+
+from hmsproxy.config_model import AccessControlType as ACT
+from hmsproxy.errors import AccessDenied
+from hmsproxy.routing.methods import MethodSpec
+from hmsproxy.routing.router import Route
+
+CAN_CREATE = frozenset({ACT.READ_AND_WRITE_AND_CREATE, ACT.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST})
+WHITELISTED = frozenset({ACT.READ_AND_WRITE_ON_DATABASE_WHITELIST, ACT.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST})
+
+
+class AccessControl:
+    def __init__(self):
+        # Databases created through the proxy under *_AND_CREATE_ON_DATABASE_WHITELIST
+        # become writable, as in Waggle Dance (kept for the life of the process).
+        self._created: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def check(self, spec: MethodSpec, route: Route, client_db: str) -> None:
+        """Raise AccessDenied if `spec` writes and the route's metastore does not allow it."""
+        if not spec.writes:
+            return
+        ms = route.metastore
+        act = ms.access_control_type
+        where = f"metastore '{ms.name}' has access-control-type {act.value}"
+        if spec.creates_database:
+            if act not in CAN_CREATE:
+                raise AccessDenied(f"hmsproxy: creating database '{client_db}' is not allowed: {where}")
+            if act in WHITELISTED:
+                with self._lock:
+                    self._created.add((ms.name, route.remote_db))
+            return
+        if act is ACT.READ_AND_WRITE_AND_CREATE:
+            return
+        if act is ACT.READ_ONLY:
+            raise AccessDenied(f"hmsproxy: writes to database '{client_db}' are not allowed: {where}")
+        with self._lock:
+            created = (ms.name, route.remote_db) in self._created
+        if not (created or route.naming.db_writable(route.remote_db)):
+            raise AccessDenied(
+                f"hmsproxy: writes to database '{client_db}' are not allowed: it is not in "
+                f"writable-database-white-list of metastore '{ms.name}' ({act.value})"
+            )

@@ -1,0 +1,171 @@
+"""Every call's path through the proxy, and the one error boundary.
+
+dispatch() finds the method's spec, lets local, fan-out, primary and routed
+calls take their ways, and turns anything that goes wrong into an exception
+the IDL declares for the method, or a TApplicationException in Java's words.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from thriftpy2.thrift import TApplicationException
+
+from hmsproxy import __version__, idl
+from hmsproxy.backends import BackendRegistry
+from hmsproxy.config_model import Config
+from hmsproxy.errors import NOT_FOUND, UNAVAILABLE, NotFound, ProxyError, declared_result, internal_error
+from hmsproxy.features.access import AccessControl
+from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
+from hmsproxy.routing.methods import METHOD_SPECS, TABLE_CREATING, Kind, MethodSpec, locate
+from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
+from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
+from hmsproxy.routing.visibility import filter_tables, has_table_lists
+from hmsproxy.session import Session
+from hmsproxy.wire import BackendUnavailable
+
+log = logging.getLogger(__name__)
+
+#: Routed calls naming two databases that must live on the same metastore.
+SECOND_DB_ARG = {"exchange_partition": "dest_db", "exchange_partitions": "dest_db"}
+
+
+class Handler:
+    def __init__(self, config: Config):
+        self.started_at = int(time.time())
+        self.registry = BackendRegistry(config)
+        self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="fanout")
+        self._directory_session = Session(self.registry, "directory")
+        self._directory_lock = threading.Lock()
+        self.directory = DatabaseDirectory(self._list_databases)
+        self.access = AccessControl()
+        self.router: Router
+        self.fanout: FanOutCalls
+        self.apply_config(config)
+
+    # -- configuration -------------------------------------------------------------
+
+    def apply_config(self, config: Config) -> None:
+        """Swap in a new config snapshot; calls already routed finish on the old one."""
+        self.registry.reconfigure(config)
+        self.directory.forget()
+        self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
+        self.router = Router(config, self.directory)
+
+    @property
+    def config(self) -> Config:
+        return self.router.config
+
+    def _list_databases(self, metastore_name: str) -> set[str] | None:
+        with self._directory_lock:
+            try:
+                ms = self.registry.metastore(metastore_name)
+                result = self._directory_session.call(ms, "get_all_databases", idl.HmsProxy.get_all_databases_args(), read_only=True)
+            except (BackendUnavailable, TApplicationException, KeyError) as e:
+                log.warning("can't list databases of metastore '%s': %s", metastore_name, e)
+                return None
+        return {d.lower() for d in result.success or []}
+
+    # -- the error boundary ----------------------------------------------------------
+
+    def dispatch(self, session: Session, method: str, args):
+        """Handle one call; returns the `<method>_result` struct or raises TApplicationException."""
+        spec = METHOD_SPECS[method]
+        router = self.router  # one snapshot for the whole call
+        try:
+            return self._handle(session, router, spec, args)
+        except TApplicationException:
+            raise
+        except ProxyError as e:
+            return declared_result(spec, e.preferred, str(e))
+        except UnknownDatabase as e:
+            return declared_result(spec, NOT_FOUND, f"hmsproxy: {e}")
+        except (BackendUnavailable, FanOutFailed) as e:
+            return declared_result(spec, UNAVAILABLE, f"hmsproxy: {e}")
+        except Exception:
+            log.exception("internal error processing %s", method)
+            raise internal_error(method)
+
+    def _handle(self, session: Session, router: Router, spec: MethodSpec, args):
+        if spec.kind is Kind.LOCAL:
+            return self._local(spec, args)
+        if spec.kind is Kind.FANOUT:
+            result = spec.result_cls()
+            result.success = getattr(self.fanout, spec.name)(session, router, args)
+            return result
+        client_db = locate(args, spec.db) if spec.kind is Kind.ROUTED else None
+        if not client_db:
+            return self._forward(session, spec, router.route_primary(), args)
+        route = router.route(client_db)
+        self._check_second_db(spec, router, route, args)
+        self._check_table_visible(spec, route, args)
+        self.access.check(spec, route, client_db)
+        result = self._forward(session, spec, route, args)
+        if has_table_lists(spec.name) and result.success is not None:
+            result.success = filter_tables(spec.name, route, result.success)
+        return result
+
+    def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
+        if route.remote_db:
+            rewrite_struct(args, route.inbound)
+        result = session.call(route.metastore, spec.name, args, read_only=not spec.writes)
+        if spec.success_type is not None and result.success is not None:
+            rewrite_value(result.success, spec.success_type, route.outbound)
+        return result
+
+    @staticmethod
+    def _check_table_visible(spec: MethodSpec, route: Route, args) -> None:
+        if spec.table is None or spec.name in TABLE_CREATING:
+            return
+        table = locate(args, spec.table)
+        if table and not route.naming.table_visible(route.remote_db, table):
+            raise NotFound(f"hmsproxy: table {route.outbound(route.remote_db)}.{table} is not mapped (mapped-tables)")
+
+    @staticmethod
+    def _check_second_db(spec: MethodSpec, router: Router, route: Route, args) -> None:
+        other = SECOND_DB_ARG.get(spec.name)
+        if other is None or not getattr(args, other, None):
+            return
+        if router.route(getattr(args, other)).metastore is not route.metastore:
+            raise ProxyError(f"hmsproxy: {spec.name} needs both databases on the same metastore")
+
+    # -- answered by the proxy itself ------------------------------------------------
+
+    def _local(self, spec: MethodSpec, args):
+        result = spec.result_cls()
+        answers = {
+            "getName": lambda: "hmsproxy",
+            "getVersion": lambda: __version__,
+            "getStatus": lambda: idl.fb303.fb_status.ALIVE,
+            "getStatusDetails": lambda: f"hmsproxy {__version__} serving {len(self.config.metastores)} metastores",
+            "getCounters": dict,
+            "getCounter": lambda: 0,
+            "getOption": lambda: "",
+            "getOptions": dict,
+            "getCpuProfile": lambda: "",
+            "aliveSince": lambda: self.started_at,
+            "hmsproxy_describe": self.describe,
+        }
+        answer = answers.get(spec.name)
+        if answer is not None:  # setOption, shutdown and reinitialize are accepted and ignored
+            result.success = answer()
+        return result
+
+    def describe(self) -> str:
+        from hmsproxy.config import describe
+
+        lines = [describe(self.config), "", "backends:"]
+        for m in self.config.metastores:
+            st = self.registry.state(m.name)
+            state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
+            version = self.registry.version(m.name) or "?"
+            err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
+            lines.append(f"  {m.name}: {state}, hive {version}{err}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        self._directory_session.close()
+        self.executor.shutdown(wait=False, cancel_futures=True)

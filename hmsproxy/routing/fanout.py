@@ -1,0 +1,132 @@
+"""Calls asked of every metastore at once, each within its own deadline.
+
+A backend that is slow or down is left out of the answer (and logged) instead
+of delaying or failing it; only the primary's failure fails the call, since
+the primary holds the databases a client expects to be there.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+
+from hmsproxy import idl
+from hmsproxy.routing.naming import MetastoreNaming
+from hmsproxy.routing.patterns import hive_match, is_literal
+from hmsproxy.routing.router import Router, UnknownDatabase
+from hmsproxy.session import Session
+from hmsproxy.wire import BackendUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class FanOutFailed(Exception):
+    pass
+
+
+class FanOut:
+    def __init__(self, executor: ThreadPoolExecutor, base_timeout_ms: int):
+        self.executor = executor
+        self.base_timeout_ms = base_timeout_ms
+
+    def gather(self, session: Session, namings: list[MetastoreNaming], method: str, make_args):
+        """[(naming, result struct)] for every metastore that answered in time, in config order."""
+        start = time.monotonic()
+        futures = [
+            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=True))
+            for n in namings
+        ]
+        answers = []
+        for naming, fut in futures:
+            deadline = start + (self.base_timeout_ms + naming.metastore.latency_ms) / 1000
+            try:
+                answers.append((naming, fut.result(timeout=max(0.0, deadline - time.monotonic()))))
+                continue
+            except FutureTimeout:
+                reason = f"no answer within {self.base_timeout_ms + naming.metastore.latency_ms} ms"
+                # The connection may still receive the late reply; it can't be reused.
+                session.discard(naming.name)
+                session.registry.state(naming.name).last_error = reason
+            except BackendUnavailable as e:
+                reason = e.reason
+            except Exception as e:  # a backend's TApplicationException: leave it out, like a dead one
+                reason = str(e)
+            log.warning("%s: left metastore '%s' out: %s", method, naming.name, reason)
+            if naming.metastore.primary:
+                raise FanOutFailed(f"{method}: primary metastore '{naming.name}' failed: {reason}")
+        return answers
+
+
+def _no_args(method: str):
+    args = getattr(idl.HmsProxy, method + "_args")()
+    return lambda _naming: args
+
+
+class FanOutCalls:
+    """The merged answers of the fan-out methods."""
+
+    def __init__(self, fanout: FanOut):
+        self.fanout = fanout
+
+    def client_databases(self, session: Session, router: Router) -> list[str]:
+        seen: dict[str, str] = {}
+        names = []
+        for naming, result in self.fanout.gather(session, router.namings, "get_all_databases", _no_args("get_all_databases")):
+            for remote in result.success or []:
+                client = router.client_name(naming, remote)
+                if client is None:
+                    continue
+                if client in seen:
+                    router.report_clash(client, [seen[client], naming.name])
+                    continue
+                seen[client] = naming.name
+                names.append(client)
+        return names
+
+    def get_all_databases(self, session: Session, router: Router, args):
+        return self.client_databases(session, router)
+
+    def get_databases(self, session: Session, router: Router, args):
+        return [n for n in self.client_databases(session, router) if hive_match(args.pattern, n)]
+
+    def get_table_meta(self, session: Session, router: Router, args):
+        namings = router.namings
+        if is_literal(args.db_patterns):
+            try:
+                namings = [router.route(args.db_patterns).naming]
+            except UnknownDatabase:
+                return []
+
+        def make_args(naming):
+            # Ask each backend for all its databases; names are matched on the client side.
+            return idl.HmsProxy.get_table_meta_args(db_patterns="*", tbl_patterns=args.tbl_patterns, tbl_types=args.tbl_types)
+
+        metas = []
+        for naming, result in self.fanout.gather(session, namings, "get_table_meta", make_args):
+            for meta in result.success or []:
+                client = router.client_name(naming, meta.dbName)
+                if client is None or not hive_match(args.db_patterns, client):
+                    continue
+                if not naming.table_visible(meta.dbName, meta.tableName):
+                    continue
+                meta.dbName = client
+                metas.append(meta)
+        return metas
+
+    def get_all_functions(self, session: Session, router: Router, args):
+        functions = []
+        for naming, result in self.fanout.gather(session, router.namings, "get_all_functions", _no_args("get_all_functions")):
+            for fn in (result.success.functions if result.success else None) or []:
+                client = router.client_name(naming, fn.dbName) if fn.dbName else None
+                if client is None:
+                    continue
+                fn.dbName = client
+                functions.append(fn)
+        return idl.hive.GetAllFunctionsResponse(functions=functions)
+
+    def set_ugi(self, session: Session, router: Router, args):
+        answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args)
+        # Recorded after the fan-out so connections it opened don't send set_ugi twice.
+        session.set_ugi(args.user_name, args.group_names)
+        return answers[0][1].success if answers else [args.user_name]

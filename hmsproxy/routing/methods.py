@@ -1,0 +1,195 @@
+"""One spec per Thrift method: how the proxy handles it.
+
+Specs are derived from the IDL (where a database or table name sits in the
+arguments) plus a few short tables of exceptions; a contract test checks that
+every method of the service has one and that routed methods know their db.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from functools import cached_property
+
+from thriftpy2.thrift import TType
+
+from hmsproxy import idl
+from hmsproxy.routing.rewrite import DB_NAME_FIELDS, args_db_fields
+
+
+class Kind(enum.Enum):
+    ROUTED = "routed"  # goes to the backend that owns the database named in the call
+    FANOUT = "fanout"  # asked of every backend, answers merged
+    PRIMARY = "primary"  # names no database: the primary metastore answers
+    LOCAL = "local"  # the proxy answers itself
+
+
+#: fb303 status calls and the proxy's own calls, answered without a backend.
+LOCAL_METHODS = frozenset(
+    {
+        "getName", "getVersion", "getStatus", "getStatusDetails", "getCounters", "getCounter",
+        "setOption", "getOption", "getOptions", "getCpuProfile", "aliveSince",
+        "reinitialize", "shutdown", "hmsproxy_describe",
+    }
+)  # fmt: skip
+FANOUT_METHODS = frozenset(
+    {"get_all_databases", "get_databases", "get_table_meta", "set_ugi", "get_all_functions"}
+)
+#: Calls that change metadata. Everything else only reads.
+WRITE_PREFIXES = (
+    "create_", "drop_", "alter_", "add_", "append_", "rename_", "exchange_", "update_",
+    "delete_", "markPartitionForEvent", "set_aggr_stats_for", "grant_", "revoke_",
+    "cache_file_metadata", "put_file_metadata", "clear_file_metadata", "compact",
+    "fire_listener_event", "truncate_", "setMetaConf",
+)  # fmt: skip
+
+#: Table names among plain string arguments.
+TABLE_NAME_ARGS = ("tbl_name", "table_name", "base_tbl_name", "source_table_name", "tableName")
+#: Methods whose argument called `name` is a table name.
+TABLE_NAMED_BY_NAME_ARG = frozenset({"drop_table", "drop_table_with_environment_context"})
+#: Table-name fields inside request structs, next to the db field.
+TABLE_NAME_FIELDS = ("tableName", "tblName", "tbl_name", "tablename", "table_name", "tableName")
+
+Path = tuple  # attribute names and list indexes leading from the args struct to a value
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    kind: Kind
+    db: Path | None = None  # where the database name is in the args
+    table: Path | None = None  # where the table name is, for table-scoped calls
+    writes: bool = False
+    creates_database: bool = False
+    oneway: bool = False
+
+    @cached_property
+    def args_cls(self) -> type:
+        return getattr(idl.HmsProxy, self.name + "_args")
+
+    @cached_property
+    def result_cls(self) -> type:
+        return getattr(idl.HmsProxy, self.name + "_result")
+
+    @cached_property
+    def success_type(self) -> tuple | None:
+        """(ttype, nested spec) of the return value, or None for void."""
+        spec = self.result_cls.thrift_spec.get(0)
+        if spec is None:
+            return None
+        return spec[0], (spec[2] if len(spec) > 3 else None)
+
+    @cached_property
+    def exceptions(self) -> tuple[tuple[str, type], ...]:
+        """(result field, exception class) pairs the IDL declares, in id order."""
+        spec = self.result_cls.thrift_spec
+        return tuple((spec[k][1], spec[k][2]) for k in sorted(spec) if k != 0)
+
+
+def _struct_path_to_db(cls: type, depth: int = 0) -> Path | None:
+    """The shortest path inside struct `cls` to a field holding a database name."""
+    fields = DB_NAME_FIELDS.get(cls.__name__)
+    if fields:
+        for v in sorted(cls.thrift_spec.items()):
+            if v[1][1] in fields:
+                return (v[1][1],)
+    if depth >= 3:
+        return None
+    for _, v in sorted(cls.thrift_spec.items()):
+        ttype, fname = v[0], v[1]
+        nested = v[2] if len(v) > 3 else None
+        if ttype == TType.STRUCT:
+            sub = _struct_path_to_db(nested, depth + 1)
+            if sub:
+                return (fname, *sub)
+        elif ttype == TType.LIST and isinstance(nested, tuple) and nested[0] == TType.STRUCT:
+            sub = _struct_path_to_db(nested[1], depth + 1)
+            if sub:
+                return (fname, 0, *sub)
+    return None
+
+
+def _sibling_table_field(cls: type, db_path: Path) -> Path | None:
+    """The table-name field next to the db field at the end of `db_path`, if any."""
+    target = cls
+    for step in db_path[:-1]:
+        if isinstance(step, int):
+            continue
+        spec = {v[1]: v for v in target.thrift_spec.values()}[step]
+        nested = spec[2]
+        target = nested[1] if spec[0] == TType.LIST else nested
+    names = {v[1] for v in target.thrift_spec.values()}
+    for candidate in TABLE_NAME_FIELDS:
+        if candidate in names:
+            return (*db_path[:-1], candidate)
+    return None
+
+
+def _derive(name: str) -> MethodSpec:
+    result_cls = getattr(idl.HmsProxy, name + "_result")
+    oneway = bool(getattr(result_cls, "oneway", False))
+    if name in LOCAL_METHODS:
+        return MethodSpec(name, Kind.LOCAL, oneway=oneway)
+    writes = name.startswith(WRITE_PREFIXES)
+    if name in FANOUT_METHODS:
+        return MethodSpec(name, Kind.FANOUT, writes=writes)
+    args = getattr(idl.HmsProxy, name + "_args")
+    ordered = [args.thrift_spec[k] for k in sorted(args.thrift_spec)]
+    db_args = args_db_fields(name)
+    db: Path | None = None
+    table: Path | None = None
+    for v in ordered:
+        if v[1] in db_args:
+            db = (v[1],)
+            break
+    if db is not None:
+        for v in ordered:
+            if v[1] in TABLE_NAME_ARGS or (v[1] == "name" and name in TABLE_NAMED_BY_NAME_ARG):
+                table = (v[1],)
+                break
+    else:
+        for v in ordered:
+            if v[0] == TType.STRUCT:
+                sub = _struct_path_to_db(v[2])
+                if sub:
+                    db = (v[1], *sub)
+                    table = _sibling_table_field(args, db)
+                    break
+            elif v[0] == TType.LIST and isinstance(v[2], tuple) and v[2][0] == TType.STRUCT:
+                sub = _struct_path_to_db(v[2][1])
+                if sub:
+                    db = (v[1], 0, *sub)
+                    table = _sibling_table_field(args, db)
+                    break
+    if db is None:
+        return MethodSpec(name, Kind.PRIMARY, writes=writes, oneway=oneway)
+    return MethodSpec(
+        name,
+        Kind.ROUTED,
+        db=db,
+        table=table,
+        writes=writes,
+        creates_database=name == "create_database",
+        oneway=oneway,
+    )
+
+
+#: Routed calls whose table is the new object itself, not one that must already be visible.
+TABLE_CREATING = frozenset(
+    {"create_table", "create_table_with_environment_context", "create_table_with_constraints"}
+)
+
+METHOD_SPECS: dict[str, MethodSpec] = {m: _derive(m) for m in idl.HmsProxy.thrift_services}
+
+
+def locate(args, path: Path):
+    """The value at `path` inside an args struct, or None where anything on the way is missing."""
+    value = args
+    for step in path:
+        if value is None:
+            return None
+        if isinstance(step, int):
+            value = value[step] if len(value) > step else None
+        else:
+            value = getattr(value, step, None)
+    return value

@@ -1,0 +1,153 @@
+"""Which metastore owns a database, with Waggle Dance's two resolution modes.
+
+PREFIXED: the prefix a client-side name starts with picks the metastore
+(longest prefix first; the primary usually has none). MANUAL: names carry no
+prefix; a database belongs to the metastore whose `mapped-databases` admit
+it, and where several do, to the one that really has it (asked live, so
+databases created or dropped on a backend are seen without a restart).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from hmsproxy.config_model import Config, DatabaseResolution
+from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
+
+log = logging.getLogger(__name__)
+
+
+class UnknownDatabase(Exception):
+    """No metastore of the federation serves this database name."""
+
+    def __init__(self, client_db: str, reason: str):
+        super().__init__(f"database '{client_db}' is not in the federation: {reason}")
+        self.client_db = client_db
+
+
+@dataclass(frozen=True)
+class Route:
+    naming: MetastoreNaming
+    remote_db: str
+    catalog: str | None = None  # Hive 3 "@cat#" marker the client used, kept for the backend
+
+    @property
+    def metastore(self):
+        return self.naming.metastore
+
+    def inbound(self, client_name: str) -> str:
+        """A client-side database name as this route's backend knows it."""
+        catalog, db = split_catalog(client_name)
+        return join_catalog(catalog, self.naming.to_remote(db)) if db else client_name
+
+    def outbound(self, remote_name: str) -> str:
+        catalog, db = split_catalog(remote_name)
+        return join_catalog(catalog, self.naming.to_client(db)) if db else remote_name
+
+
+#: metastore name -> its database names right now, or None if it can't be asked.
+DatabaseLister = Callable[[str], "set[str] | None"]
+
+
+class DatabaseDirectory:
+    """Live lists of each metastore's databases, cached briefly (MANUAL mode's clash resolution)."""
+
+    def __init__(self, lister: DatabaseLister, ttl_s: float = 5.0):
+        self._lister = lister
+        self._ttl = ttl_s
+        self._cache: dict[str, tuple[float, set[str] | None]] = {}
+        self._lock = threading.Lock()
+
+    def databases(self, metastore: str, *, fresh: bool = False) -> set[str] | None:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(metastore)
+        if hit and not fresh and now - hit[0] < self._ttl:
+            return hit[1]
+        dbs = self._lister(metastore)
+        with self._lock:
+            self._cache[metastore] = (now, dbs)
+        return dbs
+
+    def forget(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+
+class Router:
+    def __init__(self, config: Config, directory: DatabaseDirectory | None = None):
+        self.config = config
+        self.namings = [MetastoreNaming(m, config.database_resolution) for m in config.metastores]
+        self.by_name = {n.name: n for n in self.namings}
+        self.primary = self.namings[0]
+        self.directory = directory
+        self._reported_clashes: set[str] = set()
+        # Longest prefix first, so "sales_eu_" wins over "sales_" for "sales_eu_x".
+        self._by_prefix = sorted(self.namings, key=lambda n: len(n.prefix), reverse=True)
+
+    @property
+    def prefixed(self) -> bool:
+        return self.config.database_resolution is DatabaseResolution.PREFIXED
+
+    def route(self, client_name: str) -> Route:
+        catalog, client_db = split_catalog(client_name)
+        naming = self._owner_prefixed(client_db) if self.prefixed else self._owner_manual(client_db)
+        return Route(naming, naming.to_remote(client_db), catalog)
+
+    def route_primary(self) -> Route:
+        return Route(self.primary, "")
+
+    def _owner_prefixed(self, client_db: str) -> MetastoreNaming:
+        for naming in self._by_prefix:
+            if naming.owns_client_name(client_db):
+                if naming.db_visible(naming.to_remote(client_db)):
+                    return naming
+                if naming.prefix:
+                    raise UnknownDatabase(
+                        client_db, f"metastore '{naming.name}' does not map it (mapped-databases)"
+                    )
+        raise UnknownDatabase(client_db, "no metastore's prefix or mapped-databases match it")
+
+    def _owner_manual(self, client_db: str) -> MetastoreNaming:
+        candidates = [n for n in self.namings if n.db_visible(n.to_remote(client_db))]
+        if not candidates:
+            raise UnknownDatabase(client_db, "no metastore's mapped-databases match it")
+        if len(candidates) == 1 or self.directory is None:
+            return candidates[0]
+        holders = []
+        for n in candidates:
+            dbs = self.directory.databases(n.name)
+            if dbs is not None and n.to_remote(client_db) in dbs:
+                holders.append(n)
+        if not holders:
+            return candidates[0]  # a database about to be created goes to the first that maps it
+        if len(holders) > 1:
+            self.report_clash(client_db, [h.name for h in holders])
+        return holders[0]
+
+    def report_clash(self, client_db: str, metastores: list[str]) -> None:
+        if client_db in self._reported_clashes:
+            return
+        self._reported_clashes.add(client_db)
+        log.warning(
+            "database '%s' exists on metastores %s; clients see the one on '%s' (MANUAL resolution, first in config order)",
+            client_db, ", ".join(f"'{m}'" for m in metastores), metastores[0],
+        )  # fmt: skip
+
+    def client_name(self, naming: MetastoreNaming, remote_db: str) -> str | None:
+        """What clients call `remote_db` of this metastore, or None if it is hidden from them."""
+        if not naming.db_visible(remote_db):
+            return None
+        client = naming.to_client(remote_db)
+        if self.prefixed:
+            # A primary without prefix must not show names that a federated prefix claims.
+            for other in self._by_prefix:
+                if other is naming:
+                    break
+                if other.prefix and other.owns_client_name(client):
+                    return None
+        return client

@@ -1,0 +1,130 @@
+"""The Thrift listener: one thread and one Session per client connection.
+
+Reads each message, decodes its `<method>_args`, hands it to the handler and
+writes the `<method>_result` back. Unknown methods and internal errors are
+answered with TApplicationException; the connection stays open through any
+error except the client closing it.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+from thriftpy2.protocol import TCyBinaryProtocol
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
+
+from hmsproxy import idl
+from hmsproxy.errors import unknown_method
+from hmsproxy.handler import Handler
+from hmsproxy.routing.methods import METHOD_SPECS
+from hmsproxy.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class ProxyServer:
+    def __init__(self, handler: Handler, host: str, port: int, *, transport: str = "buffered"):
+        self.handler = handler
+        self.host = host
+        self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
+        self._listener = socket.create_server((host, port), reuse_port=False, backlog=128)
+        self.port = self._listener.getsockname()[1]
+        self._stopping = threading.Event()
+        self._clients: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://{self.host}:{self.port}"
+
+    def serve_forever(self) -> None:
+        log.info("hmsproxy listening on %s", self.uri)
+        while not self._stopping.is_set():
+            try:
+                conn, addr = self._listener.accept()
+            except OSError:
+                if self._stopping.is_set():
+                    return
+                raise
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._clients.add(conn)
+            threading.Thread(target=self._serve_client, args=(conn, addr), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
+
+    def start(self) -> "ProxyServer":
+        """Serve in a background thread (tests, dev stack)."""
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True, name="hmsproxy-accept")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        except OSError:
+            pass
+        self._listener.close()
+        with self._lock:
+            clients, self._clients = list(self._clients), set()
+        for c in clients:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _serve_client(self, conn: socket.socket, addr) -> None:
+        session = Session(self.handler.registry, f"{addr[0]}:{addr[1]}")
+        trans = self.transport_cls(TSocket(sock=conn))
+        proto = TCyBinaryProtocol(trans, strict_read=False)
+        try:
+            while not self._stopping.is_set():
+                self._process_one(session, proto)
+        except (TTransportException, ConnectionError, OSError) as e:
+            log.debug("client %s left: %s", session.client_address, e)
+        except Exception:
+            log.exception("client %s: unreadable message; closing the connection", session.client_address)
+        finally:
+            session.close()
+            with self._lock:
+                self._clients.discard(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def _process_one(self, session: Session, proto) -> None:
+        method, mtype, seqid = proto.read_message_begin()
+        spec = METHOD_SPECS.get(method)
+        if spec is None:
+            proto.skip(TType.STRUCT)
+            proto.read_message_end()
+            self._reply_exception(proto, method, seqid, unknown_method(method))
+            return
+        args = spec.args_cls()
+        args.read(proto)
+        proto.read_message_end()
+        try:
+            result = self.handler.dispatch(session, method, args)
+        except TApplicationException as e:
+            if mtype != TMessageType.ONEWAY:
+                self._reply_exception(proto, method, seqid, e)
+            return
+        if mtype == TMessageType.ONEWAY or spec.oneway:
+            return
+        proto.write_message_begin(method, TMessageType.REPLY, seqid)
+        result.write(proto)
+        proto.write_message_end()
+        proto.trans.flush()
+
+    @staticmethod
+    def _reply_exception(proto, method: str, seqid: int, exc: TApplicationException) -> None:
+        proto.write_message_begin(method, TMessageType.EXCEPTION, seqid)
+        exc.write(proto)
+        proto.write_message_end()
+        proto.trans.flush()

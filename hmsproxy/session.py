@@ -1,0 +1,65 @@
+"""Per-client-connection state: the `set_ugi` identity and backend connections.
+
+thriftpy2 connections are not thread-safe, so each session owns its own; a
+fan-out uses each connection from at most one worker at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from hmsproxy import idl
+from hmsproxy.backends import BackendRegistry
+from hmsproxy.config_model import MetastoreConfig
+from hmsproxy.wire import BackendUnavailable, ThriftConnection
+
+
+class Session:
+    def __init__(self, registry: BackendRegistry, client_address: str = "-"):
+        self.registry = registry
+        self.client_address = client_address
+        self.user: str | None = None
+        self.groups: list[str] = []
+        self._conns: dict[tuple[str, bool], ThriftConnection] = {}
+        self._lock = threading.Lock()
+
+    def set_ugi(self, user: str, groups: list[str]) -> None:
+        self.user, self.groups = user, list(groups or [])
+
+    def _connection(self, metastore: MetastoreConfig, read_only: bool) -> ThriftConnection:
+        key = (metastore.name, read_only and bool(metastore.read_only_uris))
+        with self._lock:
+            conn = self._conns.get(key)
+            if conn is None or not conn.is_open:
+                conn = self.registry.new_connection(metastore, read_only=key[1])
+                self._conns[key] = conn
+        if not conn.is_open:
+            try:
+                conn.open()
+            except BackendUnavailable as e:
+                self.registry.mark_down(metastore.name, e.reason)
+                raise
+            self.registry.probe_version(conn)
+            if self.user is not None:
+                # The backend must see the same identity the client gave the proxy.
+                self.registry.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
+        return conn
+
+    def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
+        """Call `method` on `metastore`; returns the `<method>_result` struct."""
+        conn = self._connection(metastore, read_only)
+        return self.registry.call(conn, method, args)
+
+    def discard(self, metastore_name: str) -> None:
+        """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""
+        with self._lock:
+            doomed = [k for k in self._conns if k[0] == metastore_name]
+            conns = [self._conns.pop(k) for k in doomed]
+        for conn in conns:
+            conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._conns = list(self._conns.values()), {}
+        for conn in conns:
+            conn.close()

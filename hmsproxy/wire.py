@@ -1,0 +1,132 @@
+"""The one seam to the network on the client side: a Thrift connection to a metastore.
+
+Sends an already-built `<method>_args` struct and returns the whole
+`<method>_result` struct, so the proxy can pass results (declared exceptions
+included) through without unpacking them. Transport errors become
+`BackendUnavailable`, the only foreign exception the rest of the code sees.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from thriftpy2.protocol import TCyBinaryProtocol
+from thriftpy2.thrift import TApplicationException, TMessageType
+from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
+
+from hmsproxy import idl
+
+
+class BackendUnavailable(Exception):
+    """A metastore could not be reached or the connection broke mid-call."""
+
+    def __init__(self, metastore: str, uri: str, reason: str):
+        super().__init__(f"metastore '{metastore}' ({uri}) is unavailable: {reason}")
+        self.metastore = metastore
+        self.uri = uri
+        self.reason = reason
+
+
+def parse_uri(uri: str) -> tuple[str, int]:
+    parsed = urlparse(uri.strip())
+    if parsed.scheme != "thrift" or not parsed.hostname or not parsed.port:
+        raise ValueError(f"not a thrift://host:port URI: {uri!r}")
+    return parsed.hostname, parsed.port
+
+
+def _transport_factory(kind: str):
+    return TCyFramedTransport if kind == "framed" else TCyBufferedTransport
+
+
+class ThriftConnection:
+    """One open connection to one metastore, tried over its URIs in order. Not thread-safe."""
+
+    def __init__(
+        self,
+        metastore: str,
+        uris: tuple[str, ...],
+        *,
+        transport: str = "buffered",
+        connect_timeout_s: float = 5.0,
+        call_timeout_s: float = 600.0,
+    ):
+        self.metastore = metastore
+        self.uris = uris
+        self._transport_cls = _transport_factory(transport)
+        self._connect_ms = int(connect_timeout_s * 1000)
+        self._call_ms = int(call_timeout_s * 1000)
+        self._proto = None
+        self._seqid = 0
+        self.uri: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._proto is not None
+
+    def open(self) -> None:
+        errors = []
+        for uri in self.uris:
+            host, port = parse_uri(uri)
+            sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
+            trans = self._transport_cls(sock)
+            try:
+                trans.open()
+            except (TTransportException, OSError) as e:
+                errors.append(f"{uri}: {_reason(e)}")
+                continue
+            self._proto = TCyBinaryProtocol(trans, strict_read=False)
+            self.uri = uri
+            return
+        raise BackendUnavailable(self.metastore, ", ".join(self.uris), "; ".join(errors))
+
+    def close(self) -> None:
+        proto, self._proto = self._proto, None
+        if proto is not None:
+            try:
+                proto.trans.close()
+            except Exception:  # closing a broken socket may fail; it is gone either way
+                pass
+
+    def call(self, method: str, args):
+        """Send `args` (a `<method>_args` struct); return the `<method>_result` struct.
+
+        Raises TApplicationException when the server answers with one and
+        BackendUnavailable when the connection fails (the connection is closed).
+        """
+        if self._proto is None:
+            self.open()
+        result_cls = getattr(idl.HmsProxy, method + "_result")
+        oneway = getattr(result_cls, "oneway", False)
+        proto = self._proto
+        self._seqid += 1
+        try:
+            proto.write_message_begin(method, TMessageType.ONEWAY if oneway else TMessageType.CALL, self._seqid)
+            args.write(proto)
+            proto.write_message_end()
+            proto.trans.flush()
+            if oneway:
+                return result_cls()
+            _, mtype, _ = proto.read_message_begin()
+            if mtype == TMessageType.EXCEPTION:
+                exc = TApplicationException()
+                exc.read(proto)
+                proto.read_message_end()
+                raise exc
+            result = result_cls()
+            result.read(proto)
+            proto.read_message_end()
+            return result
+        except TApplicationException:
+            raise
+        except Exception as e:  # socket, transport or decode error: the stream is unusable now
+            uri = self.uri or ", ".join(self.uris)
+            self.close()
+            raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
+
+
+def _reason(e: Exception) -> str:
+    text = str(e) or type(e).__name__
+    cause = e.__cause__ or e.__context__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text} ({cause})"
+    return text
