@@ -111,7 +111,8 @@ class Handler:
     def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
         if route.remote_db:
             rewrite_struct(args, route.inbound)
-        result = session.call(route.metastore, spec.name, args, read_only=not spec.writes)
+        # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
+        result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
         if spec.success_type is not None and result.success is not None:
             rewrite_value(result.success, spec.success_type, route.outbound)
         return result

@@ -125,7 +125,7 @@ class ThriftConnection:
 
 
 def _reason(e: Exception) -> str:
-    text = str(e) or type(e).__name__
+    text = getattr(e, "message", None) or str(e) or type(e).__name__
     cause = e.__cause__ or e.__context__
     if cause is not None and str(cause) and str(cause) not in text:
         text = f"{text} ({cause})"

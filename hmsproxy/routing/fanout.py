@@ -34,7 +34,7 @@ class FanOut:
         """[(naming, result struct)] for every metastore that answered in time, in config order."""
         start = time.monotonic()
         futures = [
-            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=True))
+            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=method.startswith("get")))
             for n in namings
         ]
         answers = []
@@ -74,14 +74,12 @@ class FanOutCalls:
         names = []
         for naming, result in self.fanout.gather(session, router.namings, "get_all_databases", _no_args("get_all_databases")):
             for remote in result.success or []:
-                client = router.client_name(naming, remote)
-                if client is None:
-                    continue
-                if client in seen:
-                    router.report_clash(client, [seen[client], naming.name])
-                    continue
-                seen[client] = naming.name
-                names.append(client)
+                for client in router.client_names(naming, remote):
+                    if client in seen:
+                        router.report_clash(client, [seen[client], naming.name])
+                        continue
+                    seen[client] = naming.name
+                    names.append(client)
         return names
 
     def get_all_databases(self, session: Session, router: Router, args):

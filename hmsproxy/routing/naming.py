@@ -70,6 +70,11 @@ class MetastoreNaming:
         remote = remote_db.lower()
         return self.prefix + self._alias.get(remote, remote)
 
+    def client_names(self, remote_db: str) -> list[str]:
+        remote = remote_db.lower()
+        alias = self._alias.get(remote)
+        return [self.prefix + alias, self.prefix + remote] if alias else [self.prefix + remote]
+
     def db_visible(self, remote_db: str) -> bool:
         if self._mapped_dbs is None:
             return True

@@ -140,14 +140,22 @@ class Router:
 
     def client_name(self, naming: MetastoreNaming, remote_db: str) -> str | None:
         """What clients call `remote_db` of this metastore, or None if it is hidden from them."""
+        names = self.client_names(naming, remote_db)
+        return names[0] if names else None
+
+    def client_names(self, naming: MetastoreNaming, remote_db: str) -> list[str]:
+        """Every name clients see `remote_db` under: its alias first, then (as in Waggle Dance) its own."""
         if not naming.db_visible(remote_db):
-            return None
-        client = naming.to_client(remote_db)
-        if self.prefixed:
-            # A primary without prefix must not show names that a federated prefix claims.
-            for other in self._by_prefix:
-                if other is naming:
-                    break
-                if other.prefix and other.owns_client_name(client):
-                    return None
-        return client
+            return []
+        return [c for c in naming.client_names(remote_db) if not self._claimed_by_other_prefix(naming, c)]
+
+    def _claimed_by_other_prefix(self, naming: MetastoreNaming, client: str) -> bool:
+        # A primary without prefix must not show names that a federated prefix claims.
+        if not self.prefixed:
+            return False
+        for other in self._by_prefix:
+            if other is naming:
+                return False
+            if other.prefix and other.owns_client_name(client):
+                return True
+        return False

@@ -110,3 +110,10 @@ def test_hive_patterns():
     assert hive_match("sales*|hr", "SALES_EU")
     assert hive_match("sales*|hr", "hr")
     assert not hive_match("sales*|hr", "hr2")
+
+
+def test_an_aliased_database_is_listed_and_reachable_under_both_names():
+    router = Router(make_config(database_name_mapping={"sales": "sales_eu"}))
+    waggle = router.by_name["waggle"]
+    assert router.client_names(waggle, "sales") == ["waggle_sales_eu", "waggle_sales"]
+    assert router.route("waggle_sales").remote_db == "sales"
