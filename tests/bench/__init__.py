@@ -1,0 +1,1 @@
+"""Benchmarks (run by hand or with ``make bench``; pytest does not collect them)."""

@@ -1,0 +1,128 @@
+"""The command line as an operator uses it: Waggle Dance's files, check-config, and `dev up`."""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import thriftpy2.rpc
+
+from hmsproxy import idl
+from hmsproxy.devstack import free_port
+
+HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
+
+
+def wait_for_line(proc, needle, timeout_s):
+    """Read the process's output until a line contains `needle`; returns all lines read."""
+    deadline = time.monotonic() + timeout_s
+    lines = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                break
+            continue
+        lines.append(line)
+        if needle in line:
+            return lines
+    raise AssertionError(f"{needle!r} not printed within {timeout_s}s; output:\n{''.join(lines)}")
+
+
+def stop(proc, sig=signal.SIGTERM, timeout_s=60):
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+@pytest.fixture
+def waggle_dance_files(tmp_path, metastores, federated_dbs):
+    port = free_port()
+    server = tmp_path / "waggle-dance-server.yml"
+    server.write_text(f"port: {port}\ndatabase-resolution: PREFIXED\nverbose: true\n")
+    federation = tmp_path / "waggle-dance-federation.yml"
+    federation.write_text(
+        "primary-meta-store:\n"
+        "  name: primary\n"
+        f"  remote-meta-store-uris: {metastores[0].uri}\n"
+        "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
+        "federated-meta-stores:\n"
+        "- name: waggle\n"
+        f"  remote-meta-store-uris: {metastores[1].uri}\n"
+        "  mapped-databases:\n"
+        "  - sales\n"
+    )
+    return server, federation, port
+
+
+def test_serve_accepts_waggle_dance_files_unchanged(waggle_dance_files):
+    server, federation, port = waggle_dance_files
+    proc = subprocess.Popen(
+        [*HMSPROXY, "serve", "--server-config", str(server), "--federation-config", str(federation), "--host", "127.0.0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        wait_for_line(proc, "serving thrift://127.0.0.1:", 60)
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)
+        try:
+            names = client.get_all_databases()
+            assert "default" in names and "waggle_sales" in names
+            assert "waggle_hr" not in names  # not in mapped-databases
+            assert client.get_database("waggle_sales").name == "waggle_sales"
+        finally:
+            client.close()
+    finally:
+        assert stop(proc) == 0
+
+
+def test_check_config_prints_the_federation(waggle_dance_files):
+    server, federation, _ = waggle_dance_files
+    out = subprocess.run([*HMSPROXY, "check-config", "--server-config", str(server), "--federation-config", str(federation)],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "PREFIXED" in out.stdout and "waggle_" in out.stdout and "READ_AND_WRITE_AND_CREATE" in out.stdout
+
+
+def test_check_config_names_file_key_and_reason(tmp_path):
+    bad = tmp_path / "hmsproxy.yml"
+    bad.write_text("primary-meta-store:\n  name: p\n  remote-meta-store-uris: thrift://h:1\n  acces-control-type: READ_ONLY\n")
+    out = subprocess.run([*HMSPROXY, "check-config", "--config", str(bad)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert str(bad) in out.stderr and "acces-control-type" in out.stderr and "access-control-type" in out.stderr
+
+
+def test_serve_refuses_invalid_config_at_start(tmp_path):
+    bad = tmp_path / "hmsproxy.yml"
+    bad.write_text("primary-meta-store:\n  name: p\n  remote-meta-store-uris: http://nope\n")
+    out = subprocess.run([*HMSPROXY, "serve", "--config", str(bad)], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "remote-meta-store-uris" in out.stderr and "thrift://host:port" in out.stderr
+
+
+def test_dev_up_starts_a_federation_and_ctrl_c_stops_everything(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(
+        [*HMSPROXY, "dev", "up", "--backends", "2", "--port", str(port), "--state-dir", str(tmp_path / "state")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        lines = wait_for_line(proc, "Ctrl-C stops", 240)
+        printed = "".join(lines)
+        assert f"spark.hadoop.hive.metastore.uris=thrift://127.0.0.1:{port}" in printed
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)
+        try:
+            names = client.get_all_databases()
+            assert "default" in names and "fed1_default" in names
+        finally:
+            client.close()
+    finally:
+        assert stop(proc, signal.SIGINT, timeout_s=90) == 0
+    # Every metastore JVM it started is gone with it.
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "state")], capture_output=True, text=True).stdout.strip()
+    assert leftover == ""

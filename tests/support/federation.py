@@ -1,0 +1,36 @@
+"""Config snapshots the tests serve, built around the session's real metastores."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hmsproxy.config_model import (
+    AccessControlType,
+    Config,
+    DatabaseResolution,
+    MetastoreConfig,
+    ServerConfig,
+)
+
+#: The federated metastore's databases the tests create; "sales" is writable through the proxy.
+FEDERATED_WRITABLE = ("sales",)
+
+
+def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **federated) -> Config:
+    primary = MetastoreConfig(
+        "primary", (primary_uri,), primary=True,
+        access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE,
+    )  # fmt: skip
+    fed = MetastoreConfig(
+        "waggle", (federated_uri,), database_prefix="waggle_",
+        access_control_type=AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
+        writable_database_white_list=FEDERATED_WRITABLE,
+    )  # fmt: skip
+    fed = replace(fed, **federated)
+    server = ServerConfig(port=port, fanout_timeout_ms=1500, connect_timeout_s=2.0, backend_timeout_s=120)
+    return Config(server, DatabaseResolution.PREFIXED, primary, (fed,))
+
+
+def manual_config(base: Config, **federated) -> Config:
+    fed = replace(base.federated[0], database_prefix="", **federated)
+    return replace(base, database_resolution=DatabaseResolution.MANUAL, federated=(fed,))

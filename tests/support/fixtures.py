@@ -1,0 +1,99 @@
+"""Session-wide fixtures: hmsproxy in front of the real metastores, and Spark through it.
+
+One proxy serves the whole test session; a test that needs another federation
+swaps the config snapshot (as a live reload would) and the fixture puts the
+default back. Spark gets one session per test process, pointed at the proxy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from hmsproxy import idl
+from hmsproxy.handler import Handler
+from hmsproxy.server import ProxyServer
+from tests.support.federation import prefixed_config
+
+
+@pytest.fixture(scope="session")
+def default_config(metastores):
+    return prefixed_config(metastores[0].uri, metastores[1].uri)
+
+
+@pytest.fixture(scope="session")
+def proxy(default_config):
+    handler = Handler(default_config)
+    server = ProxyServer(handler, "127.0.0.1", 0).start()
+    yield server
+    server.stop()
+    handler.close()
+
+
+@pytest.fixture
+def proxy_config(proxy, default_config):
+    """`with proxy_config(lambda base: new_config): ...` serves `new_config` inside the block."""
+
+    @contextlib.contextmanager
+    def use(make):
+        proxy.handler.apply_config(make(default_config))
+        try:
+            yield proxy.handler.config
+        finally:
+            proxy.handler.apply_config(default_config)
+
+    return use
+
+
+@pytest.fixture
+def proxy_client(proxy):
+    """A plain thriftpy2 metastore client connected to the proxy."""
+    import thriftpy2.rpc
+
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60000)
+    yield client
+    client.close()
+
+
+def backend_client(metastore):
+    return metastore.client()
+
+
+@pytest.fixture(scope="session")
+def federated_dbs(metastores, tmp_path_factory):
+    """Databases that exist only on the federated metastore: sales (writable) and hr (not)."""
+    root = tmp_path_factory.mktemp("federated-warehouse")
+    client = metastores[1].client()
+    try:
+        existing = set(client.get_all_databases())
+        for name in ("sales", "hr"):
+            if name not in existing:
+                client.create_database(
+                    idl.hive.Database(name=name, description=f"{name} on the federated metastore",
+                                      locationUri=(root / f"{name}.db").as_uri(), parameters={})
+                )  # fmt: skip
+    finally:
+        client.close()
+    return ("sales", "hr")
+
+
+@pytest.fixture(scope="session")
+def federated_orders(spark, federated_dbs):
+    """waggle_sales.orders, written through the proxy into the federated metastore's whitelisted db."""
+    spark.sql("DROP TABLE IF EXISTS waggle_sales.orders")
+    spark.sql(
+        "CREATE TABLE waggle_sales.orders (customer_id INT, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET"
+    )
+    spark.sql("INSERT INTO waggle_sales.orders PARTITION (ds='2026-11-01') VALUES (1, 10), (1, 20)")
+    spark.sql("INSERT INTO waggle_sales.orders PARTITION (ds='2026-11-02') VALUES (2, 5)")
+    return "waggle_sales.orders"
+
+
+@pytest.fixture(scope="session")
+def spark(proxy, tmp_path_factory):
+    from tests.support.spark import make_spark
+
+    session = make_spark(proxy.uri, tmp_path_factory.mktemp("spark-warehouse"))
+    yield session
+    session.stop()
