@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 
 from hmsproxy import idl
-from hmsproxy.routing.naming import MetastoreNaming
+from hmsproxy.routing.naming import MetastoreNaming, split_catalog
 from hmsproxy.routing.patterns import hive_match, is_literal
 from hmsproxy.routing.router import Router, UnknownDatabase
 from hmsproxy.session import Session
@@ -86,13 +86,15 @@ class FanOutCalls:
         return self.client_databases(session, router)
 
     def get_databases(self, session: Session, router: Router, args):
-        return [n for n in self.client_databases(session, router) if hive_match(args.pattern, n)]
+        _, pattern = split_catalog(args.pattern or "*")
+        return [n for n in self.client_databases(session, router) if hive_match(pattern, n)]
 
     def get_table_meta(self, session: Session, router: Router, args):
         namings = router.namings
-        if is_literal(args.db_patterns):
+        _, db_patterns = split_catalog(args.db_patterns or "*")
+        if is_literal(db_patterns):
             try:
-                namings = [router.route(args.db_patterns).naming]
+                namings = [router.route(db_patterns).naming]
             except UnknownDatabase:
                 return []
 
@@ -104,7 +106,7 @@ class FanOutCalls:
         for naming, result in self.fanout.gather(session, namings, "get_table_meta", make_args):
             for meta in result.success or []:
                 client = router.client_name(naming, meta.dbName)
-                if client is None or not hive_match(args.db_patterns, client):
+                if client is None or not hive_match(db_patterns, client):
                     continue
                 if not naming.table_visible(meta.dbName, meta.tableName):
                     continue

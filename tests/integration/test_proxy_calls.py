@@ -174,3 +174,47 @@ def test_backend_stopped_mid_session_fails_alone_and_recovers(proxy_client, meta
         metastores[1].start()
     assert proxy_client.get_database("waggle_sales").name == "waggle_sales"
     assert "waggle_sales" in proxy_client.get_all_databases()
+
+
+def test_manual_mode_sees_databases_created_on_a_backend_without_restart(proxy_config, proxy_client, metastores, tmp_path):
+    from tests.support.federation import manual_config
+
+    with proxy_config(lambda base: manual_config(base)):
+        assert "late_arrival" not in proxy_client.get_all_databases()
+        direct = metastores[1].client()
+        try:
+            direct.create_database(hive.Database(name="late_arrival", description="made on the backend",
+                                                 locationUri=(tmp_path / "late.db").as_uri(), parameters={}))  # fmt: skip
+            assert "late_arrival" in proxy_client.get_all_databases()
+            deadline = time.monotonic() + 30
+            while True:  # the directory of each backend's databases is cached for a few seconds
+                try:
+                    db = proxy_client.get_database("late_arrival")
+                    break
+                except hive.NoSuchObjectException:
+                    assert time.monotonic() < deadline, "database created on the backend never became routable"
+                    time.sleep(0.5)
+            assert db.description == "made on the backend"
+            direct.drop_database("late_arrival", True, True)
+        finally:
+            direct.close()
+
+
+def test_framed_transport(metastores):
+    from hmsproxy.handler import Handler
+    from hmsproxy.server import ProxyServer
+    from thriftpy2.protocol import TBinaryProtocolFactory
+    from thriftpy2.transport import TFramedTransportFactory
+
+    handler = Handler(prefixed_config(metastores[0].uri, metastores[1].uri))
+    server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()
+    try:
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000,
+                                           trans_factory=TFramedTransportFactory(), proto_factory=TBinaryProtocolFactory())  # fmt: skip
+        try:
+            assert "default" in client.get_all_databases()
+        finally:
+            client.close()
+    finally:
+        server.stop()
+        handler.close()

@@ -117,3 +117,10 @@ def test_an_aliased_database_is_listed_and_reachable_under_both_names():
     waggle = router.by_name["waggle"]
     assert router.client_names(waggle, "sales") == ["waggle_sales_eu", "waggle_sales"]
     assert router.route("waggle_sales").remote_db == "sales"
+
+
+def test_catalog_marker_in_patterns_is_stripped():
+    from hmsproxy.routing.naming import split_catalog
+
+    assert split_catalog("@hive#waggle_*") == ("hive", "waggle_*")
+    assert hive_match(split_catalog("@hive#waggle_*")[1], "waggle_sales")
