@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from thriftpy2.thrift import TApplicationException
 
@@ -22,6 +23,7 @@ from hmsproxy.wire import BackendUnavailable, ThriftConnection
 log = logging.getLogger(__name__)
 
 
+@lru_cache(maxsize=64)
 def version_tuple(version: str | None) -> tuple[int, ...]:
     if not version:
         return ()
@@ -91,7 +93,8 @@ class BackendRegistry:
         raise KeyError(name)
 
     def state(self, name: str) -> BackendState:
-        return self.states.setdefault(name, BackendState(name))
+        st = self.states.get(name)
+        return st if st is not None else self.states.setdefault(name, BackendState(name))
 
     def mark_up(self, name: str) -> None:
         st = self.state(name)

@@ -210,8 +210,12 @@ _cds_dumping: set[Path] = set()
 
 
 def cds_cache_dir() -> Path | None:
-    """Where CDS archives are kept, or None when disabled (``HMSPROXY_DEVSTACK_CDS=0``)."""
-    if os.environ.get(CDS_ENV, "1").strip().lower() in ("0", "false", "no", "off", ""):
+    """Where CDS archives are kept, or None unless enabled with ``HMSPROXY_DEVSTACK_CDS=1``.
+
+    Off by default: one JVM once died with SIGBUS mapping an archive another
+    process had just replaced; a second of start-up is not worth that risk.
+    """
+    if os.environ.get(CDS_ENV, "0").strip().lower() in ("0", "false", "no", "off", ""):
         return None
     base = os.environ.get("HMSPROXY_CACHE_DIR")
     if base:

@@ -7,23 +7,27 @@ from thriftpy2.thrift import TApplicationException
 from hmsproxy.routing.methods import MethodSpec
 
 #: Exception classes to prefer, by kind of problem, when a method declares several.
-NOT_FOUND = ("NoSuchObjectException", "UnknownDBException", "MetaException")
-REFUSED = ("MetaException", "InvalidOperationException", "InvalidObjectException", "NoSuchObjectException")
-UNAVAILABLE = ("MetaException", "NoSuchObjectException", "InvalidOperationException")
+NOT_FOUND_TYPES = ("NoSuchObjectException", "UnknownDBException", "MetaException")
+REFUSED_TYPES = ("MetaException", "InvalidOperationException", "InvalidObjectException", "NoSuchObjectException")
+UNAVAILABLE_TYPES = ("MetaException", "NoSuchObjectException", "InvalidOperationException")
 
 
 class ProxyError(Exception):
     """An error the proxy reports to the client as one of the method's declared exceptions."""
 
-    preferred: tuple[str, ...] = REFUSED
+    preferred: tuple[str, ...] = REFUSED_TYPES
+    #: How the call ends up in audit lines and metrics.
+    outcome = "refused"
 
 
 class AccessDenied(ProxyError):
-    preferred = REFUSED
+    preferred = REFUSED_TYPES
+    outcome = "denied"
 
 
 class NotFound(ProxyError):
-    preferred = NOT_FOUND
+    preferred = NOT_FOUND_TYPES
+    outcome = "not_found"
 
 
 def declared_result(spec: MethodSpec, preferred: tuple[str, ...], message: str):

@@ -16,8 +16,24 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import __version__, idl
 from hmsproxy.backends import BackendRegistry
+from hmsproxy.call import (
+    APPLICATION_ERROR,
+    HOOKS,
+    INTERNAL_ERROR,
+    NOT_FOUND,
+    UNAVAILABLE,
+    Call,
+    result_outcome,
+)
 from hmsproxy.config_model import Config
-from hmsproxy.errors import NOT_FOUND, UNAVAILABLE, NotFound, ProxyError, declared_result, internal_error
+from hmsproxy.errors import (
+    NOT_FOUND_TYPES,
+    UNAVAILABLE_TYPES,
+    NotFound,
+    ProxyError,
+    declared_result,
+    internal_error,
+)
 from hmsproxy.features.access import AccessControl
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, TABLE_CREATING, Kind, MethodSpec, locate
@@ -42,9 +58,18 @@ class Handler:
         self._directory_lock = threading.Lock()
         self.directory = DatabaseDirectory(self._list_databases)
         self.access = AccessControl()
+        self._hooks: dict[str, list] = {name: [] for name in HOOKS}
+        self.add_feature(self.access)
         self.router: Router
         self.fanout: FanOutCalls
         self.apply_config(config)
+
+    def add_feature(self, feature) -> None:
+        """Plug in a feature: its hook methods run in the order features were added."""
+        for name in HOOKS:
+            hook = getattr(feature, name, None)
+            if hook is not None:
+                self._hooks[name].append(hook)
 
     # -- configuration -------------------------------------------------------------
 
@@ -74,54 +99,90 @@ class Handler:
     def dispatch(self, session: Session, method: str, args):
         """Handle one call; returns the `<method>_result` struct or raises TApplicationException."""
         spec = METHOD_SPECS[method]
-        router = self.router  # one snapshot for the whole call
+        call = Call(session, spec, args, self.router)  # one config snapshot for the whole call
         try:
-            return self._handle(session, router, spec, args)
-        except TApplicationException:
+            result = self._handle(call)
+            call.outcome, call.error = result_outcome(result)
+            return result
+        except TApplicationException as e:
+            call.outcome, call.error = APPLICATION_ERROR, str(e)
             raise
         except ProxyError as e:
+            call.outcome, call.error = e.outcome, str(e)
             return declared_result(spec, e.preferred, str(e))
         except UnknownDatabase as e:
-            return declared_result(spec, NOT_FOUND, f"hmsproxy: {e}")
+            call.outcome, call.error = NOT_FOUND, str(e)
+            return declared_result(spec, NOT_FOUND_TYPES, f"hmsproxy: {e}")
         except (BackendUnavailable, FanOutFailed) as e:
-            return declared_result(spec, UNAVAILABLE, f"hmsproxy: {e}")
-        except Exception:
+            call.outcome, call.error = UNAVAILABLE, str(e)
+            return declared_result(spec, UNAVAILABLE_TYPES, f"hmsproxy: {e}")
+        except Exception as e:
+            call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
             raise internal_error(method)
+        finally:
+            call.elapsed_s = time.perf_counter() - call.started
+            for hook in self._hooks["on_complete"]:
+                try:
+                    hook(call)
+                except Exception:  # an observer's failure must never fail the call
+                    log.exception("on_complete hook %r failed", hook)
 
-    def _handle(self, session: Session, router: Router, spec: MethodSpec, args):
+    def _run(self, hook_name: str, call: Call):
+        """Run one kind of hook; the first that answers wins."""
+        for hook in self._hooks[hook_name]:
+            answer = hook(call)
+            if answer is not None:
+                return answer
+        return None
+
+    def _handle(self, call: Call):
+        spec, router = call.spec, call.router
         if spec.kind is Kind.LOCAL:
-            return self._local(spec, args)
+            call.backend = "hmsproxy"
+            return self._local(spec, call.args)
         if spec.kind is Kind.FANOUT:
+            call.backend = "*"
             result = spec.result_cls()
-            result.success = getattr(self.fanout, spec.name)(session, router, args)
+            result.success = getattr(self.fanout, spec.name)(call.session, router, call.args)
             return result
-        client_db = locate(args, spec.db) if spec.kind is Kind.ROUTED else None
-        if not client_db:
-            return self._forward(session, spec, router.route_primary(), args)
-        route = router.route(client_db)
-        self._check_second_db(spec, router, route, args)
-        self._check_table_visible(spec, route, args)
-        self.access.check(spec, route, client_db)
-        result = self._forward(session, spec, route, args)
-        if has_table_lists(spec.name) and result.success is not None:
-            result.success = filter_tables(spec.name, route, result.success)
+        if spec.kind is Kind.ROUTED:
+            call.client_db = locate(call.args, spec.db)
+            call.table = locate(call.args, spec.table) if spec.table else None
+        answer = self._run("on_request", call)
+        if answer is not None:
+            call.backend = call.backend or "hmsproxy"
+            return answer
+        if call.route is None:
+            call.route = router.route(call.client_db) if call.client_db else router.route_primary()
+        call.backend = call.route.metastore.name
+        if call.client_db:
+            self._check_second_db(spec, router, call.route, call.args)
+            self._check_table_visible(spec, call.route, call.table)
+        answer = self._run("on_routed", call)
+        if answer is not None:
+            return answer
+        result = self._forward(call.session, spec, call.route, call.args)
+        if call.client_db and has_table_lists(spec.name) and result.success is not None:
+            result.success = filter_tables(spec.name, call.route, result.success)
+        for hook in self._hooks["on_response"]:
+            hook(call, result)
         return result
 
     def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
-        if route.remote_db:
+        rewrite = not route.naming.identity
+        if rewrite and route.remote_db:
             rewrite_struct(args, route.inbound)
         # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
         result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
-        if spec.success_type is not None and result.success is not None:
+        if rewrite and spec.success_type is not None and result.success is not None:
             rewrite_value(result.success, spec.success_type, route.outbound)
         return result
 
     @staticmethod
-    def _check_table_visible(spec: MethodSpec, route: Route, args) -> None:
-        if spec.table is None or spec.name in TABLE_CREATING:
+    def _check_table_visible(spec: MethodSpec, route: Route, table: str | None) -> None:
+        if spec.name in TABLE_CREATING:
             return
-        table = locate(args, spec.table)
         if table and not route.naming.table_visible(route.remote_db, table):
             raise NotFound(f"hmsproxy: table {route.outbound(route.remote_db)}.{table} is not mapped (mapped-tables)")
 

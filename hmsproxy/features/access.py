@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from hmsproxy.call import Call
 from hmsproxy.config_model import AccessControlType as ACT
 from hmsproxy.errors import AccessDenied
 from hmsproxy.routing.methods import MethodSpec
@@ -19,6 +20,10 @@ class AccessControl:
         # become writable, as in Waggle Dance (kept for the life of the process).
         self._created: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def on_routed(self, call: Call) -> None:
+        if call.client_db:
+            self.check(call.spec, call.route, call.client_db)
 
     def check(self, spec: MethodSpec, route: Route, client_db: str) -> None:
         """Raise AccessDenied if `spec` writes and the route's metastore does not allow it."""

@@ -53,6 +53,8 @@ class MetastoreNaming:
             m.database.lower(): _compile(m.patterns) for m in metastore.mapped_tables
         }
         self._writable = _compile(metastore.writable_database_white_list)
+        #: True when client and backend names are the same, so nothing needs rewriting.
+        self.identity = not self.prefix and not self._alias
 
     @property
     def name(self) -> str:

@@ -13,13 +13,17 @@ What it does, in one run (~1.5-2 minutes on 2 cores):
    default) directly on the metastore;
 3. measures ``get_table`` and ``get_partitions_by_filter`` DIRECT (client ->
    metastore) and PROXY (client -> hmsproxy -> metastore) at 1 and at 16
-   concurrent clients. Clients are separate processes (one thriftpy2
-   connection each, Cython binary protocol over a buffered transport), forked
-   before anything else starts, prepared (connected and warmed up) before the
-   clock starts and released together at one start time; each calls in a loop
-   for a fixed duration and returns every call's latency. Direct and proxy
-   runs alternate (direct, proxy, direct, proxy, ...) and the median over the
-   repeats is reported;
+   concurrent clients. Clients are separate processes (thriftpy2, Cython
+   binary protocol over a buffered transport), forked before anything else
+   starts, connected and warmed up before the clock starts and released
+   together at one start time; each calls in a loop for a fixed duration and
+   returns every call's latency. Both paths are measured in the same run,
+   interleaved, so both see the same metastore state (GC, JIT, caches) and
+   the same other load: at 1 client one client holds a direct and a proxied
+   connection and alternates call by call; at 16 clients every client holds
+   both and all switch path together every 250 ms (time slices on a shared
+   clock). Which path goes first alternates between repeats. Medians over
+   the repeats are reported, ratios are medians of the per-run ratios;
 4. prints a table and the targets (proxy p50 <= 1.2x direct at 1 client,
    proxy throughput >= 0.8x direct at 16 clients), optionally writes JSON.
 
@@ -106,7 +110,7 @@ def _busy_cpu_s() -> float | None:
 
 
 def _f(value, fmt: str = ".2f") -> str:
-    return "?" if value is None else format(value, fmt)
+    return "-" if value is None else format(value, fmt)
 
 
 def _proc_cpu_s(pid: int | None) -> float | None:
@@ -122,7 +126,14 @@ def _proc_cpu_s(pid: int | None) -> float | None:
 
 
 def _worker_main(conn) -> None:
-    """One client process: serves ("prep", ...) / ("go", ...) requests until ("stop",)."""
+    """One client process: serves ("prep", ...) / ("go", ...) requests until ("stop",).
+
+    "prep" names one or more targets (host, port); the client opens a connection to
+    each. Once released, it sends its calls to them in turn: call by call
+    (slice_s == 0: call 1 to the first target, call 2 to the second, ...) or by
+    time slice (slice_s > 0: all calls started in slice j go to target j mod k;
+    all clients share the slice clock). Each call's latency is recorded per target.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     while True:
         try:
@@ -131,19 +142,22 @@ def _worker_main(conn) -> None:
             return
         if msg[0] == "stop":
             return
-        client = None
+        clients = []
         try:
-            _, host, port, call, warmup_calls = msg
+            _, targets, call, warmup_calls = msg
             fn = CALLS[call]
-            client = make_client(host, port)
+            for host, port in targets:
+                clients.append(make_client(host, port))
             for _ in range(warmup_calls):
-                fn(client)
+                for client in clients:
+                    fn(client)
             conn.send(("ready",))
             go = conn.recv()
             if go[0] != "go":
                 continue
-            _, start_at, duration_s = go
-            lat = array.array("d")
+            _, start_at, duration_s, slice_s = go
+            lats = [array.array("d") for _ in clients]
+            k = len(clients)
             perf = time.perf_counter
             # time.monotonic and perf_counter are both CLOCK_MONOTONIC on Linux, so
             # start_at (from the parent) means the same instant in every process.
@@ -151,21 +165,26 @@ def _worker_main(conn) -> None:
                 time.sleep(min(0.002, max(0.0, start_at - perf())))
             cpu0 = time.process_time()
             end_at = start_at + duration_s
+            i = 0
             t1 = perf()
             while t1 < end_at:
                 t0 = t1
-                fn(client)
+                if slice_s:
+                    i = int((t0 - start_at) / slice_s) % k
+                fn(clients[i])
                 t1 = perf()
-                lat.append(t1 - t0)
+                lats[i].append(t1 - t0)
+                if not slice_s:
+                    i = (i + 1) % k
             cpu = time.process_time() - cpu0
-            conn.send(("done", lat.tobytes(), t1, cpu))
+            conn.send(("done", [a.tobytes() for a in lats], t1, cpu))
         except BaseException:  # noqa: BLE001 - reported to the parent
             try:
                 conn.send(("error", traceback.format_exc()))
             except (OSError, ValueError):
                 return
         finally:
-            if client is not None:
+            for client in clients:
                 try:
                     client.close()
                 except Exception:  # noqa: BLE001
@@ -194,37 +213,43 @@ class ClientPool:
             raise RuntimeError(f"client process failed ({what}):\n{msg[1]}")
         return msg
 
-    def run(self, host: str, port: int, call: str, clients: int, duration_s: float, warmup_calls: int,
-            snapshot=lambda: {}) -> dict:
+    def run(self, targets, call: str, clients: int, duration_s: float, warmup_calls: int, snapshot=dict,
+            slice_s: float = 0.0) -> dict:
         """Prepare ``clients`` processes, release them together, collect latencies.
 
+        ``targets``: list of (host, port); each client alternates over all of them,
+        call by call (``slice_s`` 0) or in time slices of ``slice_s`` seconds.
         ``snapshot()`` is called once all clients are connected and warmed up, just
         before they are released, and again when the last one has finished.
+        Returns latencies (one array per target, all clients together), the
+        window (release until the last call ended), the clients' CPU time and
+        both snapshots.
         """
         active = self.workers[:clients]
         for _, conn in active:
-            conn.send(("prep", host, port, call, warmup_calls))
+            conn.send(("prep", list(targets), call, warmup_calls))
         deadline = time.monotonic() + 60
         for _, conn in active:
             self._recv(conn, deadline, f"prepare {call}")
         before = snapshot()
         start_at = time.monotonic() + 0.05
         for _, conn in active:
-            conn.send(("go", start_at, duration_s))
+            conn.send(("go", start_at, duration_s, slice_s))
         deadline = start_at + duration_s + 60
-        lat = array.array("d")
+        lats = [array.array("d") for _ in targets]
         last_end = start_at
         client_cpu = 0.0
         for _, conn in active:
-            _, raw, end, cpu = self._recv(conn, deadline, f"run {call}")
-            part = array.array("d")
-            part.frombytes(raw)
-            lat.extend(part)
+            _, raws, end, cpu = self._recv(conn, deadline, f"run {call}")
+            for lat, raw in zip(lats, raws):
+                part = array.array("d")
+                part.frombytes(raw)
+                lat.extend(part)
             last_end = max(last_end, end)
             client_cpu += cpu
         after = snapshot()
-        return {"latencies": lat, "window_s": last_end - start_at, "client_cpu_s": client_cpu,
-                "before": before, "after": after}
+        return {"latencies": lats, "window_s": last_end - start_at, "client_cpu_s": client_cpu,
+                "before": before, "after": after, "slice_s": slice_s}  # fmt: skip
 
     def close(self) -> None:
         for p, conn in self.workers:
@@ -323,12 +348,13 @@ def write_proxy_config(path: Path, port: int, metastore_uri: str) -> None:
 
 
 class ProxyProcess:
-    """``hmsproxy serve --config FILE`` as a child process."""
+    """``hmsproxy serve --config FILE`` as a child process (or the profiled server below)."""
 
-    def __init__(self, config: Path, log_path: Path):
+    def __init__(self, config: Path, log_path: Path, profile_out: Path | None = None):
         self.log_path = log_path
-        cmd = [sys.executable, "-m", "hmsproxy.cli", "--log-level", "WARNING", "serve", "--config", str(config)]
-        self.cmd = cmd
+        self.cmd = [sys.executable, "-m", "hmsproxy.cli", "--log-level", "WARNING", "serve", "--config", str(config)]
+        if profile_out is not None:
+            self.cmd = [sys.executable, "-m", "tests.bench.bench_proxy", "--serve-profiled", str(config), str(profile_out)]
         self._log = open(log_path, "wb")
         self.proc = subprocess.Popen(
             self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True
@@ -394,6 +420,92 @@ class ProxyProcess:
         self._log.close()
 
 
+def serve_profiled(config_path: str, out: str) -> int:
+    """What ``hmsproxy serve --config`` does, with every client thread under cProfile.
+
+    The profilers use each thread's CPU clock (time.thread_time), so time blocked
+    in recv() is not counted. SIGUSR1 drops what was collected so far (the
+    benchmark sends it after the warm-up); SIGTERM stops the server and writes the
+    merged statistics (pstats format) to ``out``. cProfile's own overhead is large
+    next to the small functions on the call path: read shares, not absolute times.
+    """
+    import cProfile
+    import logging
+    import pstats
+
+    from hmsproxy import __version__
+    from hmsproxy import server as server_mod
+    from hmsproxy.config import load_config
+    from hmsproxy.handler import Handler
+
+    logging.basicConfig(level=logging.WARNING)
+    config = load_config(config_path)
+    handler = Handler(config)
+    profiles: list = []
+    lock = threading.Lock()
+    serve_client = server_mod.ProxyServer._serve_client
+
+    def profiled(self, conn, addr):
+        prof = cProfile.Profile(timer=time.thread_time)
+        with lock:
+            profiles.append(prof)
+        prof.enable()
+        try:
+            serve_client(self, conn, addr)
+        finally:
+            prof.disable()
+
+    def forget(*_):
+        # The benchmark's connections (and so these threads) end with each run:
+        # dropping the profiles of the threads so far forgets the warm-up.
+        with lock:
+            profiles.clear()
+
+    server_mod.ProxyServer._serve_client = profiled  # this process only
+    server = server_mod.ProxyServer(handler, config.server.host, config.server.port, transport=config.server.transport)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, forget)
+    print(f"hmsproxy {__version__} (profiled) serving {server.uri}", flush=True)
+    server.start()
+    while not stop.wait(0.2):
+        pass
+    server.stop()
+    handler.close()
+    time.sleep(0.2)  # let client threads leave their profiled frames
+    merged = None
+    with lock:
+        for prof in profiles:
+            prof.disable()  # from another thread: a no-op for a thread still running
+            prof.create_stats()
+            if not prof.stats:
+                continue
+            if merged is None:
+                merged = pstats.Stats(prof)
+            else:
+                merged.add(prof)
+    if merged is not None:
+        merged.dump_stats(out)
+    return 0
+
+
+def print_profile(path: Path, top: int = 25) -> None:
+    import io
+    import pstats
+
+    if not path.exists():
+        log(f"no profile written to {path}")
+        return
+    buf = io.StringIO()
+    stats = pstats.Stats(str(path), stream=buf).strip_dirs()
+    total = stats.total_tt
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    print(f"\nproxy profile (client threads, thread CPU time, {total:.2f}s in total; written to {path}):")
+    print(buf.getvalue())
+
+
 # --------------------------------------------------------------------------------------
 # statistics
 
@@ -412,7 +524,9 @@ class RunStats:
     call: str
     clients: int
     calls: int
-    window_s: float
+    #: The time the throughput is over: this path's share of the run (time slices) or
+    #: the time spent in this path's calls (one client alternating call by call).
+    path_time_s: float
     p50_ms: float
     p99_ms: float
     mean_ms: float
@@ -426,31 +540,40 @@ class RunStats:
     foreign_cores: float | None
 
 
-def summarize(path, call, clients, raw) -> RunStats:
-    lat = sorted(raw["latencies"])
+def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunStats:
+    """Stats of target ``index`` (path ``path``) of a run that interleaved the paths.
+
+    Throughput: one client alternating call by call: this path's calls / the time
+    spent in them; time slices: this path's calls / its share of the run. JVM and
+    client CPU per call are over all calls of the run (both paths); proxy CPU per
+    call is over the proxied calls.
+    """
+    lat = sorted(raw["latencies"][index])
     n = len(lat)
+    all_calls = sum(len(a) for a in raw["latencies"])
     before, after = raw["before"], raw["after"]
 
     def delta(key):
         a, b = before.get(key), after.get(key)
         return None if a is None or b is None else b - a
 
-    def per_call(key):
-        d = delta(key)
-        return None if d is None or n == 0 else d * 1000 / n
+    def per_call(d, calls):
+        return None if d is None or calls == 0 else d * 1000 / calls
 
     foreign = None
     if delta("busy") is not None and delta("wall"):
         ours = sum(delta(k) or 0.0 for k in ("jvm", "proxy", "self")) + raw["client_cpu_s"]
         foreign = max(0.0, delta("busy") - ours) / delta("wall")
-
+    k = len(raw["latencies"])
+    busy_s = raw["window_s"] / k if raw["slice_s"] else sum(lat)
     return RunStats(
-        path=path, call=call, clients=clients, calls=n, window_s=raw["window_s"],
+        path=path, call=call, clients=clients, calls=n, path_time_s=busy_s,
         p50_ms=percentile(lat, 0.50) * 1000, p99_ms=percentile(lat, 0.99) * 1000,
         mean_ms=(sum(lat) / n * 1000) if n else math.nan,
-        throughput=n / raw["window_s"] if raw["window_s"] > 0 else math.nan,
-        jvm_cpu_ms_per_call=per_call("jvm"), proxy_cpu_ms_per_call=per_call("proxy"),
-        client_cpu_ms_per_call=raw["client_cpu_s"] * 1000 / n if n else math.nan,
+        throughput=n / busy_s if busy_s > 0 else math.nan,
+        jvm_cpu_ms_per_call=per_call(delta("jvm"), all_calls),
+        proxy_cpu_ms_per_call=per_call(delta("proxy"), n) if path == "proxy" else None,
+        client_cpu_ms_per_call=per_call(raw["client_cpu_s"], all_calls),
         foreign_cores=foreign,
     )  # fmt: skip
 
@@ -478,15 +601,15 @@ def median_of(runs: list[RunStats]) -> dict:
 
 def render_table(rows: list[Row]) -> str:
     head = (
-        f"{'call':<26}{'clients':>8} | {'direct p50':>10}{'p99':>8} | {'proxy p50':>10}{'p99':>8} | "
+        f"{'call':<26}{'clients':>8} | {'direct p50':>10}{'p99':>10} | {'proxy p50':>10}{'p99':>10} | "
         f"{'p50 x':>6} | {'direct/s':>9}{'proxy/s':>9} | {'tput x':>6}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         d, p = r.direct, r.proxy
         lines.append(
-            f"{r.call:<26}{r.clients:>8} | {d['p50_ms']:>8.2f}ms{d['p99_ms']:>6.2f}ms | "
-            f"{p['p50_ms']:>8.2f}ms{p['p99_ms']:>6.2f}ms | {r.p50_ratio:>5.2f}x | "
+            f"{r.call:<26}{r.clients:>8} | {d['p50_ms']:>8.2f}ms{d['p99_ms']:>8.2f}ms | "
+            f"{p['p50_ms']:>8.2f}ms{p['p99_ms']:>8.2f}ms | {r.p50_ratio:>5.2f}x | "
             f"{d['throughput']:>9.0f}{p['throughput']:>9.0f} | {r.throughput_ratio:>5.2f}x"
         )
     return "\n".join(lines)
@@ -496,16 +619,15 @@ def render_cpu(rows: list[Row]) -> str:
     def fmt(v, width=6):
         return " " * (width - 1) + "-" if v is None else f"{v:>{width}.2f}"
 
-    head = (f"{'CPU ms per call (median)':<26}{'clients':>8} | {'path':<6} | {'JVM':>6} {'proxy':>6} {'client':>6}"
+    head = (f"{'CPU ms per call (median)':<26}{'clients':>8} | {'JVM':>6} {'client':>7} {'proxy':>7}"
             f" | {'other load (cores)':>18}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for r in rows:
-        for name, m in (("direct", r.direct), ("proxy", r.proxy)):
-            lines.append(
-                f"{r.call:<26}{r.clients:>8} | {name:<6} | {fmt(m['jvm_cpu_ms_per_call'])} "
-                f"{fmt(m['proxy_cpu_ms_per_call'] if name == 'proxy' else None)} {fmt(m['client_cpu_ms_per_call'])}"
-                f" | {fmt(m['foreign_cores'], 18)}"
-            )
+        lines.append(
+            f"{r.call:<26}{r.clients:>8} | {fmt(r.proxy['jvm_cpu_ms_per_call'])} "
+            f"{fmt(r.proxy['client_cpu_ms_per_call'], 7)} {fmt(r.proxy['proxy_cpu_ms_per_call'], 7)}"
+            f" | {fmt(r.proxy['foreign_cores'], 18)}"
+        )
     return "\n".join(lines)
 
 
@@ -535,12 +657,19 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m tests.bench.bench_proxy", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--clients", type=int, default=16, help="concurrent clients of the concurrent runs (default 16)")
-    p.add_argument("--duration", type=float, default=1.5, help="seconds per measured run (default 1.5)")
-    p.add_argument("--repeats", type=int, default=5, help="measured runs per path and case (default 5)")
+    p.add_argument("--duration", type=float, default=1.5, help="seconds per path and repeat (default 1.5)")
+    p.add_argument("--slice", type=float, default=0.25,
+                   help="seconds per time slice of the concurrent runs (default 0.25)")  # fmt: skip
+    p.add_argument("--repeats", type=int, default=5, help="measured runs per case, each measuring both paths (default 5)")
     p.add_argument("--partitions", type=int, default=200, help="partitions of bench.events (default 200)")
     p.add_argument("--warmup-calls", type=int, default=5, help="calls each client makes before the clock starts (default 5)")
     p.add_argument("--budget", type=float, default=170, help="seconds after which no new run starts (default 170)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
+    p.add_argument(
+        "--profile-proxy", metavar="FILE",
+        help="run the proxy under cProfile (per thread, CPU time) and write pstats to FILE; "
+             "slows the proxy down, so the figures of such a run are not comparable",
+    )  # fmt: skip
     p.add_argument("--keep-state", action="store_true", help="keep the temp dir (logs, Derby) after the run")
     return p.parse_args(argv)
 
@@ -550,6 +679,9 @@ def _sigterm(*_):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve-profiled"]:  # internal: the proxy process of --profile-proxy
+        return serve_profiled(argv[1], argv[2])
     args = parse_args(argv)
     if args.clients < 2:
         raise SystemExit("--clients must be at least 2")
@@ -566,9 +698,10 @@ def main(argv=None) -> int:
     from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
     from hmsproxy.devstack import free_port, start_metastores
 
-    # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.
-    pool = ClientPool(args.clients)
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-"))
+    # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.
+    # (They are daemon processes: should ClientPool() itself fail, they die with us.)
+    pool = ClientPool(args.clients)
     metastore = None
     proxy = None
     try:
@@ -583,7 +716,8 @@ def main(argv=None) -> int:
         proxy_port = free_port()
         config_path = tmp / "hmsproxy.yml"
         write_proxy_config(config_path, proxy_port, metastore.uri)
-        proxy = ProxyProcess(config_path, tmp / "hmsproxy.log")
+        profile_out = Path(args.profile_proxy).resolve() if args.profile_proxy else None
+        proxy = ProxyProcess(config_path, tmp / "hmsproxy.log", profile_out)
         proxy.wait_ready("127.0.0.1", proxy_port)
         log(f"{proxy.banner} (pid {proxy.pid})")
 
@@ -600,33 +734,44 @@ def main(argv=None) -> int:
         log("warming up both paths ...")
         for call in CALLS:
             for path in ("direct", "proxy"):
-                pool.run(*endpoints[path], call, args.clients, 0.75, args.warmup_calls)
+                pool.run([endpoints[path]], call, args.clients, 0.75, args.warmup_calls)
+        if profile_out is not None:
+            os.kill(proxy.pid, signal.SIGUSR1)  # profile the measured runs only
 
         cases = [(call, n) for n in (1, args.clients) for call in CALLS]
         runs: dict[tuple[str, int, str], list[RunStats]] = {}
         truncated = False
+
+        def record(stats: RunStats, rep: int) -> None:
+            runs.setdefault((stats.call, stats.clients, stats.path), []).append(stats)
+            log(f"rep {rep + 1}/{args.repeats} {stats.call:<24} {stats.clients:>2} clients {stats.path:<6} "
+                f"p50 {stats.p50_ms:6.2f}ms p99 {stats.p99_ms:6.2f}ms {stats.throughput:6.0f}/s; "
+                f"CPU ms/call JVM {_f(stats.jvm_cpu_ms_per_call)} proxy {_f(stats.proxy_cpu_ms_per_call)}; "
+                f"other load {_f(stats.foreign_cores)} cores")  # fmt: skip
+
+        # Both paths are measured in the same run, interleaved: at 1 client call by call
+        # (one client, a direct and a proxied connection), at N clients in time slices
+        # that all clients share. Both paths so see the same metastore (GC, JIT, caches)
+        # and the same other load; which path goes first alternates between repeats.
+        slices = max(1, round(args.duration / args.slice))
+        sliced_s = 2 * slices * args.slice
         for rep in range(args.repeats):
+            order = ("direct", "proxy") if rep % 2 == 0 else ("proxy", "direct")
             for call, n in cases:
-                # Alternate which path goes first, so neither always follows the other.
-                order = ("direct", "proxy") if rep % 2 == 0 else ("proxy", "direct")
-                if rep > 0 and time.monotonic() + 2 * (args.duration + 1) > budget_end:
+                run_s = 2 * args.duration if n == 1 else sliced_s
+                if rep > 0 and time.monotonic() + run_s + 1 > budget_end:
                     truncated = True
                     continue
-                for path in order:
-                    raw = pool.run(*endpoints[path], call, n, args.duration, args.warmup_calls, snapshot)
-                    stats = summarize(path, call, n, raw)
-                    runs.setdefault((call, n, path), []).append(stats)
-                    log(f"rep {rep + 1}/{args.repeats} {call:<24} {n:>2} clients {path:<6} "
-                        f"p50 {stats.p50_ms:6.2f}ms p99 {stats.p99_ms:6.2f}ms {stats.throughput:6.0f}/s "
-                        f"CPU ms/call JVM {_f(stats.jvm_cpu_ms_per_call)} proxy {_f(stats.proxy_cpu_ms_per_call)}; "
-                        f"other load {_f(stats.foreign_cores)} cores")  # fmt: skip
+                raw = pool.run([endpoints[p] for p in order], call, n, run_s, args.warmup_calls, snapshot,
+                               slice_s=0.0 if n == 1 else args.slice)  # fmt: skip
+                for i, path in enumerate(order):
+                    record(summarize(path, call, n, i, raw), rep)
 
         rows = []
         for call, n in cases:
             direct, proxied = runs[(call, n, "direct")], runs[(call, n, "proxy")]
             row = Row(call, n, median_of(direct), median_of(proxied))
-            # Ratios: median over the back-to-back (direct, proxy) pairs of one repeat,
-            # so slow drifts of the metastore or of other load cancel out.
+            # Ratios: median over the repeats of proxy/direct within one run.
             pairs = list(zip(direct, proxied))
             row.p50_ratio = statistics.median(p.p50_ms / d.p50_ms for d, p in pairs)
             row.throughput_ratio = statistics.median(p.throughput / d.throughput for d, p in pairs)
@@ -638,9 +783,12 @@ def main(argv=None) -> int:
         print()
         print(f"hmsproxy {__version__} benchmark: Hive 2.3 metastore (Derby) vs hmsproxy in front of it")
         print(f"machine: {machine}; Python {platform.python_version()}; thriftpy2 {thriftpy2.__version__}")
-        print(f"{DB}.{TABLE}: {args.partitions} partitions; filter {FILTER!r}; {args.duration:g}s per run; "
-              f"median of {args.repeats} interleaved runs per path{' (budget hit: fewer runs)' if truncated else ''}; "
-              f"ratios: median of per-repeat proxy/direct pairs")  # fmt: skip
+        print(f"{DB}.{TABLE}: {args.partitions} partitions; filter {FILTER!r}; {args.repeats} repeats"
+              f"{' (budget hit: fewer runs)' if truncated else ''}, medians shown")  # fmt: skip
+        print(f"each repeat is one run in which direct and proxy calls are interleaved: at 1 client call by call "
+              f"({2 * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)")
+        print("ratios (x): median over the repeats of proxy/direct within one run; "
+              "throughput at 1 client = 1 / mean latency")  # fmt: skip
         print()
         print(render_table(rows))
         print()
@@ -668,6 +816,9 @@ def main(argv=None) -> int:
             }
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
             log(f"wrote {args.json}")
+        if profile_out is not None:
+            proxy.stop()
+            print_profile(profile_out)
         return 1 if args.strict and not all(t["pass"] for t in targets) else 0
     finally:
         if proxy is not None:
