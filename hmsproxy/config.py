@@ -33,6 +33,7 @@ import dataclasses
 import difflib
 import logging
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
@@ -42,11 +43,16 @@ import yaml
 from hmsproxy.config_model import (
     FEDERATED_ACCESS_TYPES,
     AccessControlType,
+    AuditConfig,
     Config,
     DatabaseResolution,
+    HttpConfig,
     MappedTables,
     MetastoreConfig,
+    RemotesConfig,
     ServerConfig,
+    StoreConfig,
+    TlsConfig,
 )
 
 __all__ = [
@@ -808,7 +814,10 @@ def _check_federation(
 # --------------------------------------------------------------------------------------
 # hmsproxy's own format
 
-_OWN_TOP_KEYS = ("server", "database-resolution", "primary-meta-store", "federated-meta-stores")
+_OWN_TOP_KEYS = (
+    "server", "database-resolution", "primary-meta-store", "federated-meta-stores",
+    "http", "audit", "store", "remotes",
+)  # fmt: skip
 _OWN_SERVER_KEYS = (
     "host",
     "port",
@@ -816,7 +825,76 @@ _OWN_SERVER_KEYS = (
     "fanout-timeout-ms",
     "connect-timeout-s",
     "backend-timeout-s",
+    "tls",
+    "workers",
 )
+_TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
+_HTTP_KEYS = ("host", "port")
+_AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
+_AUDIT_LEVELS = ("all", "writes", "errors")
+_STORE_KEYS = ("url",)
+_REMOTES_KEYS = ("creators",)
+
+
+def _parse_tls(ctx: _Ctx, path: str, raw: Any) -> TlsConfig:
+    section = _section(ctx, path, _mapping(ctx, path, raw), _TLS_KEYS)
+    for key in ("cert-file", "key-file"):
+        if not _present(section, key):
+            raise ctx.error(_join(path, key), "required when tls is given")
+    files = {}
+    for key in _TLS_KEYS:
+        if _present(section, key):
+            value = _str(ctx, _join(path, key), section[key])
+            if not Path(value).is_file():
+                raise ctx.error(_join(path, key), f"no such file: {value}")
+            files[key] = value
+    return TlsConfig(files["cert-file"], files["key-file"], files.get("client-ca-file"))
+
+
+def _parse_http(ctx: _Ctx, raw: Any) -> HttpConfig:
+    path = "http"
+    section = _section(ctx, path, _mapping(ctx, path, raw), _HTTP_KEYS)
+    kwargs: dict[str, Any] = {}
+    if _present(section, "host"):
+        kwargs["host"] = _str(ctx, _join(path, "host"), section["host"])
+    if _present(section, "port"):
+        kwargs["port"] = _int(ctx, _join(path, "port"), section["port"], minimum=0, maximum=65535)
+    return HttpConfig(**kwargs)
+
+
+def _parse_audit(ctx: _Ctx, raw: Any) -> AuditConfig:
+    path = "audit"
+    section = _section(ctx, path, _mapping(ctx, path, raw), _AUDIT_KEYS)
+    kwargs: dict[str, Any] = {"enabled": True}
+    if _present(section, "enabled"):
+        kwargs["enabled"] = _bool(ctx, _join(path, "enabled"), section["enabled"])
+    if _present(section, "file"):
+        kwargs["file"] = _str(ctx, _join(path, "file"), section["file"])
+    if _present(section, "level"):
+        kwargs["level"] = _choice(ctx, _join(path, "level"), section["level"], _AUDIT_LEVELS)
+    if _present(section, "max-arg-chars"):
+        kwargs["max_arg_chars"] = _int(ctx, _join(path, "max-arg-chars"), section["max-arg-chars"], minimum=16)
+    return AuditConfig(**kwargs)
+
+
+def _parse_store(ctx: _Ctx, raw: Any) -> StoreConfig:
+    path = "store"
+    section = _section(ctx, path, _mapping(ctx, path, raw), _STORE_KEYS)
+    if not _present(section, "url"):
+        return StoreConfig()
+    url = _str(ctx, _join(path, "url"), section["url"])
+    if "://" not in url:
+        raise ctx.error(_join(path, "url"), f"{url!r} is not a database URL such as sqlite:///hmsproxy.db or postgresql://host/db")
+    return StoreConfig(url)
+
+
+def _parse_remotes(ctx: _Ctx, raw: Any) -> RemotesConfig:
+    path = "remotes"
+    section = _section(ctx, path, _mapping(ctx, path, raw), _REMOTES_KEYS)
+    if not _present(section, "creators"):
+        return RemotesConfig()
+    creators = _list(ctx, _join(path, "creators"), section["creators"])
+    return RemotesConfig(tuple(_str(ctx, _at(_join(path, "creators"), i), c) for i, c in enumerate(creators)))
 
 
 def _parse_own_server(ctx: _Ctx, raw: Any) -> ServerConfig:
@@ -841,6 +919,10 @@ def _parse_own_server(ctx: _Ctx, raw: Any) -> ServerConfig:
         kwargs["backend_timeout_s"] = _positive_number(
             ctx, _join(path, "backend-timeout-s"), section["backend-timeout-s"]
         )
+    if _present(section, "tls"):
+        kwargs["tls"] = _parse_tls(ctx, _join(path, "tls"), section["tls"])
+    if _present(section, "workers"):
+        kwargs["workers"] = _int(ctx, _join(path, "workers"), section["workers"], minimum=1, maximum=64)
     return dataclasses.replace(ServerConfig(), **kwargs)
 
 
@@ -859,12 +941,20 @@ def load_config(path: str | PathLike[str]) -> Config:
         resolution = _enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
 
     _check_federation(ctx, resolution, [primary, *federated])
+    sections = {
+        "http": ("http", _parse_http),
+        "audit": ("audit", _parse_audit),
+        "store": ("store", _parse_store),
+        "remotes": ("remotes", _parse_remotes),
+    }
+    extras = {field: parse(ctx, section[key]) for key, (field, parse) in sections.items() if _present(section, key)}
     return Config(
         server=server,
         database_resolution=resolution,
         primary=primary.metastore,
         federated=tuple(p.metastore for p in federated),
         sources=(str(path),),
+        **extras,
     )
 
 

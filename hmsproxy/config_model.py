@@ -60,6 +60,16 @@ class MetastoreConfig:
 
 
 @dataclass(frozen=True)
+class TlsConfig:
+    """TLS on the Thrift port, as the metastore's hive.metastore.use.SSL clients expect."""
+
+    cert_file: str
+    key_file: str
+    #: When set, clients must present a certificate signed by this CA.
+    client_ca_file: str | None = None
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 9083
@@ -71,6 +81,44 @@ class ServerConfig:
     connect_timeout_s: float = 5.0
     #: Seconds a backend call may take before the client gets an error.
     backend_timeout_s: float = 600.0
+    tls: TlsConfig | None = None
+    #: Processes sharing the Thrift port (SO_REUSEPORT), to use every core.
+    workers: int = 1
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    """The operations HTTP port: /metrics, /healthz, /readyz."""
+
+    host: str = "127.0.0.1"
+    #: None: no HTTP endpoint.
+    port: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """One JSON line per call."""
+
+    enabled: bool = False
+    #: None: standard error.
+    file: str | None = None
+    #: "all" calls, only "writes", or only "errors".
+    level: str = "all"
+    #: Arguments longer than this are cut.
+    max_arg_chars: int = 256
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the proxy keeps what it owns (remotes, indexes, ...): any SQLAlchemy URL."""
+
+    url: str = "sqlite:///.state/hmsproxy.db"
+
+
+@dataclass(frozen=True)
+class RemotesConfig:
+    #: Users (from set_ugi) who may create remote databases and tables; None: everyone.
+    creators: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +127,10 @@ class Config:
     database_resolution: DatabaseResolution
     primary: MetastoreConfig
     federated: tuple[MetastoreConfig, ...] = ()
+    http: HttpConfig = field(default_factory=HttpConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    remotes: RemotesConfig = field(default_factory=RemotesConfig)
     #: The files this snapshot was read from, for messages.
     sources: tuple[str, ...] = ()
 
