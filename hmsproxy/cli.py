@@ -33,7 +33,7 @@ def _setup_logging(level: str) -> None:
 def cmd_serve(args) -> int:
     from dataclasses import replace
 
-    from hmsproxy.handler import Handler
+    from hmsproxy.app import build_handler
     from hmsproxy.server import ProxyServer
 
     config = _load(args)
@@ -43,7 +43,7 @@ def cmd_serve(args) -> int:
     if args.port is not None:
         server_cfg = replace(server_cfg, port=args.port)
     config = replace(config, server=server_cfg)
-    handler = Handler(config)
+    handler = build_handler(config)
     server = ProxyServer(handler, server_cfg.host, server_cfg.port, transport=server_cfg.transport)
     print(f"hmsproxy {__version__} serving {server.uri}", flush=True)
     _serve_until_signal(server, handler)
@@ -111,7 +111,7 @@ def cmd_dev_hms(args) -> int:
 
 def cmd_dev_up(args) -> int:
     from hmsproxy.devstack import dev_config, free_port, start_metastores
-    from hmsproxy.handler import Handler
+    from hmsproxy.app import build_handler
     from hmsproxy.server import ProxyServer
 
     if args.backends < 1:
@@ -121,7 +121,7 @@ def cmd_dev_up(args) -> int:
     metastores = start_metastores(args.backends, state)
     try:
         config = dev_config([m.uri for m in metastores], host=args.host, port=args.port)
-        handler = Handler(config)
+        handler = build_handler(config)
         server = ProxyServer(handler, args.host, args.port)
     except BaseException:
         for m in metastores:

@@ -12,7 +12,7 @@ import contextlib
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.handler import Handler
+from hmsproxy.app import build_handler
 from hmsproxy.server import ProxyServer
 from tests.support.federation import prefixed_config
 
@@ -24,7 +24,7 @@ def default_config(metastores):
 
 @pytest.fixture(scope="session")
 def proxy(default_config):
-    handler = Handler(default_config)
+    handler = build_handler(default_config)
     server = ProxyServer(handler, "127.0.0.1", 0).start()
     yield server
     server.stop()
