@@ -226,6 +226,8 @@ class Handler:
             version = self.registry.version(m.name) or "?"
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
+        for db, owners in sorted(self.router.clashes.items()):
+            lines.append(f"clash: database '{db}' is on {', '.join(owners)}; served from '{owners[0]}'")
         return "\n".join(lines)
 
     def close(self) -> None:

@@ -85,7 +85,8 @@ class Router:
         self.by_name = {n.name: n for n in self.namings}
         self.primary = self.namings[0]
         self.directory = directory
-        self._reported_clashes: set[str] = set()
+        #: Database name -> the metastores that all have it (MANUAL mode), as reported.
+        self.clashes: dict[str, tuple[str, ...]] = {}
         # Longest prefix first, so "sales_eu_" wins over "sales_" for "sales_eu_x".
         self._by_prefix = sorted(self.namings, key=lambda n: len(n.prefix), reverse=True)
 
@@ -130,9 +131,9 @@ class Router:
         return holders[0]
 
     def report_clash(self, client_db: str, metastores: list[str]) -> None:
-        if client_db in self._reported_clashes:
+        if client_db in self.clashes:
             return
-        self._reported_clashes.add(client_db)
+        self.clashes[client_db] = tuple(metastores)
         log.warning(
             "database '%s' exists on metastores %s; clients see the one on '%s' (MANUAL resolution, first in config order)",
             client_db, ", ".join(f"'{m}'" for m in metastores), metastores[0],

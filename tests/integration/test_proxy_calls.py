@@ -196,6 +196,9 @@ def test_manual_mode_sees_databases_created_on_a_backend_without_restart(proxy_c
                     time.sleep(0.5)
             assert db.description == "made on the backend"
             direct.drop_database("late_arrival", True, True)
+            # Both metastores have `default`: the clash is reported with both named, not fatal.
+            assert proxy_client.get_database("default").name == "default"
+            assert "clash: database 'default' is on primary, waggle" in proxy_client.hmsproxy_describe()
         finally:
             direct.close()
 
