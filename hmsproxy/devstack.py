@@ -31,17 +31,15 @@ Notes:
   (SIGKILL, a crash), so no JVM outlives the Python process that started it.
 * Start-up (launch until ``get_all_databases`` answers), measured on a
   2-core VM with other work running: default JVM flags 4-6 s; with
-  :data:`FAST_START_JVM_FLAGS` ~3-3.5 s; with those plus the AppCDS archive
-  (below) ~2-2.5 s -- the same for a cold start (new Derby database) and a
-  restart, because DataNucleus creates the schema quickly/lazily. Two
-  metastores started together by :func:`start_metastores` take ~4 s of wall
-  time. The one-off dump of the CDS archive adds ~3 s to the first stop.
+  :data:`FAST_START_JVM_FLAGS` ~3-3.5 s -- the same for a cold start (new
+  Derby database) and a restart, because DataNucleus creates the schema
+  quickly/lazily. Two metastores started together by
+  :func:`start_metastores` take ~4 s of wall time.
 """
 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import logging
 import os
 import shutil
@@ -60,7 +58,6 @@ __all__ = [
     "ADD_OPENS",
     "FAST_START_JVM_FLAGS",
     "LocalMetastore",
-    "cds_cache_dir",
     "dev_config",
     "free_port",
     "java_executable",
@@ -101,8 +98,8 @@ ADD_OPENS: tuple[str, ...] = tuple(
 #: JVM flags that shorten start-up of a short-lived, lightly loaded metastore:
 #: C1 only (start-up is dominated by class loading and interpretation, C2
 #: compiles would only compete for the two cores), the serial collector (no
-#: GC threads to start, fine for a 512 MiB heap), the default CDS archive for
-#: JDK classes, and no -XX:+UsePerfData mmap file.
+#: GC threads to start, fine for a 512 MiB heap), the JDK's default shared
+#: class archive for its own classes, and no -XX:+UsePerfData mmap file.
 FAST_START_JVM_FLAGS: tuple[str, ...] = (
     "-XX:TieredStopAtLevel=1",
     "-XX:+UseSerialGC",
@@ -111,9 +108,6 @@ FAST_START_JVM_FLAGS: tuple[str, ...] = (
 )
 
 DEFAULT_HEAP = "512m"
-
-#: Set to 0/false/off to disable the class-data-sharing archive cache.
-CDS_ENV = "HMSPROXY_DEVSTACK_CDS"
 
 LogFn = Callable[[str], None]
 
@@ -194,75 +188,6 @@ def _tail(path: Path, max_lines: int = 60, max_bytes: int = 64 * 1024) -> str:
 
 
 # --------------------------------------------------------------------------
-# AppCDS: a class-data-sharing archive of the metastore's classes
-#
-# Most of a metastore's start-up is loading and verifying ~10k classes from
-# the pyspark jars. The first metastore that stops cleanly dumps the classes
-# it loaded into a dynamic CDS archive (-XX:ArchiveClassesAtExit, JDK 13+);
-# later JVMs map it (-XX:SharedArchiveFile), which cuts start-up by ~1.5-2 s
-# (about a third). The archive is keyed by the java binary, the jar set and
-# the JVM flags; a JVM that cannot use it silently runs without it. A
-# classpath may not contain a non-empty directory when dumping, which is why
-# the conf dir is given via HIVE_CONF_DIR instead of the classpath.
-
-_cds_lock = threading.Lock()
-_cds_dumping: set[Path] = set()
-
-
-def cds_cache_dir() -> Path | None:
-    """Where CDS archives are kept, or None unless enabled with ``HMSPROXY_DEVSTACK_CDS=1``.
-
-    Off by default: one JVM once died with SIGBUS mapping an archive another
-    process had just replaced; a second of start-up is not worth that risk.
-    """
-    if os.environ.get(CDS_ENV, "0").strip().lower() in ("0", "false", "no", "off", ""):
-        return None
-    base = os.environ.get("HMSPROXY_CACHE_DIR")
-    if base:
-        return Path(base) / "cds"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    root = Path(xdg) if xdg else Path.home() / ".cache"
-    return root / "hmsproxy" / "cds"
-
-
-def _cds_archive_path(java: str, jars: Path, flags: Sequence[str]) -> Path | None:
-    cache = cds_cache_dir()
-    if cache is None:
-        return None
-    h = hashlib.sha256()
-    try:
-        real_java = Path(java).resolve()
-        st = real_java.stat()
-        h.update(f"{real_java}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-        for jar in sorted(jars.glob("*.jar")):
-            st = jar.stat()
-            h.update(f"{jar.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    except OSError:
-        return None
-    h.update("\0".join(flags).encode())
-    return cache / f"hms-{h.hexdigest()[:20]}.jsa"
-
-
-def _remove_stale_cds_temps(cache: Path, max_age_s: float = 3600) -> None:
-    """Half-written dumps of processes that died (each is ~50 MB)."""
-    now = time.time()
-    for tmp in cache.glob("*.jsa.*.tmp"):
-        try:
-            if now - tmp.stat().st_mtime > max_age_s:
-                tmp.unlink()
-        except OSError:
-            pass
-
-
-def _looks_like_cds_failure(log_tail: str) -> bool:
-    text = log_tail.lower()
-    return any(
-        marker in text
-        for marker in ("fatal error has been detected", "shared archive", "sharedarchivefile", "[cds]")
-    )
-
-
-# --------------------------------------------------------------------------
 # process bookkeeping: stop everything at exit
 
 _live_lock = threading.Lock()
@@ -303,8 +228,7 @@ class LocalMetastore:
     module logger at INFO). ``jvm_args`` are appended to the default JVM flags;
     ``hive_conf`` adds or overrides hive-site.xml properties; ``log_level`` is
     the metastore's own log level (INFO logs ~4 audit lines per call; WARN for
-    benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS` and
-    the CDS archive.
+    benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS`.
     """
 
     def __init__(
@@ -335,9 +259,6 @@ class LocalMetastore:
         self._log_fn = log
         self._proc: subprocess.Popen | None = None
         self._watchdog: subprocess.Popen | None = None
-        self._cds_archive: Path | None = None  # final archive path this JVM dumps to
-        self._cds_dump_tmp: Path | None = None  # where it dumps (renamed on clean exit)
-        self._used_cds_archive: Path | None = None  # archive the current JVM maps
         self._lock = threading.RLock()
         #: Seconds the last successful start() took (launch until first answer).
         self.last_start_seconds: float | None = None
@@ -420,17 +341,13 @@ class LocalMetastore:
         props = self.hive_site_properties()
         return {k: v for k, v in props.items() if k != "hive.metastore.port"}
 
-    def _base_jvm_flags(self) -> list[str]:
-        flags = [f"-Xmx{self.heap}", "-Xss1m"]
-        if self.fast_start:
-            flags += FAST_START_JVM_FLAGS
-        return flags
-
-    def command(self, cds_flags: Sequence[str] = ()) -> list[str]:
-        """The full ``java ...`` command line (``cds_flags``: see start())."""
+    def command(self) -> list[str]:
+        """The full ``java ...`` command line."""
         jars = pyspark_jars_dir()
         tmp = self.state_dir / "tmp"
-        cmd = [java_executable(), *self._base_jvm_flags(), *cds_flags]
+        cmd = [java_executable(), f"-Xmx{self.heap}", "-Xss1m"]
+        if self.fast_start:
+            cmd += FAST_START_JVM_FLAGS
         cmd += ADD_OPENS
         cmd += [
             "-Djava.net.preferIPv4Stack=true",
@@ -446,8 +363,8 @@ class LocalMetastore:
         cmd += [f"-D{k}={v}" for k, v in self.system_properties().items()]
         cmd += self.jvm_args
         cmd += [
-            # hive-site.xml is found through HIVE_CONF_DIR (see _env): a
-            # directory on the classpath would prevent the CDS dump.
+            # hive-site.xml is found through HIVE_CONF_DIR (see _env), so the
+            # classpath is just the pyspark jars.
             "-cp",
             str(jars / "*"),
             METASTORE_MAIN_CLASS,
@@ -476,34 +393,13 @@ class LocalMetastore:
         with self._lock:
             if self.is_running:
                 return self
-            t0 = time.monotonic()
-            try:
-                return self._start_once(timeout_s, use_cds=True)
-            except RuntimeError:
-                archive = self._used_cds_archive
-                if archive is None or not _looks_like_cds_failure(_tail(self.log_path, 200)):
-                    raise
-                # A damaged archive crashes the JVM at once: drop it, go without.
-                self._say(f"{self.name}: JVM failed with CDS archive {archive}; removing it and retrying")
-                try:
-                    archive.unlink(missing_ok=True)
-                except OSError:
-                    pass
-                return self._start_once(max(1.0, timeout_s - (time.monotonic() - t0)), use_cds=False)
-
-    def _start_once(self, timeout_s: float, *, use_cds: bool) -> "LocalMetastore":
-        with self._lock:
             self._cleanup_handles()
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self.warehouse_dir.mkdir(parents=True, exist_ok=True)
             (self.state_dir / "tmp").mkdir(parents=True, exist_ok=True)
             self.write_config()
             cold = not self.db_dir.exists()
-            cds_flags = self._cds_flags() if use_cds else []
-            self._used_cds_archive = next(
-                (Path(f.split("=", 1)[1]) for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")), None
-            )
-            cmd = self.command(cds_flags)
+            cmd = self.command()
             t0 = time.monotonic()
             with open(self.log_path, "ab") as logf:
                 logf.write(
@@ -537,51 +433,6 @@ class LocalMetastore:
             self.last_start_seconds = time.monotonic() - t0
             self._say(f"{self.name}: ready at {self.uri} after {self.last_start_seconds:.1f}s")
             return self
-
-    def _cds_flags(self) -> list[str]:
-        """-XX flags to use (or, once per process, to create) the CDS archive."""
-        self._release_cds_dump(keep=False)
-        if not self.fast_start or self.jvm_args:
-            return []  # custom JVMs: keep the archive key simple and honest
-        try:
-            archive = _cds_archive_path(java_executable(), pyspark_jars_dir(), self._base_jvm_flags())
-        except RuntimeError:
-            return []
-        if archive is None:
-            return []
-        if archive.is_file() and archive.stat().st_size > 0:
-            return [f"-XX:SharedArchiveFile={archive}"]
-        with _cds_lock:
-            if archive in _cds_dumping:
-                return []
-            try:
-                archive.parent.mkdir(parents=True, exist_ok=True)
-            except OSError:
-                return []
-            _cds_dumping.add(archive)
-        _remove_stale_cds_temps(archive.parent)
-        self._cds_archive = archive
-        self._cds_dump_tmp = archive.with_name(f"{archive.name}.{os.getpid()}.{self.port}.tmp")
-        return [f"-XX:ArchiveClassesAtExit={self._cds_dump_tmp}"]
-
-    def _release_cds_dump(self, keep: bool) -> None:
-        archive, tmp = self._cds_archive, self._cds_dump_tmp
-        self._cds_archive = self._cds_dump_tmp = None
-        if archive is None or tmp is None:
-            return
-        try:
-            if keep and tmp.is_file() and tmp.stat().st_size > 0 and not archive.exists():
-                os.replace(tmp, archive)
-                self._say(f"{self.name}: saved class-data-sharing archive {archive}")
-        except OSError:
-            pass
-        finally:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
-            with _cds_lock:
-                _cds_dumping.discard(archive)
 
     def _start_watchdog(self) -> None:
         assert self._proc is not None
@@ -655,23 +506,19 @@ class LocalMetastore:
         with self._lock:
             self._stop_watchdog()
             proc = self._proc
-            clean = False
             if proc is not None:
                 pgid = proc.pid  # session leader => pgid == pid
                 if proc.poll() is None:
                     self._say(f"{self.name}: stopping JVM pid {proc.pid}")
                     _killpg(pgid, signal.SIGTERM)
                     try:
-                        # A JVM dumping its CDS archive needs a moment longer.
-                        proc.wait(timeout=grace_s + (10 if self._cds_dump_tmp else 0))
-                        clean = True
+                        proc.wait(timeout=grace_s)
                     except subprocess.TimeoutExpired:
                         _killpg(pgid, signal.SIGKILL)
                         proc.wait(timeout=30)
                 # Anything else left in the group (the JVM spawns nothing, but be sure).
                 _killpg(pgid, signal.SIGKILL)
             self._proc = None
-            self._release_cds_dump(keep=clean)
             with _live_lock:
                 _live.pop(id(self), None)
 

@@ -688,9 +688,6 @@ def main(argv=None) -> int:
     started = time.monotonic()
     budget_end = started + args.budget
     signal.signal(signal.SIGTERM, _sigterm)
-    # No shared class-data-sharing archive (~/.cache/hmsproxy/cds): other runs on the
-    # machine may rewrite it while this JVM has it mapped. It only shortens start-up.
-    os.environ.setdefault("HMSPROXY_DEVSTACK_CDS", "0")
 
     import thriftpy2
 
