@@ -1,0 +1,70 @@
+"""Python API for hmsproxy's own statements, through a running proxy.
+
+    from hmsproxy.client import HmsProxyClient
+    with HmsProxyClient("thrift://proxy:9083", user="alice") as c:
+        c.execute("CREATE REMOTE DATABASE sales WITH DBPROPERTIES ('hive.metastore.uris'='thrift://hms:9083')")
+        [rs] = c.execute("SHOW REMOTE DATABASES")
+
+A script is split into statements here (syntax errors are found before anything
+runs, with their line and column); each statement is one `hmsproxy_execute` call.
+"""
+
+from __future__ import annotations
+
+import getpass
+
+import thriftpy2.rpc
+from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
+
+from hmsproxy import idl
+from hmsproxy.ddl.parser import DdlSyntaxError, split
+from hmsproxy.ddl.results import ResultSet
+from hmsproxy.wire import parse_uri
+
+__all__ = ["DdlSyntaxError", "HmsProxyClient", "HmsProxyError", "ResultSet"]
+
+
+class HmsProxyError(Exception):
+    """The proxy refused or failed a statement; the message is the proxy's."""
+
+
+class HmsProxyClient:
+    def __init__(self, uri: str = "thrift://127.0.0.1:9083", user: str | None = None, *,
+                 timeout_s: float = 60.0, transport: str = "buffered"):  # fmt: skip
+        self.uri = uri
+        #: Who the statements run as (set_ugi); the OS user by default, as Hive's clients do.
+        self.user = user or getpass.getuser()
+        host, port = parse_uri(uri)
+        factory = TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()
+        self._client = thriftpy2.rpc.make_client(
+            idl.HmsProxy, host, port, timeout=int(timeout_s * 1000), trans_factory=factory
+        )
+        try:
+            self._client.set_ugi(self.user, [])
+        except BaseException:
+            self._client.close()
+            raise
+
+    def execute(self, sql: str, database: str | None = None) -> list[ResultSet]:
+        """Run every statement of `sql` in order; one ResultSet per statement.
+
+        `database` is the current database (where `CREATE REMOTE TABLE t` goes); default "default".
+        Raises DdlSyntaxError (nothing ran) or HmsProxyError (statements before it ran).
+        """
+        results = []
+        for statement in split(sql):
+            try:
+                r = self._client.hmsproxy_execute(statement, database or "default")
+            except idl.hive.MetaException as e:
+                raise HmsProxyError(e.message) from None
+            results.append(ResultSet(list(r.columns or []), [list(row) for row in r.rows or []]))
+        return results
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HmsProxyClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,116 @@
+"""Remote databases and tables as the store keeps them. Names are stored lower-cased."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.store import schema
+from hmsproxy.store.db import AlreadyExists
+
+if TYPE_CHECKING:
+    from hmsproxy.store.db import Store
+
+
+def _props(text: str) -> dict[str, str]:
+    value = json.loads(text or "{}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _dump(props: dict[str, str]) -> str:
+    return json.dumps({str(k): str(v) for k, v in (props or {}).items()}, sort_keys=True)
+
+
+def _database(row) -> RemoteDatabase:
+    return RemoteDatabase(row.local_name, row.remote_name, row.factory, _props(row.properties), row.owner, row.created_at)
+
+
+def _table(row) -> RemoteTable:
+    return RemoteTable(row.local_db, row.local_name, row.remote_db, row.remote_name, row.factory,
+                       _props(row.properties), row.owner, row.created_at)  # fmt: skip
+
+
+class RemoteRepository:
+    def __init__(self, store: Store):
+        self._store = store
+
+    # -- databases -----------------------------------------------------------------
+
+    def add_database(self, rd: RemoteDatabase) -> None:
+        """Raises AlreadyExists if a remote database already has this local name."""
+        t = schema.remote_databases
+        try:
+            with self._store.writing() as conn:
+                conn.execute(t.insert().values(
+                    local_name=rd.local_name.lower(), remote_name=rd.remote_name.lower(), factory=rd.factory,
+                    properties=_dump(rd.properties), owner=rd.owner, created_at=rd.created_at,
+                ))  # fmt: skip
+                self._store.bump(conn)
+        except IntegrityError:
+            raise AlreadyExists(f"remote database '{rd.local_name.lower()}' already exists") from None
+
+    def drop_database(self, local_name: str) -> bool:
+        t = schema.remote_databases
+        with self._store.writing() as conn:
+            gone = conn.execute(delete(t).where(t.c.local_name == local_name.lower())).rowcount > 0
+            if gone:
+                self._store.bump(conn)
+        return gone
+
+    def get_database(self, local_name: str) -> RemoteDatabase | None:
+        t = schema.remote_databases
+        with self._store.reading() as conn:
+            row = conn.execute(select(t).where(t.c.local_name == local_name.lower())).first()
+        return _database(row) if row is not None else None
+
+    def list_databases(self) -> list[RemoteDatabase]:
+        t = schema.remote_databases
+        with self._store.reading() as conn:
+            return [_database(r) for r in conn.execute(select(t).order_by(t.c.local_name))]
+
+    # -- tables --------------------------------------------------------------------
+
+    def add_table(self, rt: RemoteTable) -> None:
+        """Raises AlreadyExists if a remote table already has this local db.name."""
+        t = schema.remote_tables
+        try:
+            with self._store.writing() as conn:
+                conn.execute(t.insert().values(
+                    local_db=rt.local_db.lower(), local_name=rt.local_name.lower(),
+                    remote_db=rt.remote_db.lower(), remote_name=rt.remote_name.lower(), factory=rt.factory,
+                    properties=_dump(rt.properties), owner=rt.owner, created_at=rt.created_at,
+                ))  # fmt: skip
+                self._store.bump(conn)
+        except IntegrityError:
+            raise AlreadyExists(f"remote table '{rt.local_db.lower()}.{rt.local_name.lower()}' already exists") from None
+
+    def drop_table(self, local_db: str, local_name: str) -> bool:
+        t = schema.remote_tables
+        with self._store.writing() as conn:
+            gone = conn.execute(
+                delete(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())
+            ).rowcount > 0
+            if gone:
+                self._store.bump(conn)
+        return gone
+
+    def get_table(self, local_db: str, local_name: str) -> RemoteTable | None:
+        t = schema.remote_tables
+        with self._store.reading() as conn:
+            row = conn.execute(select(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())).first()
+        return _table(row) if row is not None else None
+
+    def list_tables(self, local_db: str | None = None) -> list[RemoteTable]:
+        t = schema.remote_tables
+        query = select(t).order_by(t.c.local_db, t.c.local_name)
+        if local_db is not None:
+            query = query.where(t.c.local_db == local_db.lower())
+        with self._store.reading() as conn:
+            return [_table(r) for r in conn.execute(query)]
+
+    def generation(self) -> int:
+        return self._store.generation()
