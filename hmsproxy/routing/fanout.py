@@ -47,7 +47,7 @@ class FanOut:
                 reason = f"no answer within {self.base_timeout_ms + naming.metastore.latency_ms} ms"
                 # The connection may still receive the late reply; it can't be reused.
                 session.discard(naming.name)
-                session.registry.state(naming.name).last_error = reason
+                session.registry.note_timeout(naming.name, reason)  # also counted for /metrics
             except BackendUnavailable as e:
                 reason = e.reason
             except Exception as e:  # a backend's TApplicationException: leave it out, like a dead one

@@ -15,6 +15,7 @@ from thriftpy2.thrift import TType
 
 from hmsproxy import idl
 from hmsproxy.routing.rewrite import DB_NAME_FIELDS, args_db_fields
+from hmsproxy.routing.table_rewrite import TABLE_NAMED_BY_NAME_ARG
 
 
 class Kind(enum.Enum):
@@ -29,7 +30,7 @@ LOCAL_METHODS = frozenset(
     {
         "getName", "getVersion", "getStatus", "getStatusDetails", "getCounters", "getCounter",
         "setOption", "getOption", "getOptions", "getCpuProfile", "aliveSince",
-        "reinitialize", "shutdown", "hmsproxy_describe",
+        "reinitialize", "shutdown", "hmsproxy_describe", "hmsproxy_execute",
     }
 )  # fmt: skip
 FANOUT_METHODS = frozenset(
@@ -45,8 +46,6 @@ WRITE_PREFIXES = (
 
 #: Table names among plain string arguments.
 TABLE_NAME_ARGS = ("tbl_name", "table_name", "base_tbl_name", "source_table_name", "tableName")
-#: Methods whose argument called `name` is a table name.
-TABLE_NAMED_BY_NAME_ARG = frozenset({"drop_table", "drop_table_with_environment_context"})
 #: Table-name fields inside request structs, next to the db field.
 TABLE_NAME_FIELDS = ("tableName", "tblName", "tbl_name", "tablename", "table_name", "tableName")
 

@@ -1,0 +1,125 @@
+"""Where a remote database or table lives: its factory's metastore, reached directly or by SSH.
+
+`Targets.metastore(factory, properties)` gives the read-only MetastoreConfig
+calls go to. Its name is the target's stable key ("remote:thrift://h:9083",
+plus the SSH route when tunnelled), so every remote on one metastore shares one
+connection per client session and one health record. Also here: how link
+properties arrive through plain clients (DBPROPERTIES / TBLPROPERTIES).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+from hmsproxy.config_model import MetastoreConfig
+from hmsproxy.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, get_factory
+from hmsproxy.remotes.tunnels import TunnelManager, tunnel_spec
+from hmsproxy.wire import parse_uri
+
+#: Properties naming a remote's link when it is created through CREATE DATABASE / CREATE TABLE.
+LINK_URIS = "hmsproxy.remote.uris"
+LINK_DATABASE = "hmsproxy.remote.database"
+LINK_TABLE = "hmsproxy.remote.table"
+LINK_FACTORY = "hmsproxy.remote.factory"
+LINK_KEYS = (LINK_URIS, LINK_DATABASE, LINK_TABLE, LINK_FACTORY)
+
+#: Java factory names of the Hive proposal that mean the built-in Thrift factory (SSH comes from properties).
+THRIFT_ALIASES = frozenset(
+    {
+        "thrift",
+        "org.apache.hadoop.hive.metastore.thrifthivemetastoreclientfactory",
+        "org.apache.hadoop.hive.metastore.sshthrifthivemetastoreclientfactory",
+    }
+)
+#: Table / database parameters clients and Hive add on their own; never part of a link.
+AUTO_PARAMETERS = frozenset(
+    {
+        "transient_lastDdlTime", "numFiles", "numRows", "rawDataSize", "totalSize", "COLUMN_STATS_ACCURATE",
+        "numFilesErasureCoded", "EXTERNAL", "comment", "bucketing_version", "last_modified_by",
+        "last_modified_time", "owner",
+    }
+)  # fmt: skip
+
+
+def normalize_factory(name: str | None) -> str:
+    name = (name or DEFAULT_FACTORY).strip()
+    return DEFAULT_FACTORY if name.lower() in THRIFT_ALIASES else name
+
+
+def is_link(parameters: dict | None) -> bool:
+    """True if CREATE DATABASE / CREATE TABLE parameters ask for a remote instead of a real object."""
+    return bool(parameters) and any(k in parameters for k in (LINK_URIS, LINK_FACTORY))
+
+
+def link_properties(parameters: dict[str, str]) -> dict[str, str]:
+    """The factory properties in DBPROPERTIES / TBLPROPERTIES: hmsproxy.remote.uris becomes
+    hive.metastore.uris; Spark's and Hive's own parameters are left out."""
+    props = {}
+    for k, v in (parameters or {}).items():
+        if k == LINK_URIS:
+            props[URIS_PROPERTY] = v
+        elif k in LINK_KEYS or k in AUTO_PARAMETERS or k.startswith("spark."):
+            continue
+        else:
+            props[k] = v
+    return props
+
+
+def describe_target(factory: str, properties: dict[str, str]) -> str:
+    """How messages name a target: its URIs (and SSH route), or the factory."""
+    where = properties.get(URIS_PROPERTY, "").strip() or f"factory {factory}"
+    route = properties.get("ssh.tunnel.route")
+    return f"{where} (via ssh {route.strip()})" if route else where
+
+
+class Targets:
+    """Builds (and caches) remotes' metastores; opens SSH tunnels on demand."""
+
+    def __init__(self, registry, connect_timeout_s):
+        self.registry = registry  # BackendRegistry: learns each target by name
+        self._connect_timeout_s = connect_timeout_s  # () -> seconds, read per use (config reloads)
+        self.tunnels = TunnelManager()
+        self._cache: dict[tuple, MetastoreConfig] = {}
+        self._lock = threading.Lock()
+
+    def validate(self, factory: str, properties: dict[str, str]) -> None:
+        """Raise ValueError (or UnknownFactory) naming the bad property."""
+        name = normalize_factory(factory)
+        get_factory(name).validate(properties)
+        tunnel_spec(properties)
+
+    def metastore(self, factory: str, properties: dict[str, str]) -> MetastoreConfig:
+        """The metastore calls for this remote go to. Raises ValueError, UnknownFactory, TunnelError."""
+        name = normalize_factory(factory)
+        cache_key = (name, tuple(sorted(properties.items())))
+        with self._lock:
+            base = self._cache.get(cache_key)
+        if base is None:
+            base = get_factory(name).metastore(self.key(name, properties), properties)
+            with self._lock:
+                self._cache[cache_key] = base
+            self.registry.extra[base.name] = base
+        spec = tunnel_spec(properties)
+        if spec is None:
+            return base
+        host, port = parse_uri(base.uris[0])
+        local_host, local_port = self.tunnels.local_address(spec, host, port, self._connect_timeout_s())
+        ms = dataclasses.replace(base, uris=(f"thrift://{local_host}:{local_port}",))
+        self.registry.extra[ms.name] = ms
+        return ms
+
+    @staticmethod
+    def key(factory: str, properties: dict[str, str]) -> str:
+        """A stable, unique name per target."""
+        uris = ",".join(u.strip() for u in properties.get(URIS_PROPERTY, "").split(",") if u.strip())
+        if factory == DEFAULT_FACTORY:
+            key = f"remote:{uris}"
+        else:
+            other = ",".join(f"{k}={v}" for k, v in sorted(properties.items()) if not k.startswith("ssh.tunnel."))
+            key = f"remote:{factory}:{uris or other}"
+        route = (properties.get("ssh.tunnel.route") or "").strip()
+        return f"{key} via ssh {route}" if route else key
+
+    def close(self) -> None:
+        self.tunnels.close()

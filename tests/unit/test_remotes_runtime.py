@@ -1,0 +1,170 @@
+"""Remotes without a network: the cached registry on a real SQLite store, link properties,
+target keys, SSH routes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hmsproxy.backends import BackendRegistry
+from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.remotes.registry import RemoteRegistry
+from hmsproxy.remotes.targets import Targets, is_link, link_properties, normalize_factory
+from hmsproxy.remotes.tunnels import Hop, parse_route, tunnel_spec
+from hmsproxy.store import RemoteDatabase, RemoteTable, Store
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    yield s
+    s.close()
+
+
+def test_registry_sees_changes_of_another_writer_within_its_interval(store, tmp_path):
+    mine = RemoteRegistry(store.remotes, check_interval_s=0.2)
+    assert mine.snapshot().empty
+    other = Store(f"sqlite:///{tmp_path / 'store.db'}")  # a second proxy on the same store
+    try:
+        other.remotes.add_database(RemoteDatabase("Sales_EU", "sales", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
+        other.remotes.add_table(RemoteTable("loc", "t_link", "sales", "t", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
+    finally:
+        other.close()
+    deadline = time.monotonic() + 2
+    while mine.snapshot().empty:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    snap = mine.snapshot()
+    assert snap.database("sales_eu").remote_name == "sales"
+    assert snap.database("@hive#SALES_EU").local_name == "sales_eu"
+    assert snap.table("loc", "T_LINK").remote_name == "t"
+    assert [t.local_name for t in snap.tables_of("loc")] == ["t_link"]
+    assert snap.database("loc") is None and snap.table("loc", "t") is None
+
+
+def test_registry_reads_the_store_only_when_its_generation_moved(store):
+    calls = []
+
+    class Counting:
+        def __init__(self, repo):
+            self.repo = repo
+
+        def generation(self):
+            return self.repo.generation()
+
+        def list_databases(self):
+            calls.append("db")
+            return self.repo.list_databases()
+
+        def list_tables(self, local_db=None):
+            return self.repo.list_tables(local_db)
+
+    registry = RemoteRegistry(Counting(store.remotes), check_interval_s=0)
+    registry.snapshot()
+    registry.snapshot()
+    assert calls == ["db"]
+    store.remotes.add_database(RemoteDatabase("x", "x", "thrift", {}))
+    assert registry.snapshot().database("x") is not None
+    assert calls == ["db", "db"]
+
+
+def test_link_properties_from_plain_ddl():
+    params = {
+        "hmsproxy.remote.uris": "thrift://h:9083",
+        "hmsproxy.remote.database": "sales",
+        "hmsproxy.remote.table": "orders",
+        "ssh.tunnel.route": "u@bastion -> v@node",
+        "spark.sql.sources.provider": "parquet",
+        "transient_lastDdlTime": "1",
+    }
+    assert is_link(params) and not is_link({"a": "b"}) and not is_link(None)
+    assert link_properties(params) == {"hive.metastore.uris": "thrift://h:9083", "ssh.tunnel.route": "u@bastion -> v@node"}
+    assert normalize_factory(None) == "thrift"
+    assert normalize_factory("org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory") == "thrift"
+    assert normalize_factory("my.pkg:Factory") == "my.pkg:Factory"
+
+
+def test_targets_are_named_stably_and_shared(tmp_path):
+    primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True)
+    registry = BackendRegistry(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
+    targets = Targets(registry, lambda: 1.0)
+    props = {"hive.metastore.uris": "thrift://h:9083, thrift://h2:9083"}
+    a = targets.metastore("thrift", props)
+    b = targets.metastore("org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory", dict(props))
+    assert a == b and a.name == "remote:thrift://h:9083,thrift://h2:9083"
+    assert a.uris == ("thrift://h:9083", "thrift://h2:9083")
+    assert a.access_control_type is AccessControlType.READ_ONLY
+    assert registry.metastore(a.name) is a  # known to the registry (versions, translations)
+    tunnelled = Targets.key("thrift", {**props, "ssh.tunnel.route": "u@b"})
+    assert tunnelled == "remote:thrift://h:9083,thrift://h2:9083 via ssh u@b"
+    with pytest.raises(ValueError, match="hive.metastore.uris"):
+        targets.validate("thrift", {"hive.metastore.uris": "http://x"})
+
+
+def test_ssh_routes():
+    assert parse_route("bastionuser@bastion -> user@node:2222") == (
+        Hop("bastionuser", "bastion", 22), Hop("user", "node", 2222)
+    )
+    assert parse_route("host", default_port=2200) == (Hop(None, "host", 2200),)
+    with pytest.raises(ValueError, match="empty hop"):
+        parse_route("a@b -> ")
+    with pytest.raises(ValueError, match="bad port"):
+        parse_route("a@b:xx")
+    spec = tunnel_spec({"ssh.tunnel.route": "a@b -> c@d -> e@f", "ssh.tunnel.private.keys": "/k1, /k2",
+                        "ssh.tunnel.known.hosts": "/kh"})  # fmt: skip
+    assert [spec.key_for(i) for i in range(3)] == ["/k1", "/k2", "/k2"]
+    assert spec.known_hosts == "/kh" and spec.strict
+    assert spec.route == "a@b:22 -> c@d:22 -> e@f:22"
+    assert tunnel_spec({}) is None
+    assert not tunnel_spec({"ssh.tunnel.route": "x", "ssh.tunnel.strict.host.key.checking": "no"}).strict
+
+
+def test_config_remotes_are_parsed_and_validated(tmp_path):
+    from hmsproxy.config import ConfigError, load_config
+
+    base = (
+        "primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://127.0.0.1:1'}\n"
+        "remotes:\n  creators: [alice]\n"
+    )
+    good = tmp_path / "good.yml"
+    good.write_text(base + (
+        "  databases:\n"
+        "    - {name: Sales_EU, remote-database: sales, uris: 'thrift://hms-eu:9083'}\n"
+        "  tables:\n"
+        "    - database: shop\n      name: orders_eu\n      remote-table: orders\n"
+        "      properties: {hive.metastore.uris: 'thrift://hms-eu:9083', ssh.tunnel.route: 'u@b'}\n"
+    ))  # fmt: skip
+    remotes = load_config(good).remotes
+    assert remotes.creators == ("alice",)
+    (db,) = remotes.databases
+    assert (db.local_name, db.remote_name, db.factory, db.properties) == (
+        "sales_eu", "sales", "thrift", {"hive.metastore.uris": "thrift://hms-eu:9083"})
+    (t,) = remotes.tables
+    assert (t.local_db, t.local_name, t.remote_db, t.remote_name) == ("shop", "orders_eu", "shop", "orders")
+    assert t.properties["ssh.tunnel.route"] == "u@b"
+    bad = tmp_path / "bad.yml"
+    bad.write_text(base + "  databases:\n    - {name: x, uris: 'http://nope'}\n")
+    with pytest.raises(ConfigError, match=r"remotes\.databases\[0\].*hive.metastore.uris"):
+        load_config(bad)
+    twice = tmp_path / "twice.yml"
+    twice.write_text(base + "  databases:\n    - {name: x, uris: 'thrift://h:1'}\n    - {name: X, uris: 'thrift://h:2'}\n")
+    with pytest.raises(ConfigError, match="defined twice"):
+        load_config(twice)
+
+
+def test_config_remotes_win_over_the_stores_and_are_marked(store):
+    from hmsproxy.config_model import RemotesConfig
+    from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+
+    store.remotes.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
+    store.remotes.add_database(RemoteDatabase("b", "b", "thrift", {}))
+    static = RemotesConfig(None, (RemoteDatabase("a", "from_config"),),
+                           (RemoteTable("shop", "t", "sales", "t"),))  # fmt: skip
+    registry = RemoteRegistry(store.remotes, check_interval_s=0)
+    view = registry.view(static)
+    assert view.database("a").remote_name == "from_config" and view.database("b").remote_name == "b"
+    assert view.static_databases == {"a"} and view.static_tables == {("shop", "t")}
+    assert [t.local_name for t in view.tables_of("shop")] == ["t"]
+    assert registry.view(static) is view  # cached while neither changes
+    assert registry.view(None).database("a").remote_name == "from_store"
