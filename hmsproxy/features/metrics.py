@@ -1,0 +1,80 @@
+"""Prometheus metrics: an on_complete feature plus gauges read from the backend registry.
+
+Each Metrics owns its CollectorRegistry (not prometheus_client's global one), so
+several handlers in one process (tests, workers) keep separate counts. render()
+is the one place that turns them into the text format served on /metrics.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from hmsproxy.backends import BackendRegistry
+from hmsproxy.call import Call
+
+#: Error texts become label values; keep them short so one bad backend can't bloat a scrape.
+MAX_ERROR_LABEL = 200
+
+#: Metastore calls take from a millisecond (cached answers) to minutes (big partition lists).
+DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class _BackendCollector:
+    """Per-metastore state, read from the registry at scrape time (so reloads show at once)."""
+
+    def __init__(self, backends: BackendRegistry):
+        self.backends = backends
+
+    def collect(self):
+        up = GaugeMetricFamily("hmsproxy_backend_up", "1 if the metastore answered its last call, 0 if it failed, absent before first contact", labels=["backend"])
+        error = GaugeMetricFamily("hmsproxy_backend_last_error_info", "The last error a metastore gave (value is always 1)", labels=["backend", "error"])
+        timeouts = CounterMetricFamily("hmsproxy_fanout_timeouts", "Fan-out answers given without this metastore because it was too slow", labels=["backend"])
+        for name, state in list(self.backends.states.items()):
+            if state.up is not None:
+                up.add_metric([name], 1.0 if state.up else 0.0)
+            if state.last_error:
+                error.add_metric([name, state.last_error[:MAX_ERROR_LABEL]], 1.0)
+            timeouts.add_metric([name], state.fanout_timeouts)
+        return [up, error, timeouts]
+
+
+class _NullGauge:
+    def inc(self, amount: float = 1) -> None:
+        pass
+
+    def dec(self, amount: float = 1) -> None:
+        pass
+
+
+class Metrics:
+    def __init__(self, backends: BackendRegistry):
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "hmsproxy_requests", "Calls handled, by method, answering metastore and outcome",
+            ["method", "backend", "outcome"], registry=self.registry,
+        )  # fmt: skip
+        self.duration = Histogram(
+            "hmsproxy_request_duration_seconds", "Time from a call's arrival to its answer",
+            ["method", "backend"], buckets=DURATION_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.client_connections = Gauge("hmsproxy_client_connections", "Open client connections", registry=self.registry)
+        #: The store module counts its failures here (handler.metrics.store_errors.inc()).
+        self.store_errors = Counter("hmsproxy_store_errors", "Failed operations on the proxy's own store", registry=self.registry)
+        self.registry.register(_BackendCollector(backends))
+
+    def on_complete(self, call: Call) -> None:
+        backend = call.backend or "-"
+        self.requests.labels(call.method, backend, call.outcome).inc()
+        self.duration.labels(call.method, backend).observe(call.elapsed_s)
+
+    def render(self) -> tuple[bytes, str]:
+        """The scrape body and its content type."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def connection_gauge(handler):
+    """The open-connections gauge of a handler's metrics, or a no-op one when it has none."""
+    metrics = getattr(handler, "metrics", None)
+    return metrics.client_connections if metrics is not None else _NullGauge()

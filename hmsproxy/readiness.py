@@ -1,0 +1,90 @@
+"""Is this proxy ready to serve? A list of checks, each a callable returning a CheckResult.
+
+/readyz runs them all. Parts that the proxy cannot serve without add their own
+check with ``handler.readiness.add(fn)`` (e.g. the store, when one is configured).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from thriftpy2.thrift import TApplicationException
+
+from hmsproxy import idl
+from hmsproxy.wire import BackendUnavailable, ThriftConnection
+
+#: The primary check is a real call; one per second at most, however often /readyz is asked.
+PRIMARY_CHECK_CACHE_S = 1.0
+PRIMARY_CHECK_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+Check = Callable[[], CheckResult]
+
+
+class Readiness:
+    def __init__(self, checks: list[Check] | None = None):
+        self.checks: list[Check] = list(checks or [])
+
+    def add(self, check: Check) -> None:
+        self.checks.append(check)
+
+    def run(self) -> tuple[bool, list[CheckResult]]:
+        results = []
+        for check in list(self.checks):
+            try:
+                results.append(check())
+            except Exception as e:  # a broken check means "not ready", never a crashed endpoint
+                results.append(CheckResult(getattr(check, "__name__", repr(check)), False, repr(e)))
+        return all(r.ok for r in results), results
+
+
+def config_check(handler) -> Check:
+    def config() -> CheckResult:
+        cfg = handler.config
+        return CheckResult("config", True, ", ".join(cfg.sources) or "built in code")
+
+    return config
+
+
+class PrimaryCheck:
+    """get_all_databases on the primary over a fresh short-timeout connection, cached briefly."""
+
+    def __init__(self, handler, *, cache_s: float = PRIMARY_CHECK_CACHE_S, timeout_s: float = PRIMARY_CHECK_TIMEOUT_S):
+        self.handler = handler
+        self.cache_s = cache_s
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._last: tuple[float, CheckResult] | None = None
+
+    def __call__(self) -> CheckResult:
+        with self._lock:  # concurrent probes wait for one answer instead of each calling the primary
+            if self._last is not None and time.monotonic() - self._last[0] < self.cache_s:
+                return self._last[1]
+            result = self._probe()
+            self._last = (time.monotonic(), result)
+            return result
+
+    def _probe(self) -> CheckResult:
+        primary = self.handler.config.primary  # the current snapshot: follows reloads
+        conn = ThriftConnection(primary.name, primary.uris, connect_timeout_s=self.timeout_s, call_timeout_s=self.timeout_s)
+        try:
+            conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+        except (BackendUnavailable, TApplicationException) as e:
+            return CheckResult("primary", False, f"metastore '{primary.name}': {e}")
+        finally:
+            conn.close()
+        return CheckResult("primary", True, f"metastore '{primary.name}' answered")
+
+
+def default_readiness(handler) -> Readiness:
+    return Readiness([config_check(handler), PrimaryCheck(handler)])

@@ -1,0 +1,79 @@
+"""Live reload: re-read the config files and swap the snapshot, or keep the old one.
+
+`hmsproxy serve` reloads on SIGHUP; `hmsproxy reload` finds the server through
+the pid file serve writes and sends it that signal. Routing, access control,
+fan-out timeouts, backend timeouts and audit settings change at once (open
+client connections stay); the listening address, transport, TLS, workers and
+the HTTP port are bound when the process starts, so changes to them are logged
+as needing a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Callable
+
+from hmsproxy.config import ConfigError
+from hmsproxy.config_model import Config
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PID_FILE = ".state/hmsproxy.pid"
+
+_RESTART_ONLY = {
+    "server.host": lambda c: c.server.host,
+    "server.port": lambda c: c.server.port,
+    "server.transport": lambda c: c.server.transport,
+    "server.tls": lambda c: c.server.tls,
+    "server.workers": lambda c: c.server.workers,
+    "http": lambda c: c.http,
+    "store": lambda c: c.store,
+}
+
+
+def reload_config(handler, load: Callable[[], Config]) -> bool:
+    """Apply what `load()` returns; on ConfigError keep serving the current config. True if applied."""
+    try:
+        new = load()
+    except ConfigError as e:
+        log.error("reload rejected, still serving the previous configuration: %s", e)
+        return False
+    old = handler.config
+    pending = [key for key, get in _RESTART_ONLY.items() if get(old) != get(new)]
+    handler.apply_config(new)
+    log.info("configuration reloaded from %s", ", ".join(new.sources) or "code")
+    if pending:
+        log.warning("reload: %s changed; that takes effect after a restart", ", ".join(pending))
+    return True
+
+
+def write_pid_file(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"{os.getpid()}\n")
+    return p
+
+
+def remove_pid_file(path: Path) -> None:
+    # Only our own: another server may have taken the file over since.
+    try:
+        if path.read_text().strip() == str(os.getpid()):
+            path.unlink()
+    except OSError:
+        pass
+
+
+def signal_reload(pid_file: str | os.PathLike) -> int:
+    """SIGHUP the server whose pid is in `pid_file`; returns that pid."""
+    try:
+        pid = int(Path(pid_file).read_text().strip())
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"hmsproxy: can't read a server pid from {pid_file}: {e}") from e
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        raise SystemExit(f"hmsproxy: no process {pid} (from {pid_file}); is the server running?") from None
+    return pid
