@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test bench check-config clean
+.PHONY: up test bench check-config clean sshd
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,16 @@ $(BIN)/.installed: pyproject.toml
 up: $(BIN)/.installed
 	$(BIN)/hmsproxy dev up
 
-test: $(BIN)/.installed
+test: $(BIN)/.installed sshd
 	$(BIN)/python -m pytest -q -rs
+
+# The SSH-tunnel tests start a real OpenSSH server on loopback; install it where apt-get can.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+sshd:
+	@test -x /usr/sbin/sshd || ! command -v apt-get >/dev/null || \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server || \
+		($(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server) || \
+		echo "warning: could not install openssh-server; the SSH tunnel tests will be skipped"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy

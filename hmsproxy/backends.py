@@ -70,6 +70,8 @@ class BackendState:
     probed_version: str | None = None
     #: Methods the backend answered with "Invalid method name".
     missing_methods: set[str] = field(default_factory=set)
+    #: Fan-out answers given without this metastore because it was too slow.
+    fanout_timeouts: int = 0
 
 
 class BackendRegistry:
@@ -79,6 +81,8 @@ class BackendRegistry:
         self._lock = threading.Lock()
         self.config = config
         self.states: dict[str, BackendState] = {}
+        #: Metastores outside the config that calls go to (remote databases' and tables' targets).
+        self.extra: dict[str, MetastoreConfig] = {}
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -90,6 +94,8 @@ class BackendRegistry:
         for m in self.config.metastores:
             if m.name == name:
                 return m
+        if name in self.extra:
+            return self.extra[name]
         raise KeyError(name)
 
     def state(self, name: str) -> BackendState:
@@ -109,6 +115,13 @@ class BackendRegistry:
         if st.up is not False:
             log.warning("metastore '%s' is down: %s", name, reason)
             st.up, st.changed_at = False, time.time()
+
+    def note_timeout(self, name: str, reason: str) -> None:
+        """A fan-out gave up waiting for this metastore (it is slow, not necessarily down)."""
+        with self._lock:
+            st = self.state(name)
+            st.last_error = reason
+            st.fanout_timeouts += 1
 
     def version(self, name: str) -> str | None:
         return self.metastore(name).hive_version or self.state(name).probed_version

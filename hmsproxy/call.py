@@ -39,6 +39,8 @@ class Call:
     client_db: str | None = None
     table: str | None = None
     route: Route | None = None
+    #: What a feature routed the call to, for error messages (e.g. "remote table db.t").
+    subject: str | None = None
     #: The metastore that answered: its name, "*" for fan-out, "hmsproxy" for local answers.
     backend: str | None = None
     outcome: str = "ok"

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from hmsproxy import __version__
+from hmsproxy.reload import DEFAULT_PID_FILE
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -30,34 +31,100 @@ def _setup_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper()), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def cmd_serve(args) -> int:
+def _serve_config(args):
+    """The config files with the command line's overrides; a reload reads it again."""
     from dataclasses import replace
 
-    from hmsproxy.app import build_handler
-    from hmsproxy.server import ProxyServer
-
     config = _load(args)
-    server_cfg = config.server
+    server_cfg, http = config.server, config.http
     if args.host:
         server_cfg = replace(server_cfg, host=args.host)
     if args.port is not None:
         server_cfg = replace(server_cfg, port=args.port)
-    config = replace(config, server=server_cfg)
+    if args.workers is not None:
+        server_cfg = replace(server_cfg, workers=args.workers)
+    if args.http_port is not None:
+        http = replace(http, port=args.http_port)
+    return replace(config, server=server_cfg, http=http)
+
+
+def cmd_serve(args) -> int:
+    from hmsproxy.config import ConfigError
+    from hmsproxy.reload import remove_pid_file, write_pid_file
+
+    config = _serve_config(args)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a reload before the server is up must not kill it
+    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` signals this process
+    try:
+        if config.server.workers > 1:
+            from hmsproxy.workers import supervise
+
+            latest = [config]  # the last valid config: a restarted worker starts with it
+
+            def reread():
+                try:
+                    latest[0] = _serve_config(args)
+                except ConfigError:
+                    pass  # each worker logs the rejection itself
+
+            print(f"hmsproxy {__version__} starting {config.server.workers} workers", flush=True)
+            return supervise(config.server.workers, lambda i: _serve_one(args, latest[0], worker=i), on_hup=reread)
+        return _serve_one(args, config)
+    finally:
+        remove_pid_file(pid_file)
+
+
+def _serve_one(args, config, worker: int | None = None) -> int:
+    import os
+
+    from hmsproxy.app import build_handler
+    from hmsproxy.reload import reload_config
+    from hmsproxy.server import ProxyServer
+
+    s = config.server
     handler = build_handler(config)
-    server = ProxyServer(handler, server_cfg.host, server_cfg.port, transport=server_cfg.transport)
-    print(f"hmsproxy {__version__} serving {server.uri}", flush=True)
-    _serve_until_signal(server, handler)
+    server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, reuse_port=worker is not None)
+    ops = _start_ops_http(handler, config.http, worker or 0)
+    who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
+    print(f"hmsproxy {__version__}{who} serving {server.uri}{' (TLS)' if s.tls else ''}", flush=True)
+    _serve_until_signal(
+        server, handler, on_stop=[ops.stop] if ops else (),
+        on_reload=lambda: reload_config(handler, lambda: _serve_config(args)),
+    )  # fmt: skip
     return 0
 
 
-def _serve_until_signal(server, handler, on_stop=()) -> None:
-    stop = threading.Event()
+def _start_ops_http(handler, http, offset: int = 0):
+    """The /metrics, /healthz, /readyz endpoint if http.port is set; worker i uses port + i."""
+    from hmsproxy.ops_http import OpsHttpServer
+
+    if http.port is None:
+        return None
+    ops = OpsHttpServer(handler, http.host, http.port + offset if http.port else 0).start()
+    print(f"operations endpoint {ops.url} (/metrics, /healthz, /readyz)", flush=True)
+    return ops
+
+
+def cmd_reload(args) -> int:
+    from hmsproxy.reload import signal_reload
+
+    pid = signal_reload(args.pid_file)
+    print(f"asked hmsproxy (pid {pid}) to reload; its log says whether the new configuration was applied")
+    return 0
+
+
+def _serve_until_signal(server, handler, on_stop=(), on_reload=None) -> None:
+    stop, hup = threading.Event(), threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    if on_reload is not None:
+        signal.signal(signal.SIGHUP, lambda *_: hup.set())
     server.start()
     try:
         while not stop.wait(0.5):
-            pass
+            if hup.is_set():  # reloaded here, not in the signal handler, so it may take locks
+                hup.clear()
+                on_reload()
     finally:
         server.stop()
         handler.close()
@@ -92,6 +159,39 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_sql(args) -> int:
+    """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
+    from hmsproxy.client import HmsProxyClient, HmsProxyError
+    from hmsproxy.ddl.parser import DdlSyntaxError
+    from hmsproxy.ddl.results import format_table
+
+    if args.file is not None:
+        try:
+            text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+        except OSError as e:
+            print(f"hmsproxy: can't read {args.file}: {e.strerror}", file=sys.stderr)
+            return 1
+    else:
+        text = args.execute
+    try:
+        with HmsProxyClient(args.uri, user=args.user) as client:
+            for n, rs in enumerate(client.execute(text, database=args.database)):
+                if n:
+                    print()
+                print(rs.rows[0][0] if rs.columns == ["result"] and len(rs.rows) == 1 else format_table(rs))
+    except DdlSyntaxError as e:
+        where = f" in {args.file}" if args.file else ""
+        print(f"hmsproxy: syntax error{where} at {e}", file=sys.stderr)
+        return 1
+    except HmsProxyError as e:
+        print(str(e) if str(e).startswith("hmsproxy:") else f"hmsproxy: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # the proxy is down, the URI is wrong, ...
+        print(f"hmsproxy: can't run statements through {args.uri}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_dev_hms(args) -> int:
     from hmsproxy.devstack import LocalMetastore
 
@@ -110,6 +210,9 @@ def cmd_dev_hms(args) -> int:
 
 
 def cmd_dev_up(args) -> int:
+    from dataclasses import replace
+
+    from hmsproxy.config_model import StoreConfig
     from hmsproxy.devstack import dev_config, free_port, start_metastores
     from hmsproxy.app import build_handler
     from hmsproxy.server import ProxyServer
@@ -121,6 +224,7 @@ def cmd_dev_up(args) -> int:
     metastores = start_metastores(args.backends, state)
     try:
         config = dev_config([m.uri for m in metastores], host=args.host, port=args.port)
+        config = replace(config, store=StoreConfig(f"sqlite:///{state / 'hmsproxy.db'}"))  # the store lives with the state
         handler = build_handler(config)
         server = ProxyServer(handler, args.host, args.port)
     except BaseException:
@@ -128,8 +232,10 @@ def cmd_dev_up(args) -> int:
             m.stop()
         raise
     from hmsproxy.config import describe
+    from hmsproxy.config_model import HttpConfig
 
     print(describe(config))
+    ops = _start_ops_http(handler, HttpConfig(args.host, args.http_port))
     print(
         "\nhmsproxy is serving {uri}. Use it from Spark with:\n"
         "  spark.sql.catalogImplementation=hive\n"
@@ -138,7 +244,7 @@ def cmd_dev_up(args) -> int:
         "Ctrl-C stops the proxy and the metastores.".format(uri=server.uri, wh=state / "spark-warehouse"),
         flush=True,
     )
-    _serve_until_signal(server, handler, on_stop=[m.stop for m in metastores])
+    _serve_until_signal(server, handler, on_stop=[*([ops.stop] if ops else []), *(m.stop for m in metastores)])
     return 0
 
 
@@ -152,7 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(s)
     s.add_argument("--host", help="override the listen address")
     s.add_argument("--port", type=int, help="override the listen port")
+    s.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
+    s.add_argument("--workers", type=int, help="processes sharing the port (overrides server.workers)")
+    s.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds this server (default {DEFAULT_PID_FILE})")
     s.set_defaults(func=cmd_serve)
+
+    r = sub.add_parser("reload", help="make a running `serve` re-read its config files (SIGHUP)")
+    r.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"the server's pid file (default {DEFAULT_PID_FILE})")
+    r.set_defaults(func=cmd_reload)
 
     c = sub.add_parser("check-config", help="validate config and print the resolved federation")
     _add_config_args(c)
@@ -162,12 +275,22 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--uri", default="thrift://127.0.0.1:9083")
     st.set_defaults(func=cmd_status)
 
+    q = sub.add_parser("sql", help="run hmsproxy's statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a proxy")
+    what = q.add_mutually_exclusive_group(required=True)
+    what.add_argument("-e", "--execute", metavar="SQL", help="the statements (';' between them)")
+    what.add_argument("-f", "--file", metavar="FILE", help="a script of statements ('-': standard input)")
+    q.add_argument("--uri", default="thrift://127.0.0.1:9083", help="the proxy (default thrift://127.0.0.1:9083)")
+    q.add_argument("--user", help="run as this user (set_ugi; default: the OS user)")
+    q.add_argument("--database", default="default", help="the current database, for unqualified tables (default 'default')")
+    q.set_defaults(func=cmd_sql)
+
     dev = sub.add_parser("dev", help="local federations for development and tests")
     dsub = dev.add_subparsers(dest="dev_command", required=True)
     up = dsub.add_parser("up", help="start local metastores and hmsproxy in front of them")
     up.add_argument("--backends", type=int, default=2, help="how many metastores (default 2: a primary and one federated)")
     up.add_argument("--host", default="127.0.0.1")
     up.add_argument("--port", type=int, default=9083)
+    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
     up.add_argument("--state-dir", default=".state/dev", help="where metastores keep their data (default .state/dev)")
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")

@@ -54,6 +54,7 @@ from hmsproxy.config_model import (
     StoreConfig,
     TlsConfig,
 )
+from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
 
 __all__ = [
     "ConfigError",
@@ -87,6 +88,8 @@ _JAVA_TIME_UNITS = (
     "HOURS",
     "DAYS",
 )
+#: The owner shown for remotes the admin defines in the config file.
+STATIC_OWNER = "config"
 _HIVE_VERSION_RE = re.compile(r"^[1-9]\d*\.\d+(\.\d+)?$")
 _URI_RE = re.compile(
     r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
@@ -833,7 +836,9 @@ _HTTP_KEYS = ("host", "port")
 _AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
 _AUDIT_LEVELS = ("all", "writes", "errors")
 _STORE_KEYS = ("url",)
-_REMOTES_KEYS = ("creators",)
+_REMOTES_KEYS = ("creators", "databases", "tables")
+_REMOTE_DB_KEYS = ("name", "remote-database", "factory", "uris", "properties")
+_REMOTE_TABLE_KEYS = ("database", "name", "remote-database", "remote-table", "factory", "uris", "properties")
 
 
 def _parse_tls(ctx: _Ctx, path: str, raw: Any) -> TlsConfig:
@@ -891,10 +896,59 @@ def _parse_store(ctx: _Ctx, raw: Any) -> StoreConfig:
 def _parse_remotes(ctx: _Ctx, raw: Any) -> RemotesConfig:
     path = "remotes"
     section = _section(ctx, path, _mapping(ctx, path, raw), _REMOTES_KEYS)
-    if not _present(section, "creators"):
-        return RemotesConfig()
-    creators = _list(ctx, _join(path, "creators"), section["creators"])
-    return RemotesConfig(tuple(_str(ctx, _at(_join(path, "creators"), i), c) for i, c in enumerate(creators)))
+    creators = None
+    if _present(section, "creators"):
+        raw_creators = _list(ctx, _join(path, "creators"), section["creators"])
+        creators = tuple(_str(ctx, _at(_join(path, "creators"), i), c) for i, c in enumerate(raw_creators))
+    databases, tables = [], []
+    for key, keys, out in (("databases", _REMOTE_DB_KEYS, databases), ("tables", _REMOTE_TABLE_KEYS, tables)):
+        if _present(section, key):
+            list_path = _join(path, key)
+            for i, entry in enumerate(_list(ctx, list_path, section[key])):
+                out.append(_parse_static_remote(ctx, _at(list_path, i), entry, keys))
+    _check_unique(ctx, path, databases, tables)
+    return RemotesConfig(creators, tuple(databases), tuple(tables))
+
+
+def _parse_static_remote(ctx: _Ctx, path: str, raw: Any, keys: tuple[str, ...]):
+    """One `remotes.databases` / `remotes.tables` entry; its factory validates its properties."""
+    from hmsproxy.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
+
+    section = _section(ctx, path, _mapping(ctx, path, raw), keys)
+    text = {k: _str(ctx, _join(path, k), section[k]) for k in keys if k != "properties" and _present(section, k)}
+    props = {}
+    if _present(section, "properties"):
+        raw_props = _mapping(ctx, _join(path, "properties"), section["properties"])
+        props = {_str(ctx, _join(path, "properties"), k): str(v) for k, v in raw_props.items()}
+    if "uris" in text:
+        props[URIS_PROPERTY] = text["uris"]
+    for required in ("name", "database") if "database" in keys else ("name",):
+        if required not in text:
+            raise ctx.error(_join(path, required), "is required")
+    factory = text.get("factory", "thrift")
+    try:
+        get_factory("thrift" if factory.lower().endswith("thrifthivemetastoreclientfactory") else factory).validate(props)
+    except (ValueError, UnknownFactory) as e:
+        raise ctx.error(path, str(e)) from None
+    name = text["name"].lower()
+    if "database" not in keys:
+        return RemoteDatabase(name, text.get("remote-database", name).lower(), factory, props, owner=STATIC_OWNER)
+    db = text["database"].lower()
+    return RemoteTable(db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(),
+                       factory, props, owner=STATIC_OWNER)  # fmt: skip
+
+
+def _check_unique(ctx: _Ctx, path: str, databases: list, tables: list) -> None:
+    seen: set = set()
+    for kind, entries, key in (("databases", databases, lambda d: d.local_name), ("tables", tables, lambda t: (t.local_db, t.local_name))):
+        for i, entry in enumerate(entries):
+            if key(entry) in seen:
+                raise ctx.error(_at(_join(path, kind), i), f"{key(entry)!r} is defined twice")
+            seen.add(key(entry))
+    remote_dbs = {d.local_name for d in databases}
+    for i, t in enumerate(tables):
+        if t.local_db in remote_dbs:
+            raise ctx.error(_at(_join(path, "tables"), i), f"database {t.local_db!r} is a remote database; remote tables go in local ones")
 
 
 def _parse_own_server(ctx: _Ctx, raw: Any) -> ServerConfig:
@@ -1121,6 +1175,29 @@ def _describe_access(ms: MetastoreConfig) -> list[tuple[str, str]]:
     return rows
 
 
+def _describe_operations(config: Config) -> list[str]:
+    server, http, audit = config.server, config.http, config.audit
+    tls = "off"
+    if server.tls is not None:
+        tls = f"on (cert {server.tls.cert_file}, key {server.tls.key_file}"
+        tls += f"; clients need a certificate from {server.tls.client_ca_file})" if server.tls.client_ca_file else ")"
+    ops = "off" if http.port is None else f"http://{http.host}:{http.port or '<any free port>'} (/metrics, /healthz, /readyz)"
+    if audit.enabled:
+        where = audit.file or "standard error"
+        audit_text = f"{audit.level} calls to {where} (arguments cut at {audit.max_arg_chars} chars)"
+    else:
+        audit_text = "off"
+    creators = "everyone" if config.remotes.creators is None else ", ".join(config.remotes.creators) or "nobody"
+    return [
+        f"TLS: {tls}",
+        f"Workers: {server.workers} process{'es' if server.workers > 1 else ''}",
+        f"Operations endpoint: {ops}",
+        f"Audit: {audit_text}",
+        f"Store: {config.store.url}",
+        f"Remote database creators: {creators}",
+    ]
+
+
 def describe(config: Config) -> str:
     """The resolved federation as readable text (for `hmsproxy check-config`)."""
     server = config.server
@@ -1135,6 +1212,7 @@ def describe(config: Config) -> str:
         f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s"
     )
+    lines.extend(_describe_operations(config))
     if prefixed:
         lines.append(
             "Database resolution: PREFIXED (clients name databases as <prefix><database>; "

@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+
 
 class DatabaseResolution(enum.Enum):
     PREFIXED = "PREFIXED"
@@ -119,6 +121,9 @@ class StoreConfig:
 class RemotesConfig:
     #: Users (from set_ugi) who may create remote databases and tables; None: everyone.
     creators: tuple[str, ...] | None = None
+    #: Remotes the admin defines in the config; they win over the store's and can't be dropped.
+    databases: tuple[RemoteDatabase, ...] = ()
+    tables: tuple[RemoteTable, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the IDL declares for the method, or a TApplicationException in Java's words.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,17 +60,20 @@ class Handler:
         self.directory = DatabaseDirectory(self._list_databases)
         self.access = AccessControl()
         self._hooks: dict[str, list] = {name: [] for name in HOOKS}
+        #: Called by close(), last added first (e.g. the store's close).
+        self.closers: list = []
         self.add_feature(self.access)
         self.router: Router
         self.fanout: FanOutCalls
         self.apply_config(config)
 
-    def add_feature(self, feature) -> None:
-        """Plug in a feature: its hook methods run in the order features were added."""
+    def add_feature(self, feature):
+        """Plug in a feature (returned): its hook methods run in the order features were added."""
         for name in HOOKS:
             hook = getattr(feature, name, None)
             if hook is not None:
                 self._hooks[name].append(hook)
+        return feature
 
     # -- configuration -------------------------------------------------------------
 
@@ -115,7 +119,8 @@ class Handler:
             return declared_result(spec, NOT_FOUND_TYPES, f"hmsproxy: {e}")
         except (BackendUnavailable, FanOutFailed) as e:
             call.outcome, call.error = UNAVAILABLE, str(e)
-            return declared_result(spec, UNAVAILABLE_TYPES, f"hmsproxy: {e}")
+            subject = f"{call.subject}: " if call.subject else ""
+            return declared_result(spec, UNAVAILABLE_TYPES, f"hmsproxy: {subject}{e}")
         except Exception as e:
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
@@ -140,11 +145,15 @@ class Handler:
         spec, router = call.spec, call.router
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
-            return self._local(spec, call.args)
+            # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/ddl.py).
+            answer = self._run("on_request", call)
+            return answer if answer is not None else self._local(spec, call.args)
         if spec.kind is Kind.FANOUT:
             call.backend = "*"
             result = spec.result_cls()
             result.success = getattr(self.fanout, spec.name)(call.session, router, call.args)
+            for hook in self._hooks["on_response"]:  # e.g. remotes add their databases
+                hook(call, result)
             return result
         if spec.kind is Kind.ROUTED:
             call.client_db = locate(call.args, spec.db)
@@ -202,7 +211,8 @@ class Handler:
             "getName": lambda: "hmsproxy",
             "getVersion": lambda: __version__,
             "getStatus": lambda: idl.fb303.fb_status.ALIVE,
-            "getStatusDetails": lambda: f"hmsproxy {__version__} serving {len(self.config.metastores)} metastores",
+            # The pid tells apart the worker processes sharing one port.
+            "getStatusDetails": lambda: f"hmsproxy {__version__} (pid {os.getpid()}) serving {len(self.config.metastores)} metastores",
             "getCounters": dict,
             "getCounter": lambda: 0,
             "getOption": lambda: "",
@@ -228,8 +238,15 @@ class Handler:
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
         for db, owners in sorted(self.router.clashes.items()):
             lines.append(f"clash: database '{db}' is on {', '.join(owners)}; served from '{owners[0]}'")
+        if getattr(self, "remotes", None) is not None:  # features/remotes.py, wired by app.py
+            lines += ["", *self.remotes.describe()]
         return "\n".join(lines)
 
     def close(self) -> None:
+        for close in reversed(self.closers):
+            try:
+                close()
+            except Exception:
+                log.exception("closing %r failed", close)
         self._directory_session.close()
         self.executor.shutdown(wait=False, cancel_futures=True)

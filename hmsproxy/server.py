@@ -17,25 +17,34 @@ from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy import idl
+from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
+from hmsproxy.features.metrics import connection_gauge
 from hmsproxy.handler import Handler
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.session import Session
+from hmsproxy.tls import handshake, server_context
 
 log = logging.getLogger(__name__)
 
 
 class ProxyServer:
-    def __init__(self, handler: Handler, host: str, port: int, *, transport: str = "buffered"):
+    def __init__(
+        self, handler: Handler, host: str, port: int, *, transport: str = "buffered",
+        tls: TlsConfig | None = None, reuse_port: bool = False,
+    ):  # fmt: skip
         self.handler = handler
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
-        self._listener = socket.create_server((host, port), reuse_port=False, backlog=128)
+        self._tls = server_context(tls) if tls is not None else None
+        # reuse_port: several worker processes bind the same port; the kernel spreads connections.
+        self._listener = socket.create_server((host, port), reuse_port=reuse_port, backlog=128)
         self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
         self._clients: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._connections = connection_gauge(handler)
 
     @property
     def uri(self) -> str:
@@ -53,6 +62,7 @@ class ProxyServer:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._clients.add(conn)
+            self._connections.inc()
             threading.Thread(target=self._serve_client, args=(conn, addr), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
 
     def start(self) -> "ProxyServer":
@@ -80,9 +90,11 @@ class ProxyServer:
 
     def _serve_client(self, conn: socket.socket, addr) -> None:
         session = Session(self.handler.registry, f"{addr[0]}:{addr[1]}")
-        trans = self.transport_cls(TSocket(sock=conn))
-        proto = TCyBinaryProtocol(trans, strict_read=False)
         try:
+            if self._tls is not None:
+                conn = self._start_tls(conn, session.client_address)
+            trans = self.transport_cls(TSocket(sock=conn))
+            proto = TCyBinaryProtocol(trans, strict_read=False)
             while not self._stopping.is_set():
                 self._process_one(session, proto)
         except (TTransportException, ConnectionError, OSError) as e:
@@ -93,10 +105,22 @@ class ProxyServer:
             session.close()
             with self._lock:
                 self._clients.discard(conn)
+            self._connections.dec()
             try:
                 conn.close()
             except OSError:
                 pass
+
+    def _start_tls(self, raw: socket.socket, client: str):
+        try:
+            conn = handshake(self._tls, raw)
+        except OSError as e:  # ssl.SSLError included: a plain-text client, a wrong CA, ...
+            log.warning("client %s: TLS handshake failed: %s", client, e)
+            raise
+        with self._lock:  # stop() must shut down the TLS socket; the raw one is detached now
+            self._clients.discard(raw)
+            self._clients.add(conn)
+        return conn
 
     def _process_one(self, session: Session, proto) -> None:
         method, mtype, seqid = proto.read_message_begin()

@@ -5,7 +5,18 @@ include "hive_metastore.thrift"
 
 namespace java io.hmsproxy.api
 
+// The answer to hmsproxy_execute: the last statement's result as text.
+struct HmsProxyResult {
+  1: list<string> columns,
+  2: list<list<string>> rows,
+}
+
 service HmsProxy extends hive_metastore.ThriftHiveMetastore {
   // The proxy's version and the federation it serves, as text (for `hmsproxy status`).
   string hmsproxy_describe() throws (1: hive_metastore.MetaException o1),
+  // Run hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) as the caller's
+  // set_ugi user; `current_database` is where unqualified remote tables go. Answers the last
+  // statement's result; a failing statement stops the script and arrives as MetaException.
+  HmsProxyResult hmsproxy_execute(1: string statements, 2: string current_database)
+      throws (1: hive_metastore.MetaException o1),
 }

@@ -43,6 +43,7 @@ ALLOWED_ADDITIONS = frozenset(
         "GetTableResult.2:isStatsCompliant",
         # The proxy's own calls.
         "HmsProxy.hmsproxy_describe",
+        "HmsProxy.hmsproxy_execute",
     }
 )
 

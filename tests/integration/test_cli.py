@@ -65,7 +65,7 @@ def test_serve_accepts_waggle_dance_files_unchanged(waggle_dance_files):
     server, federation, port = waggle_dance_files
     proc = subprocess.Popen(
         [*HMSPROXY, "serve", "--server-config", str(server), "--federation-config", str(federation), "--host", "127.0.0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=server.parent,  # its default store goes there
     )  # fmt: skip
     try:
         wait_for_line(proc, "serving thrift://127.0.0.1:", 60)

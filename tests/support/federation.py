@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import replace
+from functools import lru_cache
 
 from hmsproxy.config_model import (
     AccessControlType,
@@ -10,10 +14,19 @@ from hmsproxy.config_model import (
     DatabaseResolution,
     MetastoreConfig,
     ServerConfig,
+    StoreConfig,
 )
 
 #: The federated metastore's databases the tests create; "sales" is writable through the proxy.
 FEDERATED_WRITABLE = ("sales",)
+
+
+@lru_cache(maxsize=1)
+def temp_store() -> StoreConfig:
+    """One proxy store per test process in a temp dir: tests never write the repo's .state/."""
+    root = tempfile.mkdtemp(prefix="hmsproxy-test-store-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return StoreConfig(f"sqlite:///{root}/hmsproxy.db")
 
 
 def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **federated) -> Config:
@@ -28,7 +41,7 @@ def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **feder
     )  # fmt: skip
     fed = replace(fed, **federated)
     server = ServerConfig(port=port, fanout_timeout_ms=1500, connect_timeout_s=2.0, backend_timeout_s=120)
-    return Config(server, DatabaseResolution.PREFIXED, primary, (fed,))
+    return Config(server, DatabaseResolution.PREFIXED, primary, (fed,), store=temp_store())
 
 
 def manual_config(base: Config, **federated) -> Config:

@@ -8,18 +8,23 @@ default back. Spark gets one session per test process, pointed at the proxy.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import pytest
 
 from hmsproxy import idl
 from hmsproxy.app import build_handler
+from hmsproxy.config_model import StoreConfig
 from hmsproxy.server import ProxyServer
 from tests.support.federation import prefixed_config
 
 
 @pytest.fixture(scope="session")
-def default_config(metastores):
-    return prefixed_config(metastores[0].uri, metastores[1].uri)
+def default_config(metastores, tmp_path_factory):
+    config = prefixed_config(metastores[0].uri, metastores[1].uri)
+    # The proxy's store (remotes, ...) lives in the session's temp dir, never in the repo's .state/.
+    store_db = tmp_path_factory.mktemp("store") / "hmsproxy.db"
+    return dataclasses.replace(config, store=StoreConfig(f"sqlite:///{store_db}"))
 
 
 @pytest.fixture(scope="session")
