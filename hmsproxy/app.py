@@ -29,6 +29,7 @@ def build_handler(config: Config) -> Handler:
     handler.audit = handler.add_feature(Audit())  # reads config.audit per call, so reloads apply
     handler.closers.append(handler.audit.close)
     handler.metrics = handler.add_feature(Metrics(handler.registry))  # served on /metrics
+    handler.store.on_error = handler.metrics.store_errors.inc
     handler.readiness = default_readiness(handler)  # /readyz; the store adds its check here
     handler.readiness.add(store_check(handler.store))
     handler.ddl = handler.add_feature(DdlStatements(handler.store, lambda: handler.config))  # hmsproxy_execute

@@ -60,7 +60,7 @@ class Metrics:
             ["method", "backend"], buckets=DURATION_BUCKETS, registry=self.registry,
         )  # fmt: skip
         self.client_connections = Gauge("hmsproxy_client_connections", "Open client connections", registry=self.registry)
-        #: The store module counts its failures here (handler.metrics.store_errors.inc()).
+        #: Incremented by the store on every failed operation (Store.on_error, wired in app.py).
         self.store_errors = Counter("hmsproxy_store_errors", "Failed operations on the proxy's own store", registry=self.registry)
         self.registry.register(_BackendCollector(backends))
 

@@ -13,7 +13,7 @@ import logging
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from sqlalchemy import Connection, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
@@ -48,6 +48,8 @@ class Store:
 
         self.url = url
         self._where = _redacted(url)
+        #: Called once per failed store operation (metrics count them).
+        self.on_error: Callable[[], None] = lambda: None
         try:
             parsed = make_url(url)
         except ArgumentError as e:
@@ -126,6 +128,7 @@ class Store:
         except IntegrityError:
             raise
         except SQLAlchemyError as e:
+            self.on_error()
             raise StoreError(f"store {self._where}: {e.__class__.__name__}: {_first_line(e)}") from None
 
     # -- migrations ----------------------------------------------------------------

@@ -251,3 +251,20 @@ def test_ping_fails_when_database_goes_away(pg_url):
             s.ping()
     finally:
         s.close()
+
+
+def test_failed_operations_are_reported_for_metrics(sqlite_url):
+    from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
+    from hmsproxy.app import build_handler
+
+    config = Config(ServerConfig(), DatabaseResolution.PREFIXED,
+                    MetastoreConfig("p", ("thrift://127.0.0.1:1",), primary=True), store=StoreConfig(sqlite_url))  # fmt: skip
+    handler = build_handler(config)
+    try:
+        with handler.store.writing() as conn:  # the table vanishes behind the store's back
+            conn.exec_driver_sql("DROP TABLE hmsproxy_remote_databases")
+        with pytest.raises(StoreError):
+            handler.store.remotes.list_databases()
+        assert handler.metrics.registry.get_sample_value("hmsproxy_store_errors_total") == 1
+    finally:
+        handler.close()
