@@ -126,3 +126,22 @@ def test_dev_up_starts_a_federation_and_ctrl_c_stops_everything(tmp_path):
     # Every metastore JVM it started is gone with it.
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "state")], capture_output=True, text=True).stdout.strip()
     assert leftover == ""
+
+
+def test_dev_hms_runs_one_metastore_until_stopped(tmp_path):
+    """The command the compose file's metastore services run."""
+    port = free_port()
+    state = tmp_path / "hms"
+    proc = subprocess.Popen([*HMSPROXY, "dev", "hms", "--port", str(port), "--state-dir", str(state)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    try:
+        wait_for_line(proc, f"metastore ready at thrift://127.0.0.1:{port}", 180)
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)
+        try:
+            assert "default" in client.get_all_databases()
+        finally:
+            client.close()
+    finally:
+        assert stop(proc, signal.SIGTERM, timeout_s=60) == 0
+    leftover = subprocess.run(["pgrep", "-f", str(state)], capture_output=True, text=True).stdout.strip()
+    assert leftover == ""
