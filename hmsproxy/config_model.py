@@ -1,6 +1,6 @@
 """The federation as one immutable snapshot.
 
-Loaders (config.py) turn YAML into these objects; everything else reads only
+Loaders (the config/ package) turn YAML into these objects; everything else reads only
 these, so a reload is one reference swap.
 """
 

@@ -1,0 +1,34 @@
+"""Reading and checking the federation's configuration.
+
+Two input formats produce the same immutable :class:`~hmsproxy.config_model.Config`:
+hmsproxy's own single YAML file (:func:`load_config`, in :mod:`.own_format`) and Waggle
+Dance's server + federation pair (:func:`load_waggle_dance`, in :mod:`.waggle_dance`).
+Both read metastores the Waggle Dance way (:mod:`.metastores`) with the same value readers
+(:mod:`.fields`); every problem raises :class:`ConfigError` (:mod:`.errors`).
+:func:`load_from_paths` and :func:`load` pick the format (:mod:`.loading`);
+:func:`describe` renders the result for ``hmsproxy check-config`` (:mod:`.description`).
+"""
+
+from __future__ import annotations
+
+from hmsproxy.config.description import describe
+from hmsproxy.config.errors import ConfigError
+from hmsproxy.config.loading import load, load_from_paths
+from hmsproxy.config.own_format import DEFAULT_RESOLUTION, STATIC_OWNER, load_config
+from hmsproxy.config.waggle_dance import (
+    WAGGLE_DANCE_DEFAULT_PORT,
+    WAGGLE_DANCE_DEFAULT_RESOLUTION,
+    WAGGLE_DANCE_HOST,
+    load_waggle_dance,
+)
+
+__all__ = [
+    "ConfigError",
+    "WAGGLE_DANCE_DEFAULT_PORT",
+    "WAGGLE_DANCE_DEFAULT_RESOLUTION",
+    "describe",
+    "load",
+    "load_config",
+    "load_from_paths",
+    "load_waggle_dance",
+]

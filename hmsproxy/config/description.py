@@ -1,0 +1,127 @@
+"""The resolved federation as readable text (for ``hmsproxy check-config``)."""
+
+from __future__ import annotations
+
+from hmsproxy.config_model import (
+    AccessControlType,
+    Config,
+    DatabaseResolution,
+    MetastoreConfig,
+)
+
+
+def _describe_access(ms: MetastoreConfig) -> list[tuple[str, str]]:
+    access = ms.access_control_type
+    rows = [("access control", access.value)]
+    if access is AccessControlType.READ_ONLY:
+        rows.append(("writes", "none (read only)"))
+    elif access is AccessControlType.READ_AND_WRITE_AND_CREATE:
+        rows.append(("writes", "all databases; may create databases"))
+    else:
+        listed = ", ".join(ms.writable_database_white_list) or "(empty: no database is writable)"
+        creates = (
+            "may create databases (they become writable)"
+            if access is AccessControlType.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST
+            else "may not create databases"
+        )
+        rows.append(("writable databases", listed))
+        rows.append(("creates", creates))
+    return rows
+
+
+def _describe_operations(config: Config) -> list[str]:
+    server, http, audit = config.server, config.http, config.audit
+    tls = "off"
+    if server.tls is not None:
+        tls = f"on (cert {server.tls.cert_file}, key {server.tls.key_file}"
+        tls += f"; clients need a certificate from {server.tls.client_ca_file})" if server.tls.client_ca_file else ")"
+    ops = "off" if http.port is None else f"http://{http.host}:{http.port or '<any free port>'} (/metrics, /healthz, /readyz)"
+    if audit.enabled:
+        where = audit.file or "standard error"
+        audit_text = f"{audit.level} calls to {where} (arguments cut at {audit.max_arg_chars} chars)"
+    else:
+        audit_text = "off"
+    creators = "everyone" if config.remotes.creators is None else ", ".join(config.remotes.creators) or "nobody"
+    return [
+        f"TLS: {tls}",
+        f"Workers: {server.workers} process{'es' if server.workers > 1 else ''}",
+        f"Operations endpoint: {ops}",
+        f"Audit: {audit_text}",
+        f"Store: {config.store.url}",
+        f"Remote database creators: {creators}",
+    ]
+
+
+def describe(config: Config) -> str:
+    """The resolved federation as readable text (for `hmsproxy check-config`)."""
+    server = config.server
+    prefixed = config.database_resolution is DatabaseResolution.PREFIXED
+    lines = []
+    if config.sources:
+        lines.append(f"Configuration: {', '.join(config.sources)}")
+    lines.append(
+        f"Listening on: {server.host}:{server.port} ({server.transport} transport)"
+    )
+    lines.append(
+        f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
+        f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s"
+    )
+    lines.extend(_describe_operations(config))
+    if prefixed:
+        lines.append(
+            "Database resolution: PREFIXED (clients name databases as <prefix><database>; "
+            "names matching no prefix go to the primary)"
+        )
+    else:
+        lines.append(
+            "Database resolution: MANUAL (databases keep their names; a database not "
+            "mapped to a federated metastore goes to the primary)"
+        )
+    lines.append(f"Metastores: {len(config.metastores)} (1 primary, {len(config.federated)} federated)")
+
+    for ms in config.metastores:
+        rows: list[tuple[str, str]] = []
+        rows.append(("uris", ", ".join(ms.uris)))
+        if ms.read_only_uris:
+            rows.append(("read-only uris", ", ".join(ms.read_only_uris) + " (get_* calls go here)"))
+        prefix = repr(ms.database_prefix) + (" (no prefix)" if not ms.database_prefix else "")
+        if not prefixed:
+            prefix += " (not used in MANUAL mode)"
+        rows.append(("database prefix", prefix))
+        if ms.mapped_databases is None:
+            rows.append(("mapped databases", "all"))
+        elif not ms.mapped_databases:
+            rows.append(("mapped databases", "none (no database of this metastore is visible)"))
+        else:
+            rows.append(("mapped databases", ", ".join(ms.mapped_databases)))
+        if ms.mapped_tables:
+            for i, mt in enumerate(ms.mapped_tables):
+                rows.append(
+                    ("mapped tables" if i == 0 else "", f"{mt.database}: {', '.join(mt.patterns)}")
+                )
+            rows.append(("", "(tables of other databases: all)"))
+        else:
+            rows.append(("mapped tables", "all"))
+        if ms.database_name_mapping:
+            for i, (remote, shown) in enumerate(ms.database_name_mapping.items()):
+                rows.append(
+                    (
+                        "database name mapping" if i == 0 else "",
+                        f"{remote} -> also shown as {ms.database_prefix if prefixed else ''}{shown}",
+                    )
+                )
+        else:
+            rows.append(("database name mapping", "none"))
+        rows.extend(_describe_access(ms))
+        deadline = server.fanout_timeout_ms + ms.latency_ms
+        rows.append(("latency", f"{ms.latency_ms} ms (fan-out deadline {deadline} ms)"))
+        rows.append(("hive version", ms.hive_version or "probed on first connect"))
+
+        role = "primary" if ms.primary else "federated"
+        lines.append("")
+        lines.append(f"[{role}] {ms.name}")
+        width = max(len(label) for label, _ in rows)
+        for label, value in rows:
+            label_text = f"{label}:" if label else ""
+            lines.append(f"  {label_text:<{width + 1}}  {value}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,242 @@
+"""hmsproxy's own single YAML file (:func:`load_config`; see config/hmsproxy.example.yml).
+
+Its keys are kebab-case and mirror Waggle Dance's where the concept is the same; unknown
+keys are errors.  Beyond the metastores it holds the server (including TLS and workers),
+the operations HTTP port, the audit log, the store and the remote databases and tables
+the admin defines statically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from hmsproxy.config.errors import Ctx, at_index, join_key, read_yaml
+from hmsproxy.config.fields import (
+    present,
+    read_bool,
+    read_choice,
+    read_enum,
+    read_int,
+    read_list,
+    read_mapping,
+    read_positive_number,
+    read_section,
+    read_str,
+)
+from hmsproxy.config.metastores import check_federation, parse_federation
+from hmsproxy.config.waggle_dance import WAGGLE_DANCE_DEFAULT_RESOLUTION
+from hmsproxy.config_model import (
+    AuditConfig,
+    Config,
+    DatabaseResolution,
+    HttpConfig,
+    RemotesConfig,
+    ServerConfig,
+    StoreConfig,
+    TlsConfig,
+)
+from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+
+#: hmsproxy's own format uses Waggle Dance's default resolution too.
+DEFAULT_RESOLUTION = WAGGLE_DANCE_DEFAULT_RESOLUTION
+
+_TRANSPORTS = ("buffered", "framed")
+#: The owner shown for remotes the admin defines in the config file.
+STATIC_OWNER = "config"
+
+_OWN_TOP_KEYS = (
+    "server", "database-resolution", "primary-meta-store", "federated-meta-stores",
+    "http", "audit", "store", "remotes",
+)  # fmt: skip
+_OWN_SERVER_KEYS = (
+    "host",
+    "port",
+    "transport",
+    "fanout-timeout-ms",
+    "connect-timeout-s",
+    "backend-timeout-s",
+    "tls",
+    "workers",
+)
+_TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
+_HTTP_KEYS = ("host", "port")
+_AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
+_AUDIT_LEVELS = ("all", "writes", "errors")
+_STORE_KEYS = ("url",)
+_REMOTES_KEYS = ("creators", "databases", "tables")
+_REMOTE_DB_KEYS = ("name", "remote-database", "factory", "uris", "properties")
+_REMOTE_TABLE_KEYS = ("database", "name", "remote-database", "remote-table", "factory", "uris", "properties")
+
+
+def _parse_tls(ctx: Ctx, path: str, raw: Any) -> TlsConfig:
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _TLS_KEYS)
+    for key in ("cert-file", "key-file"):
+        if not present(section, key):
+            raise ctx.error(join_key(path, key), "required when tls is given")
+    files = {}
+    for key in _TLS_KEYS:
+        if present(section, key):
+            value = read_str(ctx, join_key(path, key), section[key])
+            if not Path(value).is_file():
+                raise ctx.error(join_key(path, key), f"no such file: {value}")
+            files[key] = value
+    return TlsConfig(files["cert-file"], files["key-file"], files.get("client-ca-file"))
+
+
+def _parse_http(ctx: Ctx, raw: Any) -> HttpConfig:
+    path = "http"
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _HTTP_KEYS)
+    kwargs: dict[str, Any] = {}
+    if present(section, "host"):
+        kwargs["host"] = read_str(ctx, join_key(path, "host"), section["host"])
+    if present(section, "port"):
+        kwargs["port"] = read_int(ctx, join_key(path, "port"), section["port"], minimum=0, maximum=65535)
+    return HttpConfig(**kwargs)
+
+
+def _parse_audit(ctx: Ctx, raw: Any) -> AuditConfig:
+    path = "audit"
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _AUDIT_KEYS)
+    kwargs: dict[str, Any] = {"enabled": True}
+    if present(section, "enabled"):
+        kwargs["enabled"] = read_bool(ctx, join_key(path, "enabled"), section["enabled"])
+    if present(section, "file"):
+        kwargs["file"] = read_str(ctx, join_key(path, "file"), section["file"])
+    if present(section, "level"):
+        kwargs["level"] = read_choice(ctx, join_key(path, "level"), section["level"], _AUDIT_LEVELS)
+    if present(section, "max-arg-chars"):
+        kwargs["max_arg_chars"] = read_int(ctx, join_key(path, "max-arg-chars"), section["max-arg-chars"], minimum=16)
+    return AuditConfig(**kwargs)
+
+
+def _parse_store(ctx: Ctx, raw: Any) -> StoreConfig:
+    path = "store"
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _STORE_KEYS)
+    if not present(section, "url"):
+        return StoreConfig()
+    url = read_str(ctx, join_key(path, "url"), section["url"])
+    if "://" not in url:
+        raise ctx.error(join_key(path, "url"), f"{url!r} is not a database URL such as sqlite:///hmsproxy.db or postgresql://host/db")
+    return StoreConfig(url)
+
+
+def _parse_remotes(ctx: Ctx, raw: Any) -> RemotesConfig:
+    path = "remotes"
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _REMOTES_KEYS)
+    creators = None
+    if present(section, "creators"):
+        raw_creators = read_list(ctx, join_key(path, "creators"), section["creators"])
+        creators = tuple(read_str(ctx, at_index(join_key(path, "creators"), i), c) for i, c in enumerate(raw_creators))
+    databases, tables = [], []
+    for key, keys, out in (("databases", _REMOTE_DB_KEYS, databases), ("tables", _REMOTE_TABLE_KEYS, tables)):
+        if present(section, key):
+            list_path = join_key(path, key)
+            for i, entry in enumerate(read_list(ctx, list_path, section[key])):
+                out.append(_parse_static_remote(ctx, at_index(list_path, i), entry, keys))
+    _check_unique(ctx, path, databases, tables)
+    return RemotesConfig(creators, tuple(databases), tuple(tables))
+
+
+def _parse_static_remote(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]):
+    """One `remotes.databases` / `remotes.tables` entry; its factory validates its properties."""
+    from hmsproxy.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
+
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), keys)
+    text = {k: read_str(ctx, join_key(path, k), section[k]) for k in keys if k != "properties" and present(section, k)}
+    props = {}
+    if present(section, "properties"):
+        raw_props = read_mapping(ctx, join_key(path, "properties"), section["properties"])
+        props = {read_str(ctx, join_key(path, "properties"), k): str(v) for k, v in raw_props.items()}
+    if "uris" in text:
+        props[URIS_PROPERTY] = text["uris"]
+    for required in ("name", "database") if "database" in keys else ("name",):
+        if required not in text:
+            raise ctx.error(join_key(path, required), "is required")
+    factory = text.get("factory", "thrift")
+    try:
+        get_factory("thrift" if factory.lower().endswith("thrifthivemetastoreclientfactory") else factory).validate(props)
+    except (ValueError, UnknownFactory) as e:
+        raise ctx.error(path, str(e)) from None
+    name = text["name"].lower()
+    if "database" not in keys:
+        return RemoteDatabase(name, text.get("remote-database", name).lower(), factory, props, owner=STATIC_OWNER)
+    db = text["database"].lower()
+    return RemoteTable(db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(),
+                       factory, props, owner=STATIC_OWNER)  # fmt: skip
+
+
+def _check_unique(ctx: Ctx, path: str, databases: list, tables: list) -> None:
+    seen: set = set()
+    for kind, entries, key in (("databases", databases, lambda d: d.local_name), ("tables", tables, lambda t: (t.local_db, t.local_name))):
+        for i, entry in enumerate(entries):
+            if key(entry) in seen:
+                raise ctx.error(at_index(join_key(path, kind), i), f"{key(entry)!r} is defined twice")
+            seen.add(key(entry))
+    remote_dbs = {d.local_name for d in databases}
+    for i, t in enumerate(tables):
+        if t.local_db in remote_dbs:
+            raise ctx.error(at_index(join_key(path, "tables"), i), f"database {t.local_db!r} is a remote database; remote tables go in local ones")
+
+
+def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
+    path = "server"
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _OWN_SERVER_KEYS)
+    kwargs: dict[str, Any] = {}
+    if present(section, "host"):
+        kwargs["host"] = read_str(ctx, join_key(path, "host"), section["host"])
+    if present(section, "port"):
+        kwargs["port"] = read_int(ctx, join_key(path, "port"), section["port"], minimum=1, maximum=65535)
+    if present(section, "transport"):
+        kwargs["transport"] = read_choice(ctx, join_key(path, "transport"), section["transport"], _TRANSPORTS)
+    if present(section, "fanout-timeout-ms"):
+        kwargs["fanout_timeout_ms"] = read_int(
+            ctx, join_key(path, "fanout-timeout-ms"), section["fanout-timeout-ms"], minimum=1
+        )
+    if present(section, "connect-timeout-s"):
+        kwargs["connect_timeout_s"] = read_positive_number(
+            ctx, join_key(path, "connect-timeout-s"), section["connect-timeout-s"]
+        )
+    if present(section, "backend-timeout-s"):
+        kwargs["backend_timeout_s"] = read_positive_number(
+            ctx, join_key(path, "backend-timeout-s"), section["backend-timeout-s"]
+        )
+    if present(section, "tls"):
+        kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
+    if present(section, "workers"):
+        kwargs["workers"] = read_int(ctx, join_key(path, "workers"), section["workers"], minimum=1, maximum=64)
+    return dataclasses.replace(ServerConfig(), **kwargs)
+
+
+def load_config(path: str | PathLike[str]) -> Config:
+    """Load hmsproxy's own YAML configuration file (see config/hmsproxy.example.yml)."""
+    data = read_yaml(path)
+    ctx = Ctx(str(path), strict=True)
+    primary, federated, section = parse_federation(ctx, data, "", _OWN_TOP_KEYS, waggle_dance=False)
+
+    server = ServerConfig()
+    if present(section, "server"):
+        server = _parse_own_server(ctx, section["server"])
+
+    resolution = DEFAULT_RESOLUTION
+    if present(section, "database-resolution"):
+        resolution = read_enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
+
+    check_federation(ctx, resolution, [primary, *federated])
+    sections = {
+        "http": ("http", _parse_http),
+        "audit": ("audit", _parse_audit),
+        "store": ("store", _parse_store),
+        "remotes": ("remotes", _parse_remotes),
+    }
+    extras = {field: parse(ctx, section[key]) for key, (field, parse) in sections.items() if present(section, key)}
+    return Config(
+        server=server,
+        database_resolution=resolution,
+        primary=primary.metastore,
+        federated=tuple(p.metastore for p in federated),
+        sources=(str(path),),
+        **extras,
+    )

@@ -1,0 +1,121 @@
+"""Waggle Dance's pair ``waggle-dance-server.yml`` + ``waggle-dance-federation.yml``
+(:func:`load_waggle_dance`), taken as Waggle Dance users have them.
+
+Waggle Dance itself ignores keys it does not know, so here unknown keys and keys hmsproxy
+does not act on (SSH tunnels, filter hooks, Glue, metrics, ...) are logged as warnings,
+never rejected.  Waggle Dance's default ``database-resolution`` is ``MANUAL`` and its
+default port 48869.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any, Callable
+
+from hmsproxy.config.errors import Ctx, read_yaml
+from hmsproxy.config.fields import (
+    ignore_silently,
+    ignored_bool,
+    ignored_int,
+    ignored_mapping,
+    ignored_time_unit,
+    present,
+    read_enum,
+    read_int,
+    read_section,
+)
+from hmsproxy.config.metastores import check_federation, parse_federation
+from hmsproxy.config_model import Config, DatabaseResolution, ServerConfig
+
+#: Waggle Dance listens on 0xBEE5 unless `port` says otherwise.
+WAGGLE_DANCE_DEFAULT_PORT = 48869
+#: Waggle Dance's `database-resolution` when the server file does not set it.
+WAGGLE_DANCE_DEFAULT_RESOLUTION = DatabaseResolution.MANUAL
+#: Waggle Dance binds every interface; a drop-in replacement must do the same.
+WAGGLE_DANCE_HOST = "0.0.0.0"
+
+_WD_SERVER_USED = ("port", "database-resolution")
+_WD_SERVER_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
+    "verbose": ignored_bool(False, "hmsproxy's logging is set by its own options"),
+    "disconnect-connection-delay": ignored_int(
+        5, "hmsproxy manages idle backend connections itself", minimum=1
+    ),
+    "disconnect-time-unit": ignored_time_unit(
+        "MINUTES", "hmsproxy manages idle backend connections itself"
+    ),
+    "status-polling-delay": ignored_int(5, "hmsproxy checks metastore status itself", minimum=1),
+    "status-polling-delay-time-unit": ignored_time_unit(
+        "MINUTES", "hmsproxy checks metastore status itself"
+    ),
+    "configuration-properties": ignored_mapping(
+        "hmsproxy does not apply Hive client configuration properties "
+        "(no SASL/Kerberos, SSL or other HiveConf settings towards the metastores)"
+    ),
+    "query-functions-across-all-metastores": ignored_bool(
+        True, "hmsproxy decides itself where get_all_functions goes"
+    ),
+    "thrift-server-stop-timeout-val-in-seconds": ignored_int(60, "hmsproxy's own server setting"),
+    "thrift-server-request-timeout": ignored_int(20, "hmsproxy's own server setting"),
+    "thrift-server-request-timeout-unit": ignored_time_unit("SECONDS", "hmsproxy's own server setting"),
+    # hmsproxy never writes the federation file back, whatever this says.
+    "yaml-storage": ignore_silently,
+    # Spring Boot, metrics and extension settings of the Java service.
+    "graphite": ignored_mapping("hmsproxy does not send Graphite metrics"),
+    "prometheus": ignored_mapping("hmsproxy does not serve Waggle Dance's Prometheus endpoint"),
+    "management": ignored_mapping("Spring Boot actuator settings"),
+    "endpoints": ignored_mapping("Spring Boot actuator settings"),
+    "logging": ignored_mapping("Spring Boot logging settings"),
+    "server": ignored_mapping("Spring Boot's HTTP server settings"),
+    "spring": ignored_mapping("Spring Boot settings"),
+    "waggledance": ignored_mapping("Waggle Dance extension settings (e.g. rate limiting)"),
+}
+_WD_FEDERATION_TOP = ("primary-meta-store", "federated-meta-stores")
+
+
+def _misplaced_server_key(ctx: Ctx, path: str, value: Any) -> None:
+    ctx.warn(path, "ignored: this is a server setting; it belongs in waggle-dance-server.yml")
+
+
+_WD_FEDERATION_IGNORED = {key: _misplaced_server_key for key in _WD_SERVER_USED}
+
+
+def _parse_wd_server(
+    server_yml: str | PathLike[str] | None,
+) -> tuple[int, DatabaseResolution]:
+    if server_yml is None:
+        return WAGGLE_DANCE_DEFAULT_PORT, WAGGLE_DANCE_DEFAULT_RESOLUTION
+    data = read_yaml(server_yml)
+    ctx = Ctx(str(server_yml), strict=False)
+    section = read_section(ctx, "", data, _WD_SERVER_USED, _WD_SERVER_IGNORED)
+    port = WAGGLE_DANCE_DEFAULT_PORT
+    if present(section, "port"):
+        port = read_int(ctx, "port", section["port"], minimum=1, maximum=65535)
+    resolution = WAGGLE_DANCE_DEFAULT_RESOLUTION
+    if present(section, "database-resolution"):
+        resolution = read_enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
+    return port, resolution
+
+
+def load_waggle_dance(
+    server_yml: str | PathLike[str] | None, federation_yml: str | PathLike[str]
+) -> Config:
+    """Load a Waggle Dance configuration pair as Waggle Dance would read it.
+
+    `server_yml` may be None, which means all of Waggle Dance's server defaults
+    (port 48869, MANUAL resolution).  hmsproxy listens on all interfaces, like Waggle Dance.
+    """
+    port, resolution = _parse_wd_server(server_yml)
+    data = read_yaml(federation_yml)
+    ctx = Ctx(str(federation_yml), strict=False)
+    primary, federated, _ = parse_federation(
+        ctx, data, "", _WD_FEDERATION_TOP, waggle_dance=True, ignored_top=_WD_FEDERATION_IGNORED
+    )
+    check_federation(ctx, resolution, [primary, *federated])
+    sources = (str(federation_yml),) if server_yml is None else (str(server_yml), str(federation_yml))
+    return Config(
+        server=ServerConfig(host=WAGGLE_DANCE_HOST, port=port),
+        database_resolution=resolution,
+        primary=primary.metastore,
+        federated=tuple(p.metastore for p in federated),
+        sources=sources,
+    )
