@@ -213,7 +213,7 @@ def cmd_dev_up(args) -> int:
     from dataclasses import replace
 
     from hmsproxy.config_model import StoreConfig
-    from hmsproxy.devstack import dev_config, free_port, start_metastores
+    from hmsproxy.devstack import dev_config, start_metastores
     from hmsproxy.app import build_handler
     from hmsproxy.server import ProxyServer
 

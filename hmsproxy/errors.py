@@ -25,6 +25,20 @@ class AccessDenied(ProxyError):
     outcome = "denied"
 
 
+class Conflict(ProxyError):
+    """The name is taken."""
+
+    preferred = ("AlreadyExistsException", "InvalidObjectException", "MetaException")
+    outcome = "refused"
+
+
+class InvalidRequest(ProxyError):
+    """The request itself is wrong (a bad property, an unknown factory, ...)."""
+
+    preferred = ("InvalidObjectException", "InvalidInputException", "MetaException")
+    outcome = "refused"
+
+
 class NotFound(ProxyError):
     preferred = NOT_FOUND_TYPES
     outcome = "not_found"

@@ -16,7 +16,6 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy import idl
 from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
 from hmsproxy.features.metrics import connection_gauge

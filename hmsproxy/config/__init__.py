@@ -24,8 +24,11 @@ from hmsproxy.config.waggle_dance import (
 
 __all__ = [
     "ConfigError",
+    "DEFAULT_RESOLUTION",
+    "STATIC_OWNER",
     "WAGGLE_DANCE_DEFAULT_PORT",
     "WAGGLE_DANCE_DEFAULT_RESOLUTION",
+    "WAGGLE_DANCE_HOST",
     "describe",
     "load",
     "load_config",

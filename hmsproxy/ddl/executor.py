@@ -33,6 +33,18 @@ class DdlError(Exception):
     """A statement that can't be carried out; the message says why, for the user."""
 
 
+class RemoteAlreadyExists(DdlError):
+    """The local name is taken (by a remote, or a real database or table)."""
+
+
+class NotPermitted(DdlError):
+    """The user may not change remotes, or the target can't hold one."""
+
+
+class NoSuchObject(DdlError):
+    """What the statement names does not exist."""
+
+
 @dataclass(frozen=True)
 class ExecContext:
     store: Store
@@ -72,7 +84,7 @@ def _check_may_change(ctx: ExecContext, what: str) -> None:
         return
     who = f"user '{ctx.user}'" if ctx.user else "an unnamed user (the client sent no set_ugi)"
     allowed = ", ".join(ctx.creators) or "nobody"
-    raise DdlError(f"{who} may not {what}: only the users in the config key '{CREATORS_KEY}' may ({allowed})")
+    raise NotPermitted(f"{who} may not {what}: only the users in the config key '{CREATORS_KEY}' may ({allowed})")
 
 
 def _check_factory(factory: str, properties: dict[str, str], what: str) -> None:
@@ -108,11 +120,11 @@ def _create_database(s: st.CreateRemoteDatabase, ctx: ExecContext) -> ResultSet:
     if repo.get_database(s.name) is not None:
         if s.if_not_exists:
             return _status(f"{what} already exists; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"{what} already exists (DROP REMOTE DATABASE {s.name} first, or use IF NOT EXISTS)")
+        raise RemoteAlreadyExists(f"{what} already exists (DROP REMOTE DATABASE {s.name} first, or use IF NOT EXISTS)")
     if ctx.exists_locally is not None and ctx.exists_locally(s.name):
         if s.if_not_exists:
             return _status(f"database '{s.name}' already exists in the federation; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"can't create {what}: a database '{s.name}' already exists in the federation; "
+        raise RemoteAlreadyExists(f"can't create {what}: a database '{s.name}' already exists in the federation; "
                        f"choose another local name (CREATE REMOTE DATABASE other_name CONNECTED TO {s.remote_name or s.name})")  # fmt: skip
     remote_name = s.remote_name or s.name
     _check_factory(s.factory, s.properties, f"can't create {what}")
@@ -122,7 +134,7 @@ def _create_database(s: st.CreateRemoteDatabase, ctx: ExecContext) -> ResultSet:
     except AlreadyExists:
         if s.if_not_exists:
             return _status(f"{what} already exists; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"{what} already exists") from None
+        raise RemoteAlreadyExists(f"{what} already exists") from None
     return _status(f"created {what} connected to '{remote_name}' via '{s.factory}'")
 
 
@@ -135,17 +147,17 @@ def _create_table(s: st.CreateRemoteTable, ctx: ExecContext) -> ResultSet:
     if repo.get_table(db, s.name) is not None:
         if s.if_not_exists:
             return _status(f"{what} already exists; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"{what} already exists (DROP REMOTE TABLE {local} first, or use IF NOT EXISTS)")
+        raise RemoteAlreadyExists(f"{what} already exists (DROP REMOTE TABLE {local} first, or use IF NOT EXISTS)")
     rdb = repo.get_database(db)
     if rdb is not None:
-        raise DdlError(f"can't create {what}: '{db}' is a remote database (its tables all come from "
+        raise NotPermitted(f"can't create {what}: '{db}' is a remote database (its tables all come from "
                        f"'{rdb.remote_name}' via '{rdb.factory}'); create remote tables in a local database")  # fmt: skip
     if ctx.exists_locally is not None and not ctx.exists_locally(db):
-        raise DdlError(f"can't create {what}: database '{db}' does not exist")
+        raise NoSuchObject(f"can't create {what}: database '{db}' does not exist")
     if ctx.table_exists_locally is not None and ctx.table_exists_locally(db, s.name):
         if s.if_not_exists:
             return _status(f"table '{local}' already exists; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"can't create {what}: a table '{local}' already exists; choose another local name")
+        raise RemoteAlreadyExists(f"can't create {what}: a table '{local}' already exists; choose another local name")
     remote_db = s.remote_database or db
     remote_name = s.remote_name or s.name
     _check_factory(s.factory, s.properties, f"can't create {what}")
@@ -155,7 +167,7 @@ def _create_table(s: st.CreateRemoteTable, ctx: ExecContext) -> ResultSet:
     except AlreadyExists:
         if s.if_not_exists:
             return _status(f"{what} already exists; nothing done (IF NOT EXISTS)")
-        raise DdlError(f"{what} already exists") from None
+        raise RemoteAlreadyExists(f"{what} already exists") from None
     return _status(f"created {what} connected to '{remote_db}.{remote_name}' via '{s.factory}'")
 
 
@@ -166,7 +178,7 @@ def _drop_database(s: st.DropRemoteDatabase, ctx: ExecContext) -> ResultSet:
         return _status(f"dropped {what}")
     if s.if_exists:
         return _status(f"{what} does not exist; nothing done (IF EXISTS)")
-    raise DdlError(f"{what} does not exist")
+    raise NoSuchObject(f"{what} does not exist")
 
 
 def _drop_table(s: st.DropRemoteTable, ctx: ExecContext) -> ResultSet:
@@ -177,7 +189,7 @@ def _drop_table(s: st.DropRemoteTable, ctx: ExecContext) -> ResultSet:
         return _status(f"dropped {what}")
     if s.if_exists:
         return _status(f"{what} does not exist; nothing done (IF EXISTS)")
-    raise DdlError(f"{what} does not exist")
+    raise NoSuchObject(f"{what} does not exist")
 
 
 def _show_databases(s: st.ShowRemoteDatabases, ctx: ExecContext) -> ResultSet:
@@ -194,7 +206,7 @@ def _show_tables(s: st.ShowRemoteTables, ctx: ExecContext) -> ResultSet:
 def _describe_database(s: st.DescribeRemoteDatabase, ctx: ExecContext) -> ResultSet:
     d = ctx.store.remotes.get_database(s.name)
     if d is None:
-        raise DdlError(f"remote database '{s.name}' does not exist")
+        raise NoSuchObject(f"remote database '{s.name}' does not exist")
     rows = [["database_name", d.local_name], ["remote_database", d.remote_name], ["via", d.factory],
             ["owner", d.owner or ""], ["created_at", _when(d.created_at)]]  # fmt: skip
     rows += [[k, _shown(k, v)] for k, v in sorted(d.properties.items())]
@@ -208,7 +220,7 @@ def _describe_table(s: st.DescribeRemoteTable, ctx: ExecContext) -> ResultSet:
         hint = ""
         if ctx.store.remotes.get_database(db) is not None:
             hint = f" ('{db}' is a remote database: DESCRIBE REMOTE DATABASE {db})"
-        raise DdlError(f"remote table '{db}.{s.name}' does not exist{hint}")
+        raise NoSuchObject(f"remote table '{db}.{s.name}' does not exist{hint}")
     rows = [["database_name", t.local_db], ["table_name", t.local_name], ["remote_database", t.remote_db],
             ["remote_table", t.remote_name], ["via", t.factory], ["owner", t.owner or ""],
             ["created_at", _when(t.created_at)]]  # fmt: skip

@@ -13,10 +13,11 @@ from typing import Callable
 from hmsproxy import idl
 from hmsproxy.call import Call
 from hmsproxy.config_model import Config
-from hmsproxy.ddl.executor import DdlError, ExecContext, execute
+from hmsproxy.ddl.executor import DdlError, ExecContext, NoSuchObject, NotPermitted, RemoteAlreadyExists, execute
 from hmsproxy.ddl.parser import DdlSyntaxError, parse
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.errors import ProxyError
+from hmsproxy.ddl.statements import Statement
+from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound, ProxyError
 from hmsproxy.store import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -46,12 +47,15 @@ class DdlStatements:
         result.success = idl.hms.HmsProxyResult(columns=list(rs.columns), rows=[list(r) for r in rs.rows])
         return result
 
-    def run(self, text: str, user: str | None, current_database: str | None) -> ResultSet:
-        """Run a script; answers the last statement's result (an empty one for an empty script)."""
-        ctx = ExecContext(
+    def context(self, user: str | None, current_database: str | None) -> ExecContext:
+        return ExecContext(
             self.store, user, current_database or "default", self._config().remotes.creators,
             self.exists_locally, self.table_exists_locally,
         )  # fmt: skip
+
+    def run(self, text: str, user: str | None, current_database: str | None) -> ResultSet:
+        """Run a script; answers the last statement's result (an empty one for an empty script)."""
+        ctx = self.context(user, current_database)
         try:
             statements = parse(text)
         except DdlSyntaxError as e:
@@ -59,12 +63,26 @@ class DdlStatements:
         result = ResultSet([], [])
         for n, statement in enumerate(statements, start=1):
             where = f" (statement {n} of {len(statements)})" if len(statements) > 1 else ""
-            try:
-                result = execute(statement, ctx)
-            except DdlError as e:
-                raise ProxyError(f"hmsproxy: {e}{where}") from None
-            except StoreError as e:
-                log.warning("store error executing %r: %s", statement.source, e)
-                raise ProxyError(f"hmsproxy: the proxy's store failed: {e}{where}") from None
-            log.info("user %s: %s", user, statement.source)
+            result = self.execute(statement, ctx, where)
         return result
+
+    def execute(self, statement: Statement, ctx: ExecContext, where: str = "") -> ResultSet:
+        """Run one statement; its refusal becomes the ProxyError a client's call declares best.
+
+        Both ways to make a remote come through here: hmsproxy_execute, and plain
+        clients' CREATE DATABASE/TABLE with hmsproxy.remote.* properties (features/remotes.py).
+        """
+        try:
+            result = execute(statement, ctx)
+        except DdlError as e:
+            error = _PROXY_ERRORS.get(type(e), InvalidRequest)
+            raise error(f"hmsproxy: {e}{where}") from None
+        except StoreError as e:
+            log.warning("store error executing %r: %s", statement.source or statement, e)
+            raise ProxyError(f"hmsproxy: the proxy's store failed: {e}{where}") from None
+        log.info("user %s: %s", ctx.user, statement.source or statement)
+        return result
+
+
+#: How each kind of refused statement reaches a client.
+_PROXY_ERRORS = {RemoteAlreadyExists: Conflict, NotPermitted: AccessDenied, NoSuchObject: NotFound}

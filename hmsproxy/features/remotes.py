@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 from hmsproxy import idl
 from hmsproxy.call import Call
 from hmsproxy.config_model import DatabaseResolution
-from hmsproxy.errors import UNAVAILABLE_TYPES, AccessDenied, NotFound, ProxyError
+from hmsproxy.ddl import statements as st
+from hmsproxy.errors import UNAVAILABLE_TYPES, AccessDenied, Conflict, InvalidRequest, ProxyError
 from hmsproxy.remotes.factories import URIS_PROPERTY, UnknownFactory
 from hmsproxy.remotes.registry import RemoteRegistry
 from hmsproxy.remotes.targets import (
@@ -49,7 +50,6 @@ from hmsproxy.routing.patterns import hive_match
 from hmsproxy.routing.router import Route, UnknownDatabase
 from hmsproxy.routing.table_rewrite import rewrite_table_value, rewrite_tables, table_renamer
 from hmsproxy.session import Session
-from hmsproxy.store import AlreadyExists, RemoteDatabase, RemoteTable, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +59,6 @@ TABLE_LISTS = frozenset({"get_all_tables", "get_tables"})
 REMOTE_TABLE_TYPE = "hmsproxy.remote.table.type"
 #: Seconds a target that failed during a listing is left out of further listings.
 LISTING_BACKOFF_S = 5.0
-
-
-class RemoteExists(ProxyError):
-    preferred = ("AlreadyExistsException", "InvalidObjectException", "MetaException")
-
-
-class RemoteInvalid(ProxyError):
-    preferred = ("InvalidObjectException", "InvalidInputException", "MetaException")
 
 
 class RemoteUnavailable(ProxyError):
@@ -202,7 +194,7 @@ class Remotes:
             link = _db_link(rd)
             if spec.name == "drop_database":
                 static = rd.local_name in snap.static_databases
-                return self._unlink(call, link, lambda: self.store.remotes.drop_database(rd.local_name), static)
+                return self._unlink(call, link, st.DropRemoteDatabase(rd.local_name), static)
             if spec.writes:
                 raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
             call.route = self._route(call, link, local_db=rd.local_name, catalog=catalog)
@@ -213,7 +205,7 @@ class Remotes:
             link = _table_link(rt)
             if spec.name in DROP_TABLE:
                 static = (rt.local_db, rt.local_name) in snap.static_tables
-                return self._unlink(call, link, lambda: self.store.remotes.drop_table(rt.local_db, rt.local_name), static)
+                return self._unlink(call, link, st.DropRemoteTable(rt.local_db, rt.local_name), static)
             if spec.writes:
                 raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
             call.route = self._route(call, link, local_db=rt.local_db, catalog=catalog)
@@ -240,7 +232,7 @@ class Remotes:
         except TunnelError as e:
             raise RemoteUnavailable(f"hmsproxy: {link.subject}: metastore {link.where} is unavailable: {e}") from None
         except (ValueError, UnknownFactory) as e:
-            raise RemoteInvalid(f"hmsproxy: {link.subject}: {e}") from None
+            raise InvalidRequest(f"hmsproxy: {link.subject}: {e}") from None
 
     # -- answers -------------------------------------------------------------------
 
@@ -391,94 +383,53 @@ class Remotes:
 
     # -- creating and dropping links -------------------------------------------------
 
-    def _check_creator(self, call: Call, what: str) -> None:
-        creators = call.router.config.remotes.creators
-        user = call.session.user
-        if creators is not None and user not in creators:
-            allowed = ", ".join(creators) or "nobody"
-            raise AccessDenied(
-                f"hmsproxy: user '{user or 'anonymous'}' may not {what}: remotes.creators allows only {allowed}"
-            )
-
-    def _validate(self, subject: str, factory: str, props: dict) -> None:
-        try:
-            self.targets.validate(factory, props)
-        except (ValueError, UnknownFactory) as e:
-            raise RemoteInvalid(f"hmsproxy: {subject}: {e}") from None
-
     def _create_database(self, call: Call, db):
         local = split_catalog(db.name or "")[1].lower()
         if not local:
-            raise RemoteInvalid("hmsproxy: a remote database needs a name")
-        self._check_creator(call, f"create remote database {local}")
+            raise InvalidRequest("hmsproxy: a remote database needs a name")
         params = dict(db.parameters or {})
-        factory = normalize_factory(params.get(LINK_FACTORY))
-        remote = (params.get(LINK_DATABASE) or local).strip().lower()
-        props = link_properties(params)
-        subject = f"remote database {local}"
-        self._validate(subject, factory, props)
-        if self._view(call).database(local) is not None:
-            raise RemoteExists(f"hmsproxy: {subject} already exists")
-        if self._exists_in_federation(call, local) is True:
-            raise RemoteExists(f"hmsproxy: can't create {subject}: database {local} already exists")
-        rd = RemoteDatabase(local, remote, factory, props, call.session.user, time.time())
-        try:
-            self.store.remotes.add_database(rd)
-        except AlreadyExists:
-            raise RemoteExists(f"hmsproxy: {subject} already exists") from None
-        except StoreError as e:
-            raise ProxyError(f"hmsproxy: can't create {subject}: the proxy's store failed: {e}") from None
-        self.registry.refresh()
-        log.info("%s created by %s: links to %s in %s", subject, call.session.user, remote, describe_target(factory, props))
-        call.backend = "hmsproxy"
-        return call.spec.result_cls()
+        statement = st.CreateRemoteDatabase(
+            local, (params.get(LINK_DATABASE) or local).strip().lower(),
+            normalize_factory(params.get(LINK_FACTORY)), link_properties(params),
+        )  # fmt: skip
+        return self._create(call, statement, static_clash=local in self._view(call).static_databases)
 
     def _create_table(self, call: Call, tbl):
         local_db = split_catalog(tbl.dbName or "")[1].lower()
         local_name = (tbl.tableName or "").lower()
-        subject = f"remote table {local_db}.{local_name}"
-        self._check_creator(call, f"create {subject}")
-        snap = self._view(call)
-        if snap.database(local_db) is not None:
-            raise AccessDenied(f"hmsproxy: can't create {subject}: {local_db} is a remote database (read-only)")
-        if snap.table(local_db, local_name) is not None:
-            raise RemoteExists(f"hmsproxy: {subject} already exists")
         params = dict(tbl.parameters or {})
-        factory = normalize_factory(params.get(LINK_FACTORY))
-        remote_db = (params.get(LINK_DATABASE) or local_db).strip().lower()
-        remote_name = (params.get(LINK_TABLE) or local_name).strip().lower()
-        props = link_properties(params)
-        self._validate(subject, factory, props)
-        if self._exists_in_federation(call, local_db) is False:
-            raise NotFound(f"hmsproxy: can't create {subject}: database {local_db} does not exist")
-        rt = RemoteTable(local_db, local_name, remote_db, remote_name, factory, props, call.session.user, time.time())
-        try:
-            self.store.remotes.add_table(rt)
-        except AlreadyExists:
-            raise RemoteExists(f"hmsproxy: {subject} already exists") from None
-        except StoreError as e:
-            raise ProxyError(f"hmsproxy: can't create {subject}: the proxy's store failed: {e}") from None
+        statement = st.CreateRemoteTable(
+            local_db, local_name, (params.get(LINK_DATABASE) or local_db).strip().lower(),
+            (params.get(LINK_TABLE) or local_name).strip().lower(),
+            normalize_factory(params.get(LINK_FACTORY)), link_properties(params),
+        )  # fmt: skip
+        snap = self._view(call)
+        clash = (local_db, local_name) in snap.static_tables or local_db in snap.static_databases
+        return self._create(call, statement, static_clash=clash)
+
+    def _create(self, call: Call, statement, *, static_clash: bool):
+        """A plain client's CREATE with hmsproxy.remote.* properties, run as the statement it means.
+
+        The DDL executor holds the rules (who may, valid factory and properties, name
+        clashes); only the config's own remotes, which the store doesn't know, are checked here.
+        """
+        what = f"remote {'table' if isinstance(statement, st.CreateRemoteTable) else 'database'}"
+        if static_clash:
+            raise Conflict(f"hmsproxy: can't create {what} {statement.name}: the name is taken by "
+                           f"a remote defined in the proxy's configuration")  # fmt: skip
+        ddl = self.handler.ddl
+        ddl.execute(statement, ddl.context(call.session.user, None))
         self.registry.refresh()
-        log.info("%s created by %s: links to %s.%s in %s", subject, call.session.user, remote_db, remote_name,
-                 describe_target(factory, props))  # fmt: skip
         call.backend = "hmsproxy"
         return call.spec.result_cls()
 
-    @staticmethod
-    def _exists_in_federation(call: Call, db: str) -> bool | None:
-        return _database_exists(call.session, call.router, db)
-
-    def _unlink(self, call: Call, link: Link, drop, static: bool = False):
+    def _unlink(self, call: Call, link: Link, statement, static: bool):
+        """DROP DATABASE/TABLE of a remote from a plain client: the link goes, nothing remote is touched."""
         if static:
             raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration "
                                f"(remotes.{link.kind}s); remove it there")  # fmt: skip
-        self._check_creator(call, f"drop {link.subject}")
-        try:
-            dropped = drop()
-        except StoreError as e:
-            raise ProxyError(f"hmsproxy: can't drop {link.subject}: the proxy's store failed: {e}") from None
-        if not dropped:
-            raise NotFound(f"hmsproxy: {link.subject} does not exist")
+        ddl = self.handler.ddl
+        ddl.execute(statement, ddl.context(call.session.user, None))
         self.registry.refresh()
         log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user,
                  link.remote, link.where)  # fmt: skip

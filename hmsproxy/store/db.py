@@ -18,7 +18,6 @@ from typing import Callable, Iterator
 from sqlalchemy import Connection, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from hmsproxy.store import schema
 

@@ -39,7 +39,7 @@ def test_routed_methods_locate_a_string_database_name():
             continue
         assert spec.db, spec.name
         # Walk the spec along the path: every step must exist and end on a string.
-        cls, ttype = spec.args_cls, TType.STRUCT
+        cls, ttype, elem = spec.args_cls, TType.STRUCT, None
         for step in spec.db:
             if isinstance(step, int):
                 assert ttype == TType.LIST, (spec.name, spec.db)

@@ -177,7 +177,7 @@ def test_bad_links_are_refused_clearly(proxy_client, source, local_db):
         proxy_client.create_database(link_db(f"bad_{uid()}", "http://nope"))
     with pytest.raises(hive.InvalidObjectException, match="client factory 'no.such.Factory'"):
         proxy_client.create_database(link_db(f"bad_{uid()}", source, **{"hmsproxy.remote.factory": "no.such.Factory"}))
-    with pytest.raises(hive.AlreadyExistsException, match=f"database {local_db} already exists"):
+    with pytest.raises(hive.AlreadyExistsException, match=f"database '{local_db}' already exists"):
         proxy_client.create_database(link_db(local_db, source))
     with pytest.raises((hive.NoSuchObjectException, hive.MetaException, hive.InvalidObjectException), match="does not exist"):
         proxy_client.create_table(link_table(f"nodb_{uid()}", "t", source))
@@ -201,7 +201,7 @@ def test_only_creators_may_create_remotes(proxy, proxy_config, source):
                     with pytest.raises(hive.MetaException) as err:
                         client.create_database(link_db(name, source))
                     assert "user 'bob' may not create remote database" in err.value.message
-                    assert "remotes.creators allows only alice" in err.value.message
+                    assert "'remotes.creators'" in err.value.message and "(alice)" in err.value.message
                     continue
                 client.create_database(link_db(name, source))
                 assert client.get_database(name).name == name

@@ -9,7 +9,6 @@ against the metric names of hmsproxy/features/metrics.py.
 
 from __future__ import annotations
 
-import fnmatch
 import http.server
 import json
 import re
