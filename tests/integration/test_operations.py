@@ -23,7 +23,7 @@ from hmsproxy.devstack import free_port
 from hmsproxy.ops_http import OpsHttpServer
 from hmsproxy.server import ProxyServer
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
-from tests.support.federation import prefixed_config
+from tests.support.federation import federation_yaml, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
 
 hive = idl.hive
@@ -226,24 +226,12 @@ def test_audit_writes_one_json_line_per_call_and_follows_its_level(own_proxy, me
 # --------------------------------------------------------------------------- serve: HTTP port, reload
 
 
-FEDERATION_YAML = """\
-server: {{host: 127.0.0.1, port: {port}}}
-database-resolution: PREFIXED
-primary-meta-store:
-  name: primary
-  remote-meta-store-uris: {primary}
-  access-control-type: READ_AND_WRITE_AND_CREATE
-federated-meta-stores:
-  - name: waggle
-    remote-meta-store-uris: {federated}
-    database-prefix: {prefix}
-"""
 
 
 def test_serve_reloads_on_hmsproxy_reload_and_keeps_old_config_when_bad(tmp_path, metastores, federated_dbs):
     port, pid_file, cfg = free_port(), tmp_path / "hmsproxy.pid", tmp_path / "hmsproxy.yml"
-    values = dict(port=port, primary=metastores[0].uri, federated=metastores[1].uri)
-    cfg.write_text(FEDERATION_YAML.format(prefix="waggle_", **values))
+    values = dict(port=port, primary_uri=metastores[0].uri, federated_uri=metastores[1].uri, state_dir=tmp_path)
+    cfg.write_text(federation_yaml(prefix="waggle_", **values))
     proc = subprocess.Popen([*HMSPROXY, "serve", "--config", str(cfg), "--pid-file", str(pid_file), "--http-port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
@@ -256,14 +244,14 @@ def test_serve_reloads_on_hmsproxy_reload_and_keeps_old_config_when_bad(tmp_path
         client = client_for(port)  # stays open through both reloads
         try:
             assert "waggle_sales" in client.get_all_databases()
-            cfg.write_text(FEDERATION_YAML.format(prefix="dw_", **values))
+            cfg.write_text(federation_yaml(prefix="dw_", **values))
             out = subprocess.run([*HMSPROXY, "reload", "--pid-file", str(pid_file)], capture_output=True, text=True, timeout=60)
             assert out.returncode == 0 and str(proc.pid) in out.stdout
             wait_for_line(proc, "configuration reloaded", 30)
             names = client.get_all_databases()
             assert "dw_sales" in names and "waggle_sales" not in names
 
-            cfg.write_text(FEDERATION_YAML.format(prefix="dw_", **values).replace("thrift://", "http://", 1))
+            cfg.write_text(federation_yaml(prefix="dw_", **values).replace("thrift://", "http://", 1))
             subprocess.run([*HMSPROXY, "reload", "--pid-file", str(pid_file)], check=True, capture_output=True, timeout=60)
             rejected = wait_for_line(proc, "reload rejected", 30)[-1]
             assert str(cfg) in rejected and "remote-meta-store-uris" in rejected and "thrift://host:port" in rejected
@@ -332,8 +320,8 @@ def test_tls_with_client_ca_requires_a_client_certificate(own_proxy, metastores,
 
 def test_two_workers_share_the_port_reload_and_a_dead_one_is_replaced(tmp_path, metastores, federated_dbs):
     port, cfg, pid_file = free_port(), tmp_path / "hmsproxy.yml", tmp_path / "pid"
-    values = dict(port=port, primary=metastores[0].uri, federated=metastores[1].uri)
-    cfg.write_text(FEDERATION_YAML.format(prefix="waggle_", **values))
+    values = dict(port=port, primary_uri=metastores[0].uri, federated_uri=metastores[1].uri, state_dir=tmp_path)
+    cfg.write_text(federation_yaml(prefix="waggle_", **values))
     proc = subprocess.Popen(
         [*HMSPROXY, "serve", "--config", str(cfg), "--workers", "2", "--pid-file", str(pid_file)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -359,7 +347,7 @@ def test_two_workers_share_the_port_reload_and_a_dead_one_is_replaced(tmp_path, 
         assert answering_pids(40, "waggle_sales") == worker_pids
 
         # The parent passes SIGHUP on: every worker reloads.
-        cfg.write_text(FEDERATION_YAML.format(prefix="dw_", **values))
+        cfg.write_text(federation_yaml(prefix="dw_", **values))
         subprocess.run([*HMSPROXY, "reload", "--pid-file", str(pid_file)], check=True, capture_output=True, timeout=60)
         wait_for_line(proc, "configuration reloaded", 30)
         wait_for_line(proc, "configuration reloaded", 30)

@@ -18,6 +18,7 @@ from hmsproxy.config import load_config
 from hmsproxy.config_model import AuditConfig, TlsConfig
 from hmsproxy.reload import reload_config
 from hmsproxy.server import ProxyServer
+from tests.support.federation import federation_yaml
 from tests.support.ops import handler_metric, make_test_certs
 
 pytestmark = pytest.mark.spark
@@ -55,32 +56,21 @@ def test_audit_lines_for_a_spark_session(spark, proxy_config, federated_dbs, tmp
     assert "sales" in r["args"]  # the name as sent to the metastore, prefix removed
 
 
-FEDERATION_YAML = """\
-database-resolution: PREFIXED
-primary-meta-store:
-  name: primary
-  remote-meta-store-uris: {primary}
-  access-control-type: READ_AND_WRITE_AND_CREATE
-federated-meta-stores:
-  - name: waggle
-    remote-meta-store-uris: {federated}
-    database-prefix: {prefix}
-"""
 
 
 def test_reload_swaps_a_mapping_under_an_open_spark_session(spark, proxy, default_config, metastores, federated_dbs, tmp_path):
     assert "waggle_sales" in databases(spark)
     connections = handler_metric(proxy.handler, "hmsproxy_client_connections")
     cfg = tmp_path / "hmsproxy.yml"
-    values = dict(primary=metastores[0].uri, federated=metastores[1].uri)
-    cfg.write_text(FEDERATION_YAML.format(prefix="dw_", **values))
+    values = dict(primary_uri=metastores[0].uri, federated_uri=metastores[1].uri)
+    cfg.write_text(federation_yaml(prefix="dw_", **values))
     try:
         assert reload_config(proxy.handler, lambda: load_config(cfg)) is True
         names = databases(spark)
         assert "dw_sales" in names and "waggle_sales" not in names
         assert spark.sql("SHOW TABLES IN dw_sales").collect() is not None
 
-        cfg.write_text(FEDERATION_YAML.format(prefix="dw_", **values) + "    latency: soon\n")
+        cfg.write_text(federation_yaml(prefix="dw_", **values) + "    latency: soon\n")
         assert reload_config(proxy.handler, lambda: load_config(cfg)) is False
         assert "dw_sales" in databases(spark)  # the old snapshot keeps serving
         # Spark kept its connection through both reloads.

@@ -47,3 +47,28 @@ def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **feder
 def manual_config(base: Config, **federated) -> Config:
     fed = replace(base.federated[0], database_prefix="", **federated)
     return replace(base, database_resolution=DatabaseResolution.MANUAL, federated=(fed,))
+
+
+def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "waggle_",
+                    port: int | None = None, state_dir=None) -> str:  # fmt: skip
+    """hmsproxy's YAML for the tests' two-metastore federation (what `serve --config` reads).
+
+    `state_dir` holds the proxy's store, so a served proxy never writes into the repository.
+    """
+    lines = []
+    if port is not None:
+        lines.append(f"server: {{host: 127.0.0.1, port: {port}}}")
+    if state_dir is not None:
+        lines.append(f"store: {{url: 'sqlite:///{state_dir}/hmsproxy.db'}}")
+    lines += [
+        "database-resolution: PREFIXED",
+        "primary-meta-store:",
+        "  name: primary",
+        f"  remote-meta-store-uris: {primary_uri}",
+        "  access-control-type: READ_AND_WRITE_AND_CREATE",
+        "federated-meta-stores:",
+        "  - name: waggle",
+        f"    remote-meta-store-uris: {federated_uri}",
+        f"    database-prefix: {prefix}",
+    ]
+    return "\n".join(lines) + "\n"
