@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test bench check-config clean sshd
+.PHONY: up test lint bench check-config clean sshd
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,12 @@ $(BIN)/.installed: pyproject.toml
 up: $(BIN)/.installed
 	$(BIN)/hmsproxy dev up
 
-test: $(BIN)/.installed sshd
+test: $(BIN)/.installed sshd lint
 	$(BIN)/python -m pytest -q -rs
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check hmsproxy tests
+	$(BIN)/ruff format --check hmsproxy tests
 
 # The SSH-tunnel tests start a real OpenSSH server on loopback; install it where apt-get can.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -11,9 +11,9 @@ from hmsproxy.config_model import Config
 from hmsproxy.features.audit import Audit
 from hmsproxy.features.ddl import DdlStatements
 from hmsproxy.features.metrics import Metrics
-from hmsproxy.features.remotes import Remotes
+from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.handler import Handler
-from hmsproxy.readiness import default_readiness
+from hmsproxy.ops.readiness import default_readiness
 from hmsproxy.store import Store, store_check
 
 
@@ -28,7 +28,7 @@ def build_handler(config: Config) -> Handler:
     # Feature wiring goes here, one line each, e.g. handler.add_feature(Audit(config.audit)).
     handler.audit = handler.add_feature(Audit())  # reads config.audit per call, so reloads apply
     handler.closers.append(handler.audit.close)
-    handler.metrics = handler.add_feature(Metrics(handler.registry))  # served on /metrics
+    handler.metrics = handler.add_feature(Metrics(handler.backends))  # served on /metrics
     handler.store.on_error = handler.metrics.store_errors.inc
     handler.readiness = default_readiness(handler)  # /readyz; the store adds its check here
     handler.readiness.add(store_check(handler.store))

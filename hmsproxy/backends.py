@@ -53,9 +53,7 @@ def _get_tables_req(args):
 #: Calls newer Hive removed, with their equivalents.
 TRANSLATIONS: dict[str, Translation] = {
     "get_table": Translation("get_table_req", (4, 0, 1), _get_table_req, lambda r: r.table),
-    "get_table_objects_by_name": Translation(
-        "get_table_objects_by_name_req", (4, 0, 1), _get_tables_req, lambda r: r.tables
-    ),
+    "get_table_objects_by_name": Translation("get_table_objects_by_name_req", (4, 0, 1), _get_tables_req, lambda r: r.tables),
 }
 
 
@@ -74,7 +72,7 @@ class BackendState:
     fanout_timeouts: int = 0
 
 
-class BackendRegistry:
+class Backends:
     """Health, versions and translations for every metastore of the current config."""
 
     def __init__(self, config: Config):

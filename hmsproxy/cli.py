@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from hmsproxy import __version__
-from hmsproxy.reload import DEFAULT_PID_FILE
+from hmsproxy.ops.reload import DEFAULT_PID_FILE
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -50,14 +50,14 @@ def _serve_config(args):
 
 def cmd_serve(args) -> int:
     from hmsproxy.config import ConfigError
-    from hmsproxy.reload import remove_pid_file, write_pid_file
+    from hmsproxy.ops.reload import remove_pid_file, write_pid_file
 
     config = _serve_config(args)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a reload before the server is up must not kill it
     pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` signals this process
     try:
         if config.server.workers > 1:
-            from hmsproxy.workers import supervise
+            from hmsproxy.ops.workers import supervise
 
             latest = [config]  # the last valid config: a restarted worker starts with it
 
@@ -78,7 +78,7 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     import os
 
     from hmsproxy.app import build_handler
-    from hmsproxy.reload import reload_config
+    from hmsproxy.ops.reload import reload_config
     from hmsproxy.server import ProxyServer
 
     s = config.server
@@ -88,15 +88,17 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
     print(f"hmsproxy {__version__}{who} serving {server.uri}{' (TLS)' if s.tls else ''}", flush=True)
     _serve_until_signal(
-        server, handler, on_stop=[ops.stop] if ops else (),
+        server,
+        handler,
+        on_stop=[ops.stop] if ops else (),
         on_reload=lambda: reload_config(handler, lambda: _serve_config(args)),
-    )  # fmt: skip
+    )
     return 0
 
 
 def _start_ops_http(handler, http, offset: int = 0):
     """The /metrics, /healthz, /readyz endpoint if http.port is set; worker i uses port + i."""
-    from hmsproxy.ops_http import OpsHttpServer
+    from hmsproxy.ops.http import OpsHttpServer
 
     if http.port is None:
         return None
@@ -106,7 +108,7 @@ def _start_ops_http(handler, http, offset: int = 0):
 
 
 def cmd_reload(args) -> int:
-    from hmsproxy.reload import signal_reload
+    from hmsproxy.ops.reload import signal_reload
 
     pid = signal_reload(args.pid_file)
     print(f"asked hmsproxy (pid {pid}) to reload; its log says whether the new configuration was applied")
@@ -161,7 +163,7 @@ def cmd_status(args) -> int:
 
 def cmd_sql(args) -> int:
     """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
-    from hmsproxy.client import HmsProxyClient, HmsProxyError
+    from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
     from hmsproxy.ddl.parser import DdlSyntaxError
     from hmsproxy.ddl.results import format_table
 
@@ -193,7 +195,7 @@ def cmd_sql(args) -> int:
 
 
 def cmd_dev_hms(args) -> int:
-    from hmsproxy.devstack import LocalMetastore
+    from hmsproxy.dev.stack import LocalMetastore
 
     hms = LocalMetastore(args.port, Path(args.state_dir))
     hms.start()
@@ -212,9 +214,9 @@ def cmd_dev_hms(args) -> int:
 def cmd_dev_up(args) -> int:
     from dataclasses import replace
 
-    from hmsproxy.config_model import StoreConfig
-    from hmsproxy.devstack import dev_config, start_metastores
     from hmsproxy.app import build_handler
+    from hmsproxy.config_model import StoreConfig
+    from hmsproxy.dev.stack import dev_config, start_metastores
     from hmsproxy.server import ProxyServer
 
     if args.backends < 1:

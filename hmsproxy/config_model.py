@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
 
 class DatabaseResolution(enum.Enum):
@@ -25,9 +25,7 @@ class AccessControlType(enum.Enum):
 
 
 #: Access control types a federated (non-primary) metastore may use, as in Waggle Dance.
-FEDERATED_ACCESS_TYPES = frozenset(
-    {AccessControlType.READ_ONLY, AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST}
-)
+FEDERATED_ACCESS_TYPES = frozenset({AccessControlType.READ_ONLY, AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST})
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import __version__, idl
-from hmsproxy.backends import BackendRegistry
+from hmsproxy.backends import Backends
 from hmsproxy.call import (
     APPLICATION_ERROR,
     HOOKS,
@@ -53,9 +53,9 @@ SECOND_DB_ARG = {"exchange_partition": "dest_db", "exchange_partitions": "dest_d
 class Handler:
     def __init__(self, config: Config):
         self.started_at = int(time.time())
-        self.registry = BackendRegistry(config)
+        self.backends = Backends(config)
         self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="fanout")
-        self._directory_session = Session(self.registry, "directory")
+        self._directory_session = Session(self.backends, "directory")
         self._directory_lock = threading.Lock()
         self.directory = DatabaseDirectory(self._list_databases)
         self.access = AccessControl()
@@ -79,7 +79,7 @@ class Handler:
 
     def apply_config(self, config: Config) -> None:
         """Swap in a new config snapshot; calls already routed finish on the old one."""
-        self.registry.reconfigure(config)
+        self.backends.reconfigure(config)
         self.directory.forget()
         self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
         self.router = Router(config, self.directory)
@@ -91,7 +91,7 @@ class Handler:
     def _list_databases(self, metastore_name: str) -> set[str] | None:
         with self._directory_lock:
             try:
-                ms = self.registry.metastore(metastore_name)
+                ms = self.backends.metastore(metastore_name)
                 result = self._directory_session.call(ms, "get_all_databases", idl.HmsProxy.get_all_databases_args(), read_only=True)
             except (BackendUnavailable, TApplicationException, KeyError) as e:
                 log.warning("can't list databases of metastore '%s': %s", metastore_name, e)
@@ -124,7 +124,7 @@ class Handler:
         except Exception as e:
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
-            raise internal_error(method)
+            raise internal_error(method) from e
         finally:
             call.elapsed_s = time.perf_counter() - call.started
             for hook in self._hooks["on_complete"]:
@@ -180,7 +180,7 @@ class Handler:
 
     def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
         rewrite = not route.naming.identity
-        if rewrite and route.remote_db:
+        if rewrite and route.backend_db:
             rewrite_struct(args, route.inbound)
         # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
         result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
@@ -192,8 +192,8 @@ class Handler:
     def _check_table_visible(spec: MethodSpec, route: Route, table: str | None) -> None:
         if spec.name in TABLE_CREATING:
             return
-        if table and not route.naming.table_visible(route.remote_db, table):
-            raise NotFound(f"hmsproxy: table {route.outbound(route.remote_db)}.{table} is not mapped (mapped-tables)")
+        if table and not route.naming.table_visible(route.backend_db, table):
+            raise NotFound(f"hmsproxy: table {route.outbound(route.backend_db)}.{table} is not mapped (mapped-tables)")
 
     @staticmethod
     def _check_second_db(spec: MethodSpec, router: Router, route: Route, args) -> None:
@@ -231,9 +231,9 @@ class Handler:
 
         lines = [describe(self.config), "", "backends:"]
         for m in self.config.metastores:
-            st = self.registry.state(m.name)
+            st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
-            version = self.registry.version(m.name) or "?"
+            version = self.backends.version(m.name) or "?"
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
         for db, owners in sorted(self.router.clashes.items()):

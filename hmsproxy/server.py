@@ -20,18 +20,24 @@ from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
 from hmsproxy.features.metrics import connection_gauge
 from hmsproxy.handler import Handler
+from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.session import Session
-from hmsproxy.tls import handshake, server_context
 
 log = logging.getLogger(__name__)
 
 
 class ProxyServer:
     def __init__(
-        self, handler: Handler, host: str, port: int, *, transport: str = "buffered",
-        tls: TlsConfig | None = None, reuse_port: bool = False,
-    ):  # fmt: skip
+        self,
+        handler: Handler,
+        host: str,
+        port: int,
+        *,
+        transport: str = "buffered",
+        tls: TlsConfig | None = None,
+        reuse_port: bool = False,
+    ):
         self.handler = handler
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
@@ -64,7 +70,7 @@ class ProxyServer:
             self._connections.inc()
             threading.Thread(target=self._serve_client, args=(conn, addr), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
 
-    def start(self) -> "ProxyServer":
+    def start(self) -> ProxyServer:
         """Serve in a background thread (tests, dev stack)."""
         self._thread = threading.Thread(target=self.serve_forever, daemon=True, name="hmsproxy-accept")
         self._thread.start()
@@ -88,7 +94,7 @@ class ProxyServer:
             self._thread.join(timeout=5)
 
     def _serve_client(self, conn: socket.socket, addr) -> None:
-        session = Session(self.handler.registry, f"{addr[0]}:{addr[1]}")
+        session = Session(self.handler.backends, f"{addr[0]}:{addr[1]}")
         try:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)

@@ -9,14 +9,14 @@ from __future__ import annotations
 import threading
 
 from hmsproxy import idl
-from hmsproxy.backends import BackendRegistry
+from hmsproxy.backends import Backends
 from hmsproxy.config_model import MetastoreConfig
 from hmsproxy.wire import BackendUnavailable, ThriftConnection
 
 
 class Session:
-    def __init__(self, registry: BackendRegistry, client_address: str = "-"):
-        self.registry = registry
+    def __init__(self, backends: Backends, client_address: str = "-"):
+        self.backends = backends
         self.client_address = client_address
         self.user: str | None = None
         self.groups: list[str] = []
@@ -31,24 +31,24 @@ class Session:
         with self._lock:
             conn = self._conns.get(key)
             if conn is None or not conn.is_open:
-                conn = self.registry.new_connection(metastore, read_only=key[1])
+                conn = self.backends.new_connection(metastore, read_only=key[1])
                 self._conns[key] = conn
         if not conn.is_open:
             try:
                 conn.open()
             except BackendUnavailable as e:
-                self.registry.mark_down(metastore.name, e.reason)
+                self.backends.mark_down(metastore.name, e.reason)
                 raise
-            self.registry.probe_version(conn)
+            self.backends.probe_version(conn)
             if self.user is not None:
                 # The backend must see the same identity the client gave the proxy.
-                self.registry.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
+                self.backends.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
         return conn
 
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct."""
         conn = self._connection(metastore, read_only)
-        return self.registry.call(conn, method, args)
+        return self.backends.call(conn, method, args)
 
     def discard(self, metastore_name: str) -> None:
         """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""

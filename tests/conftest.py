@@ -1,6 +1,6 @@
 """Shared fixtures: real Hive metastores (and, on demand, the process's SparkSession).
 
-Real metastores come from :mod:`hmsproxy.devstack` (Hive 2.3 from pyspark's
+Real metastores come from :mod:`hmsproxy.dev.stack` (Hive 2.3 from pyspark's
 jars, Derby in a temp dir). Starting one takes ~2-4 s, so:
 
 * ``metastores`` -- two metastores shared by the whole session (started in
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.devstack import LocalMetastore, start_metastores
+from hmsproxy.dev.stack import LocalMetastore, start_metastores
 
 # The proxy / federation / Spark-through-the-proxy fixtures built on `metastores`.
 pytest_plugins = ["tests.support.fixtures"]

@@ -59,9 +59,7 @@ def describe(config: Config) -> str:
     lines = []
     if config.sources:
         lines.append(f"Configuration: {', '.join(config.sources)}")
-    lines.append(
-        f"Listening on: {server.host}:{server.port} ({server.transport} transport)"
-    )
+    lines.append(f"Listening on: {server.host}:{server.port} ({server.transport} transport)")
     lines.append(
         f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s"
@@ -69,13 +67,11 @@ def describe(config: Config) -> str:
     lines.extend(_describe_operations(config))
     if prefixed:
         lines.append(
-            "Database resolution: PREFIXED (clients name databases as <prefix><database>; "
-            "names matching no prefix go to the primary)"
+            "Database resolution: PREFIXED (clients name databases as <prefix><database>; names matching no prefix go to the primary)"
         )
     else:
         lines.append(
-            "Database resolution: MANUAL (databases keep their names; a database not "
-            "mapped to a federated metastore goes to the primary)"
+            "Database resolution: MANUAL (databases keep their names; a database not mapped to a federated metastore goes to the primary)"
         )
     lines.append(f"Metastores: {len(config.metastores)} (1 primary, {len(config.federated)} federated)")
 
@@ -96,9 +92,7 @@ def describe(config: Config) -> str:
             rows.append(("mapped databases", ", ".join(ms.mapped_databases)))
         if ms.mapped_tables:
             for i, mt in enumerate(ms.mapped_tables):
-                rows.append(
-                    ("mapped tables" if i == 0 else "", f"{mt.database}: {', '.join(mt.patterns)}")
-                )
+                rows.append(("mapped tables" if i == 0 else "", f"{mt.database}: {', '.join(mt.patterns)}"))
             rows.append(("", "(tables of other databases: all)"))
         else:
             rows.append(("mapped tables", "all"))

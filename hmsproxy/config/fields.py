@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from hmsproxy.config.errors import Ctx, at_index, join_key, kind_of
 
@@ -49,9 +50,7 @@ def read_str(ctx: Ctx, path: str, value: Any, *, allow_empty: bool = False) -> s
     return value
 
 
-def read_int(
-    ctx: Ctx, path: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
-) -> int:
+def read_int(ctx: Ctx, path: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
     number: int | None = None
     if isinstance(value, bool):
         number = None
@@ -215,18 +214,14 @@ def read_section(
             continue
         canonical = key if ctx.strict else _canonical_key(key)
         if canonical in spelt:
-            raise ctx.error(
-                join_key(path, key), f"given twice (also as '{spelt[canonical]}')"
-            )
+            raise ctx.error(join_key(path, key), f"given twice (also as '{spelt[canonical]}')")
         spelt[canonical] = key
         if canonical in known:
             result[canonical] = value
         elif canonical in ignored:
             ignored[canonical](ctx, join_key(path, key), value)
         elif ctx.strict:
-            raise ctx.error(
-                join_key(path, key), "unknown key" + _suggest(key, (*known, *ignored))
-            )
+            raise ctx.error(join_key(path, key), "unknown key" + _suggest(key, (*known, *ignored)))
         else:
             ctx.warn(
                 join_key(path, key),

@@ -25,8 +25,7 @@ def load_from_paths(
         raise ConfigError(
             where,
             "",
-            "give either hmsproxy's own configuration file or Waggle Dance's "
-            "server/federation files, not both",
+            "give either hmsproxy's own configuration file or Waggle Dance's server/federation files, not both",
         )
     if config is not None:
         return load_config(config)
@@ -36,14 +35,12 @@ def load_from_paths(
         raise ConfigError(
             where,
             "",
-            "a Waggle Dance server file needs its federation file "
-            "(waggle-dance-federation.yml) as well",
+            "a Waggle Dance server file needs its federation file (waggle-dance-federation.yml) as well",
         )
     raise ConfigError(
         where,
         "",
-        "no configuration given: pass hmsproxy's configuration file, "
-        "or Waggle Dance's federation file (and optionally its server file)",
+        "no configuration given: pass hmsproxy's configuration file, or Waggle Dance's federation file (and optionally its server file)",
     )
 
 

@@ -20,8 +20,9 @@ configuration error.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from hmsproxy.config.errors import Ctx, at_index, join_key, kind_of
 from hmsproxy.config.fields import (
@@ -67,18 +68,10 @@ _METASTORE_KEYS = (
 )
 
 _WD_METASTORE_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
-    "metastore-tunnel": ignored_mapping(
-        "hmsproxy opens no SSH tunnels; it connects to remote-meta-store-uris directly"
-    ),
-    "hive-metastore-filter-hook": ignored_str(
-        "hmsproxy cannot run Hive MetaStoreFilterHook classes; results are not filtered by it"
-    ),
-    "impersonation-enabled": ignored_bool(
-        False, "hmsproxy does not impersonate client users towards this metastore"
-    ),
-    "configuration-properties": ignored_mapping(
-        "hmsproxy does not apply Hive client configuration properties"
-    ),
+    "metastore-tunnel": ignored_mapping("hmsproxy opens no SSH tunnels; it connects to remote-meta-store-uris directly"),
+    "hive-metastore-filter-hook": ignored_str("hmsproxy cannot run Hive MetaStoreFilterHook classes; results are not filtered by it"),
+    "impersonation-enabled": ignored_bool(False, "hmsproxy does not impersonate client users towards this metastore"),
+    "configuration-properties": ignored_mapping("hmsproxy does not apply Hive client configuration properties"),
     "connection-type": ignored_connection_type,
     "glue-config": ignored_mapping("hmsproxy cannot federate AWS Glue catalogs"),
     # Written back by Waggle Dance or derived by it; meaningless in a file.
@@ -94,13 +87,9 @@ class _Parsed:
     prefix_defaulted: bool
 
 
-def _parse_metastore(
-    ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dance: bool
-) -> _Parsed:
+def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dance: bool) -> _Parsed:
     raw = read_mapping(ctx, path, raw)
-    section = read_section(
-        ctx, path, raw, _METASTORE_KEYS, _WD_METASTORE_IGNORED if waggle_dance else None
-    )
+    section = read_section(ctx, path, raw, _METASTORE_KEYS, _WD_METASTORE_IGNORED if waggle_dance else None)
 
     def sub(key: str) -> str:
         return join_key(path, key)
@@ -113,8 +102,7 @@ def _parse_metastore(
         if waggle_dance and raw.get("glue-config") is not None:
             raise ctx.error(
                 sub("glue-config"),
-                "AWS Glue federation is not supported by hmsproxy; "
-                "give remote-meta-store-uris (thrift://host:port) instead",
+                "AWS Glue federation is not supported by hmsproxy; give remote-meta-store-uris (thrift://host:port) instead",
             )
         raise ctx.error(
             sub("remote-meta-store-uris"),
@@ -124,9 +112,7 @@ def _parse_metastore(
 
     read_only_uris: tuple[str, ...] = ()
     if present(section, "read-only-remote-meta-store-uris"):
-        read_only_uris = read_uris(
-            ctx, sub("read-only-remote-meta-store-uris"), section["read-only-remote-meta-store-uris"]
-        )
+        read_only_uris = read_uris(ctx, sub("read-only-remote-meta-store-uris"), section["read-only-remote-meta-store-uris"])
 
     prefix_defaulted = not present(section, "database-prefix")
     if prefix_defaulted:
@@ -145,9 +131,7 @@ def _parse_metastore(
 
     name_mapping: dict[str, str] = {}
     if present(section, "database-name-mapping"):
-        name_mapping = _parse_name_mapping(
-            ctx, sub("database-name-mapping"), section["database-name-mapping"], mapped_databases
-        )
+        name_mapping = _parse_name_mapping(ctx, sub("database-name-mapping"), section["database-name-mapping"], mapped_databases)
 
     access = AccessControlType.READ_ONLY
     if present(section, "access-control-type"):
@@ -161,9 +145,7 @@ def _parse_metastore(
 
     white_list: tuple[str, ...] = ()
     if present(section, "writable-database-white-list"):
-        white_list = read_regex_list(
-            ctx, sub("writable-database-white-list"), section["writable-database-white-list"]
-        )
+        white_list = read_regex_list(ctx, sub("writable-database-white-list"), section["writable-database-white-list"])
     uses_white_list = access in (
         AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
         AccessControlType.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST,
@@ -189,13 +171,13 @@ def _parse_metastore(
         if not isinstance(value, str):
             raise ctx.error(
                 sub("hive-version"),
-                f"must be a quoted version string such as \"2.3\" or \"4.0.1\", got {kind_of(value)}",
+                f'must be a quoted version string such as "2.3" or "4.0.1", got {kind_of(value)}',
             )
         hive_version = value.strip()
         if not _HIVE_VERSION_RE.match(hive_version):
             raise ctx.error(
                 sub("hive-version"),
-                f"{hive_version!r} is not a Hive version such as \"2.3\", \"3.1\" or \"4.0.1\"",
+                f'{hive_version!r} is not a Hive version such as "2.3", "3.1" or "4.0.1"',
             )
 
     metastore = MetastoreConfig(
@@ -241,9 +223,7 @@ def _parse_mapped_tables(ctx: Ctx, path: str, value: Any) -> tuple[MappedTables,
     return tuple(entries.values())
 
 
-def _parse_name_mapping(
-    ctx: Ctx, path: str, value: Any, mapped_databases: tuple[str, ...] | None
-) -> dict[str, str]:
+def _parse_name_mapping(ctx: Ctx, path: str, value: Any, mapped_databases: tuple[str, ...] | None) -> dict[str, str]:
     raw = read_mapping(ctx, path, value)
     result: dict[str, str] = {}
     shown_by: dict[str, str] = {}
@@ -257,14 +237,11 @@ def _parse_name_mapping(
         if shown in shown_by:
             raise ctx.error(
                 entry_path,
-                f"{shown!r} is already the name shown for {shown_by[shown]!r}; "
-                "two databases cannot be shown under one name",
+                f"{shown!r} is already the name shown for {shown_by[shown]!r}; two databases cannot be shown under one name",
             )
         if shown == remote:
             ctx.warn(entry_path, f"maps {remote!r} to itself, which has no effect")
-        if mapped_databases is not None and not any(
-            re.fullmatch(p, remote, re.IGNORECASE) for p in mapped_databases
-        ):
+        if mapped_databases is not None and not any(re.fullmatch(p, remote, re.IGNORECASE) for p in mapped_databases):
             ctx.warn(
                 entry_path,
                 f"{remote!r} is not matched by mapped-databases, so this mapping has no effect",
@@ -301,15 +278,11 @@ def parse_federation(
     if present(section, "federated-meta-stores"):
         list_path = join_key(path, "federated-meta-stores")
         for i, raw in enumerate(read_list(ctx, list_path, section["federated-meta-stores"])):
-            federated.append(
-                _parse_metastore(ctx, at_index(list_path, i), raw, primary=False, waggle_dance=waggle_dance)
-            )
+            federated.append(_parse_metastore(ctx, at_index(list_path, i), raw, primary=False, waggle_dance=waggle_dance))
     return primary, federated, section
 
 
-def check_federation(
-    ctx: Ctx, resolution: DatabaseResolution, metastores: list[_Parsed]
-) -> None:
+def check_federation(ctx: Ctx, resolution: DatabaseResolution, metastores: list[_Parsed]) -> None:
     """Checks across metastores: unique names, and unique prefixes in PREFIXED mode."""
     by_name: dict[str, _Parsed] = {}
     for parsed in metastores:

@@ -38,7 +38,7 @@ from hmsproxy.config_model import (
     StoreConfig,
     TlsConfig,
 )
-from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
 #: hmsproxy's own format uses Waggle Dance's default resolution too.
 DEFAULT_RESOLUTION = WAGGLE_DANCE_DEFAULT_RESOLUTION
@@ -48,9 +48,15 @@ _TRANSPORTS = ("buffered", "framed")
 STATIC_OWNER = "config"
 
 _OWN_TOP_KEYS = (
-    "server", "database-resolution", "primary-meta-store", "federated-meta-stores",
-    "http", "audit", "store", "remotes",
-)  # fmt: skip
+    "server",
+    "database-resolution",
+    "primary-meta-store",
+    "federated-meta-stores",
+    "http",
+    "audit",
+    "store",
+    "remotes",
+)
 _OWN_SERVER_KEYS = (
     "host",
     "port",
@@ -142,7 +148,7 @@ def _parse_remotes(ctx: Ctx, raw: Any) -> RemotesConfig:
 
 def _parse_static_remote(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]):
     """One `remotes.databases` / `remotes.tables` entry; its factory validates its properties."""
-    from hmsproxy.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
+    from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
 
     section = read_section(ctx, path, read_mapping(ctx, path, raw), keys)
     text = {k: read_str(ctx, join_key(path, k), section[k]) for k in keys if k != "properties" and present(section, k)}
@@ -164,8 +170,9 @@ def _parse_static_remote(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]):
     if "database" not in keys:
         return RemoteDatabase(name, text.get("remote-database", name).lower(), factory, props, owner=STATIC_OWNER)
     db = text["database"].lower()
-    return RemoteTable(db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(),
-                       factory, props, owner=STATIC_OWNER)  # fmt: skip
+    return RemoteTable(
+        db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(), factory, props, owner=STATIC_OWNER
+    )
 
 
 def _check_unique(ctx: Ctx, path: str, databases: list, tables: list) -> None:
@@ -178,7 +185,9 @@ def _check_unique(ctx: Ctx, path: str, databases: list, tables: list) -> None:
     remote_dbs = {d.local_name for d in databases}
     for i, t in enumerate(tables):
         if t.local_db in remote_dbs:
-            raise ctx.error(at_index(join_key(path, "tables"), i), f"database {t.local_db!r} is a remote database; remote tables go in local ones")
+            raise ctx.error(
+                at_index(join_key(path, "tables"), i), f"database {t.local_db!r} is a remote database; remote tables go in local ones"
+            )
 
 
 def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
@@ -192,17 +201,11 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
     if present(section, "transport"):
         kwargs["transport"] = read_choice(ctx, join_key(path, "transport"), section["transport"], _TRANSPORTS)
     if present(section, "fanout-timeout-ms"):
-        kwargs["fanout_timeout_ms"] = read_int(
-            ctx, join_key(path, "fanout-timeout-ms"), section["fanout-timeout-ms"], minimum=1
-        )
+        kwargs["fanout_timeout_ms"] = read_int(ctx, join_key(path, "fanout-timeout-ms"), section["fanout-timeout-ms"], minimum=1)
     if present(section, "connect-timeout-s"):
-        kwargs["connect_timeout_s"] = read_positive_number(
-            ctx, join_key(path, "connect-timeout-s"), section["connect-timeout-s"]
-        )
+        kwargs["connect_timeout_s"] = read_positive_number(ctx, join_key(path, "connect-timeout-s"), section["connect-timeout-s"])
     if present(section, "backend-timeout-s"):
-        kwargs["backend_timeout_s"] = read_positive_number(
-            ctx, join_key(path, "backend-timeout-s"), section["backend-timeout-s"]
-        )
+        kwargs["backend_timeout_s"] = read_positive_number(ctx, join_key(path, "backend-timeout-s"), section["backend-timeout-s"])
     if present(section, "tls"):
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
     if present(section, "workers"):

@@ -9,8 +9,9 @@ default port 48869.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from os import PathLike
-from typing import Any, Callable
+from typing import Any
 
 from hmsproxy.config.errors import Ctx, read_yaml
 from hmsproxy.config.fields import (
@@ -37,23 +38,15 @@ WAGGLE_DANCE_HOST = "0.0.0.0"
 _WD_SERVER_USED = ("port", "database-resolution")
 _WD_SERVER_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
     "verbose": ignored_bool(False, "hmsproxy's logging is set by its own options"),
-    "disconnect-connection-delay": ignored_int(
-        5, "hmsproxy manages idle backend connections itself", minimum=1
-    ),
-    "disconnect-time-unit": ignored_time_unit(
-        "MINUTES", "hmsproxy manages idle backend connections itself"
-    ),
+    "disconnect-connection-delay": ignored_int(5, "hmsproxy manages idle backend connections itself", minimum=1),
+    "disconnect-time-unit": ignored_time_unit("MINUTES", "hmsproxy manages idle backend connections itself"),
     "status-polling-delay": ignored_int(5, "hmsproxy checks metastore status itself", minimum=1),
-    "status-polling-delay-time-unit": ignored_time_unit(
-        "MINUTES", "hmsproxy checks metastore status itself"
-    ),
+    "status-polling-delay-time-unit": ignored_time_unit("MINUTES", "hmsproxy checks metastore status itself"),
     "configuration-properties": ignored_mapping(
         "hmsproxy does not apply Hive client configuration properties "
         "(no SASL/Kerberos, SSL or other HiveConf settings towards the metastores)"
     ),
-    "query-functions-across-all-metastores": ignored_bool(
-        True, "hmsproxy decides itself where get_all_functions goes"
-    ),
+    "query-functions-across-all-metastores": ignored_bool(True, "hmsproxy decides itself where get_all_functions goes"),
     "thrift-server-stop-timeout-val-in-seconds": ignored_int(60, "hmsproxy's own server setting"),
     "thrift-server-request-timeout": ignored_int(20, "hmsproxy's own server setting"),
     "thrift-server-request-timeout-unit": ignored_time_unit("SECONDS", "hmsproxy's own server setting"),
@@ -96,9 +89,7 @@ def _parse_wd_server(
     return port, resolution
 
 
-def load_waggle_dance(
-    server_yml: str | PathLike[str] | None, federation_yml: str | PathLike[str]
-) -> Config:
+def load_waggle_dance(server_yml: str | PathLike[str] | None, federation_yml: str | PathLike[str]) -> Config:
     """Load a Waggle Dance configuration pair as Waggle Dance would read it.
 
     `server_yml` may be None, which means all of Waggle Dance's server defaults
@@ -107,9 +98,7 @@ def load_waggle_dance(
     port, resolution = _parse_wd_server(server_yml)
     data = read_yaml(federation_yml)
     ctx = Ctx(str(federation_yml), strict=False)
-    primary, federated, _ = parse_federation(
-        ctx, data, "", _WD_FEDERATION_TOP, waggle_dance=True, ignored_top=_WD_FEDERATION_IGNORED
-    )
+    primary, federated, _ = parse_federation(ctx, data, "", _WD_FEDERATION_TOP, waggle_dance=True, ignored_top=_WD_FEDERATION_IGNORED)
     check_federation(ctx, resolution, [primary, *federated])
     sources = (str(federation_yml),) if server_yml is None else (str(server_yml), str(federation_yml))
     return Config(

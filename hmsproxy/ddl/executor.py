@@ -9,14 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hmsproxy.ddl import statements as st
 from hmsproxy.ddl.parser import parse
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.remotes.factories import UnknownFactory, get_factory
-from hmsproxy.store import AlreadyExists, RemoteDatabase, RemoteTable, Store
+from hmsproxy.features.remotes.factories import UnknownFactory, get_factory
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.store import AlreadyExists, Store
 
 DEFAULT_DATABASE = "default"
 CREATORS_KEY = "remotes.creators"
@@ -103,7 +104,7 @@ def _status(message: str) -> ResultSet:
 
 
 def _when(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _shown(key: str, value: str) -> str:
@@ -124,8 +125,10 @@ def _create_database(s: st.CreateRemoteDatabase, ctx: ExecContext) -> ResultSet:
     if ctx.exists_locally is not None and ctx.exists_locally(s.name):
         if s.if_not_exists:
             return _status(f"database '{s.name}' already exists in the federation; nothing done (IF NOT EXISTS)")
-        raise RemoteAlreadyExists(f"can't create {what}: a database '{s.name}' already exists in the federation; "
-                       f"choose another local name (CREATE REMOTE DATABASE other_name CONNECTED TO {s.remote_name or s.name})")  # fmt: skip
+        raise RemoteAlreadyExists(
+            f"can't create {what}: a database '{s.name}' already exists in the federation; "
+            f"choose another local name (CREATE REMOTE DATABASE other_name CONNECTED TO {s.remote_name or s.name})"
+        )
     remote_name = s.remote_name or s.name
     _check_factory(s.factory, s.properties, f"can't create {what}")
     rd = RemoteDatabase(s.name, remote_name, s.factory, dict(s.properties), ctx.user, time.time())
@@ -150,8 +153,10 @@ def _create_table(s: st.CreateRemoteTable, ctx: ExecContext) -> ResultSet:
         raise RemoteAlreadyExists(f"{what} already exists (DROP REMOTE TABLE {local} first, or use IF NOT EXISTS)")
     rdb = repo.get_database(db)
     if rdb is not None:
-        raise NotPermitted(f"can't create {what}: '{db}' is a remote database (its tables all come from "
-                       f"'{rdb.remote_name}' via '{rdb.factory}'); create remote tables in a local database")  # fmt: skip
+        raise NotPermitted(
+            f"can't create {what}: '{db}' is a remote database (its tables all come from "
+            f"'{rdb.remote_name}' via '{rdb.factory}'); create remote tables in a local database"
+        )
     if ctx.exists_locally is not None and not ctx.exists_locally(db):
         raise NoSuchObject(f"can't create {what}: database '{db}' does not exist")
     if ctx.table_exists_locally is not None and ctx.table_exists_locally(db, s.name):
@@ -207,8 +212,13 @@ def _describe_database(s: st.DescribeRemoteDatabase, ctx: ExecContext) -> Result
     d = ctx.store.remotes.get_database(s.name)
     if d is None:
         raise NoSuchObject(f"remote database '{s.name}' does not exist")
-    rows = [["database_name", d.local_name], ["remote_database", d.remote_name], ["via", d.factory],
-            ["owner", d.owner or ""], ["created_at", _when(d.created_at)]]  # fmt: skip
+    rows = [
+        ["database_name", d.local_name],
+        ["remote_database", d.remote_name],
+        ["via", d.factory],
+        ["owner", d.owner or ""],
+        ["created_at", _when(d.created_at)],
+    ]
     rows += [[k, _shown(k, v)] for k, v in sorted(d.properties.items())]
     return ResultSet(list(DESCRIBE_COLUMNS), rows)
 
@@ -221,9 +231,15 @@ def _describe_table(s: st.DescribeRemoteTable, ctx: ExecContext) -> ResultSet:
         if ctx.store.remotes.get_database(db) is not None:
             hint = f" ('{db}' is a remote database: DESCRIBE REMOTE DATABASE {db})"
         raise NoSuchObject(f"remote table '{db}.{s.name}' does not exist{hint}")
-    rows = [["database_name", t.local_db], ["table_name", t.local_name], ["remote_database", t.remote_db],
-            ["remote_table", t.remote_name], ["via", t.factory], ["owner", t.owner or ""],
-            ["created_at", _when(t.created_at)]]  # fmt: skip
+    rows = [
+        ["database_name", t.local_db],
+        ["table_name", t.local_name],
+        ["remote_database", t.remote_db],
+        ["remote_table", t.remote_name],
+        ["via", t.factory],
+        ["owner", t.owner or ""],
+        ["created_at", _when(t.created_at)],
+    ]
     rows += [[k, _shown(k, v)] for k, v in sorted(t.properties.items())]
     return ResultSet(list(DESCRIBE_COLUMNS), rows)
 

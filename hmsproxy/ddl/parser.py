@@ -28,8 +28,20 @@ _WORDS = {
     "DOT": ".",
 }
 #: Soft keywords are names too; listing them all in "expected" would only confuse.
-_NAME_TOKENS = {"IDENT", "QUOTED_IDENT", "REMOTE", "TABLES", "DATABASES", "CONNECTED", "VIA", "TBLPROPERTIES",
-                "DBPROPERTIES", "DESC", "SHOW", "DESCRIBE"}  # fmt: skip
+_NAME_TOKENS = {
+    "IDENT",
+    "QUOTED_IDENT",
+    "REMOTE",
+    "TABLES",
+    "DATABASES",
+    "CONNECTED",
+    "VIA",
+    "TBLPROPERTIES",
+    "DBPROPERTIES",
+    "DESC",
+    "SHOW",
+    "DESCRIBE",
+}
 
 #: CREATE/DROP/SHOW REMOTE is never Spark SQL (so a typo after REMOTE gets our error message);
 #: DESCRIBE remote may be a table called "remote", so the next word must be ours too.
@@ -188,14 +200,14 @@ def _statement(tree: Tree, text: str) -> st.Statement:
         db, name = _qualified(_find(tree, "qualified"))
         connected = _find(tree, "connected_table")
         rdb, rname = _qualified(_find(connected, "qualified")) if connected is not None else (None, name)
-        return st.CreateRemoteTable(db, name, rdb, rname, _via(tree), _properties(tree),
-                                    _find(tree, "if_not_exists") is not None, source=source)  # fmt: skip
+        return st.CreateRemoteTable(
+            db, name, rdb, rname, _via(tree), _properties(tree), _find(tree, "if_not_exists") is not None, source=source
+        )
     if kind == "create_database":
         name = _name(_find(tree, "name"))
         connected = _find(tree, "connected_database")
         rname = _name(_find(connected, "name")) if connected is not None else name
-        return st.CreateRemoteDatabase(name, rname, _via(tree), _properties(tree),
-                                       _find(tree, "if_not_exists") is not None, source=source)  # fmt: skip
+        return st.CreateRemoteDatabase(name, rname, _via(tree), _properties(tree), _find(tree, "if_not_exists") is not None, source=source)
     if kind == "drop_table":
         db, name = _qualified(_find(tree, "qualified"))
         return st.DropRemoteTable(db, name, _find(tree, "if_exists") is not None, source=source)

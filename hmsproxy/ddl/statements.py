@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hmsproxy.remotes.factories import DEFAULT_FACTORY
+from hmsproxy.features.remotes.factories import DEFAULT_FACTORY
 
 
 @dataclass(frozen=True)

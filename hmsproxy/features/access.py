@@ -37,15 +37,15 @@ class AccessControl:
                 raise AccessDenied(f"hmsproxy: creating database '{client_db}' is not allowed: {where}")
             if act in WHITELISTED:
                 with self._lock:
-                    self._created.add((ms.name, route.remote_db))
+                    self._created.add((ms.name, route.backend_db))
             return
         if act is ACT.READ_AND_WRITE_AND_CREATE:
             return
         if act is ACT.READ_ONLY:
             raise AccessDenied(f"hmsproxy: writes to database '{client_db}' are not allowed: {where}")
         with self._lock:
-            created = (ms.name, route.remote_db) in self._created
-        if not (created or route.naming.db_writable(route.remote_db)):
+            created = (ms.name, route.backend_db) in self._created
+        if not (created or route.naming.db_writable(route.backend_db)):
             raise AccessDenied(
                 f"hmsproxy: writes to database '{client_db}' are not allowed: it is not in "
                 f"writable-database-white-list of metastore '{ms.name}' ({act.value})"

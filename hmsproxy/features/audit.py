@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hmsproxy.call import Call
 from hmsproxy.config_model import AuditConfig
@@ -31,7 +31,7 @@ def audit_record(call: Call, max_arg_chars: int) -> dict:
     if len(args) > max_arg_chars:
         args = args[:max_arg_chars] + "..."
     return {
-        "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "client": call.session.client_address,
         "user": call.session.user,
         "method": call.method,

@@ -8,7 +8,7 @@ client as MetaException naming the failing statement.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from hmsproxy import idl
 from hmsproxy.call import Call
@@ -49,9 +49,13 @@ class DdlStatements:
 
     def context(self, user: str | None, current_database: str | None) -> ExecContext:
         return ExecContext(
-            self.store, user, current_database or "default", self._config().remotes.creators,
-            self.exists_locally, self.table_exists_locally,
-        )  # fmt: skip
+            self.store,
+            user,
+            current_database or "default",
+            self._config().remotes.creators,
+            self.exists_locally,
+            self.table_exists_locally,
+        )
 
     def run(self, text: str, user: str | None, current_database: str | None) -> ResultSet:
         """Run a script; answers the last statement's result (an empty one for an empty script)."""

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from hmsproxy.backends import BackendRegistry
+from hmsproxy.backends import Backends
 from hmsproxy.call import Call
 
 #: Error texts become label values; keep them short so one bad backend can't bloat a scrape.
@@ -24,13 +24,21 @@ DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 class _BackendCollector:
     """Per-metastore state, read from the registry at scrape time (so reloads show at once)."""
 
-    def __init__(self, backends: BackendRegistry):
+    def __init__(self, backends: Backends):
         self.backends = backends
 
     def collect(self):
-        up = GaugeMetricFamily("hmsproxy_backend_up", "1 if the metastore answered its last call, 0 if it failed, absent before first contact", labels=["backend"])
-        error = GaugeMetricFamily("hmsproxy_backend_last_error_info", "The last error a metastore gave (value is always 1)", labels=["backend", "error"])
-        timeouts = CounterMetricFamily("hmsproxy_fanout_timeouts", "Fan-out answers given without this metastore because it was too slow", labels=["backend"])
+        up = GaugeMetricFamily(
+            "hmsproxy_backend_up",
+            "1 if the metastore answered its last call, 0 if it failed, absent before first contact",
+            labels=["backend"],
+        )
+        error = GaugeMetricFamily(
+            "hmsproxy_backend_last_error_info", "The last error a metastore gave (value is always 1)", labels=["backend", "error"]
+        )
+        timeouts = CounterMetricFamily(
+            "hmsproxy_fanout_timeouts", "Fan-out answers given without this metastore because it was too slow", labels=["backend"]
+        )
         for name, state in list(self.backends.states.items()):
             if state.up is not None:
                 up.add_metric([name], 1.0 if state.up else 0.0)
@@ -49,16 +57,21 @@ class _NullGauge:
 
 
 class Metrics:
-    def __init__(self, backends: BackendRegistry):
+    def __init__(self, backends: Backends):
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "hmsproxy_requests", "Calls handled, by method, answering metastore and outcome",
-            ["method", "backend", "outcome"], registry=self.registry,
-        )  # fmt: skip
+            "hmsproxy_requests",
+            "Calls handled, by method, answering metastore and outcome",
+            ["method", "backend", "outcome"],
+            registry=self.registry,
+        )
         self.duration = Histogram(
-            "hmsproxy_request_duration_seconds", "Time from a call's arrival to its answer",
-            ["method", "backend"], buckets=DURATION_BUCKETS, registry=self.registry,
-        )  # fmt: skip
+            "hmsproxy_request_duration_seconds",
+            "Time from a call's arrival to its answer",
+            ["method", "backend"],
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
         self.client_connections = Gauge("hmsproxy_client_connections", "Open client connections", registry=self.registry)
         #: Incremented by the store on every failed operation (Store.on_error, wired in app.py).
         self.store_errors = Counter("hmsproxy_store_errors", "Failed operations on the proxy's own store", registry=self.registry)

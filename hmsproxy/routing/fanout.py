@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 from hmsproxy import idl
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
@@ -34,8 +35,7 @@ class FanOut:
         """[(naming, result struct)] for every metastore that answered in time, in config order."""
         start = time.monotonic()
         futures = [
-            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=method.startswith("get")))
-            for n in namings
+            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=method.startswith("get"))) for n in namings
         ]
         answers = []
         for naming, fut in futures:
@@ -47,7 +47,7 @@ class FanOut:
                 reason = f"no answer within {self.base_timeout_ms + naming.metastore.latency_ms} ms"
                 # The connection may still receive the late reply; it can't be reused.
                 session.discard(naming.name)
-                session.registry.note_timeout(naming.name, reason)  # also counted for /metrics
+                session.backends.note_timeout(naming.name, reason)  # also counted for /metrics
             except BackendUnavailable as e:
                 reason = e.reason
             except Exception as e:  # a backend's TApplicationException: leave it out, like a dead one

@@ -28,21 +28,47 @@ class Kind(enum.Enum):
 #: fb303 status calls and the proxy's own calls, answered without a backend.
 LOCAL_METHODS = frozenset(
     {
-        "getName", "getVersion", "getStatus", "getStatusDetails", "getCounters", "getCounter",
-        "setOption", "getOption", "getOptions", "getCpuProfile", "aliveSince",
-        "reinitialize", "shutdown", "hmsproxy_describe", "hmsproxy_execute",
+        "getName",
+        "getVersion",
+        "getStatus",
+        "getStatusDetails",
+        "getCounters",
+        "getCounter",
+        "setOption",
+        "getOption",
+        "getOptions",
+        "getCpuProfile",
+        "aliveSince",
+        "reinitialize",
+        "shutdown",
+        "hmsproxy_describe",
+        "hmsproxy_execute",
     }
-)  # fmt: skip
-FANOUT_METHODS = frozenset(
-    {"get_all_databases", "get_databases", "get_table_meta", "set_ugi", "get_all_functions"}
 )
+FANOUT_METHODS = frozenset({"get_all_databases", "get_databases", "get_table_meta", "set_ugi", "get_all_functions"})
 #: Calls that change metadata. Everything else only reads.
 WRITE_PREFIXES = (
-    "create_", "drop_", "alter_", "add_", "append_", "rename_", "exchange_", "update_",
-    "delete_", "markPartitionForEvent", "set_aggr_stats_for", "grant_", "revoke_",
-    "cache_file_metadata", "put_file_metadata", "clear_file_metadata", "compact",
-    "fire_listener_event", "truncate_", "setMetaConf",
-)  # fmt: skip
+    "create_",
+    "drop_",
+    "alter_",
+    "add_",
+    "append_",
+    "rename_",
+    "exchange_",
+    "update_",
+    "delete_",
+    "markPartitionForEvent",
+    "set_aggr_stats_for",
+    "grant_",
+    "revoke_",
+    "cache_file_metadata",
+    "put_file_metadata",
+    "clear_file_metadata",
+    "compact",
+    "fire_listener_event",
+    "truncate_",
+    "setMetaConf",
+)
 
 #: Table names among plain string arguments.
 TABLE_NAME_ARGS = ("tbl_name", "table_name", "base_tbl_name", "source_table_name", "tableName")
@@ -174,9 +200,7 @@ def _derive(name: str) -> MethodSpec:
 
 
 #: Routed calls whose table is the new object itself, not one that must already be visible.
-TABLE_CREATING = frozenset(
-    {"create_table", "create_table_with_environment_context", "create_table_with_constraints"}
-)
+TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints"})
 
 METHOD_SPECS: dict[str, MethodSpec] = {m: _derive(m) for m in idl.HmsProxy.thrift_services}
 

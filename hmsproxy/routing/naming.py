@@ -1,6 +1,6 @@
 """How one metastore's database names look to clients, and what it shows.
 
-Names stack like small wrappers: the remote name, then its alias
+Names stack like small wrappers: the backend's name, then its alias
 (`database-name-mapping`), then the prefix (PREFIXED mode only). Hive folds
 database and table names to lower case, so every comparison here does too.
 """
@@ -49,9 +49,7 @@ class MetastoreNaming:
         self._alias = {k.lower(): v.lower() for k, v in metastore.database_name_mapping.items()}
         self._unalias = {v: k for k, v in self._alias.items()}
         self._mapped_dbs = None if metastore.mapped_databases is None else _compile(metastore.mapped_databases)
-        self._mapped_tables = {
-            m.database.lower(): _compile(m.patterns) for m in metastore.mapped_tables
-        }
+        self._mapped_tables = {m.database.lower(): _compile(m.patterns) for m in metastore.mapped_tables}
         self._writable = _compile(metastore.writable_database_white_list)
         #: True when client and backend names are the same, so nothing needs rewriting.
         self.identity = not self.prefix and not self._alias
@@ -64,30 +62,30 @@ class MetastoreNaming:
         """True if `client_db` carries this metastore's prefix (always true without one)."""
         return client_db.lower().startswith(self._prefix_lower)
 
-    def to_remote(self, client_db: str) -> str:
-        local = client_db.lower()[len(self._prefix_lower):] if self.owns_client_name(client_db) else client_db.lower()
+    def to_backend(self, client_db: str) -> str:
+        local = client_db.lower()[len(self._prefix_lower) :] if self.owns_client_name(client_db) else client_db.lower()
         return self._unalias.get(local, local)
 
-    def to_client(self, remote_db: str) -> str:
-        remote = remote_db.lower()
-        return self.prefix + self._alias.get(remote, remote)
+    def to_client(self, backend_db: str) -> str:
+        name = backend_db.lower()
+        return self.prefix + self._alias.get(name, name)
 
-    def client_names(self, remote_db: str) -> list[str]:
-        remote = remote_db.lower()
-        alias = self._alias.get(remote)
-        return [self.prefix + alias, self.prefix + remote] if alias else [self.prefix + remote]
+    def client_names(self, backend_db: str) -> list[str]:
+        name = backend_db.lower()
+        alias = self._alias.get(name)
+        return [self.prefix + alias, self.prefix + name] if alias else [self.prefix + name]
 
-    def db_visible(self, remote_db: str) -> bool:
+    def db_visible(self, backend_db: str) -> bool:
         if self._mapped_dbs is None:
             return True
-        remote = remote_db.lower()
-        return _any_match(self._mapped_dbs, remote) or _any_match(self._mapped_dbs, self._alias.get(remote, remote))
+        name = backend_db.lower()
+        return _any_match(self._mapped_dbs, name) or _any_match(self._mapped_dbs, self._alias.get(name, name))
 
-    def table_visible(self, remote_db: str, table: str) -> bool:
-        patterns = self._mapped_tables.get(remote_db.lower())
+    def table_visible(self, backend_db: str, table: str) -> bool:
+        patterns = self._mapped_tables.get(backend_db.lower())
         return patterns is None or _any_match(patterns, table.lower())
 
-    def db_writable(self, remote_db: str) -> bool:
-        """Whether the database is on the write white list (by remote name or alias)."""
-        remote = remote_db.lower()
-        return _any_match(self._writable, remote) or _any_match(self._writable, self._alias.get(remote, remote))
+    def db_writable(self, backend_db: str) -> bool:
+        """Whether the database is on the write white list (by backend name or alias)."""
+        name = backend_db.lower()
+        return _any_match(self._writable, name) or _any_match(self._writable, self._alias.get(name, name))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hmsproxy.config_model import Config, DatabaseResolution
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
@@ -32,7 +32,7 @@ class UnknownDatabase(Exception):
 @dataclass(frozen=True)
 class Route:
     naming: MetastoreNaming
-    remote_db: str
+    backend_db: str
     catalog: str | None = None  # Hive 3 "@cat#" marker the client used, kept for the backend
 
     @property
@@ -42,11 +42,11 @@ class Route:
     def inbound(self, client_name: str) -> str:
         """A client-side database name as this route's backend knows it."""
         catalog, db = split_catalog(client_name)
-        return join_catalog(catalog, self.naming.to_remote(db)) if db else client_name
+        return join_catalog(catalog, self.naming.to_backend(db)) if db else client_name
 
-    def outbound(self, remote_name: str) -> str:
-        catalog, db = split_catalog(remote_name)
-        return join_catalog(catalog, self.naming.to_client(db)) if db else remote_name
+    def outbound(self, backend_name: str) -> str:
+        catalog, db = split_catalog(backend_name)
+        return join_catalog(catalog, self.naming.to_client(db)) if db else backend_name
 
 
 #: metastore name -> its database names right now, or None if it can't be asked.
@@ -97,7 +97,7 @@ class Router:
     def route(self, client_name: str) -> Route:
         catalog, client_db = split_catalog(client_name)
         naming = self._owner_prefixed(client_db) if self.prefixed else self._owner_manual(client_db)
-        return Route(naming, naming.to_remote(client_db), catalog)
+        return Route(naming, naming.to_backend(client_db), catalog)
 
     def route_primary(self) -> Route:
         return Route(self.primary, "")
@@ -105,16 +105,14 @@ class Router:
     def _owner_prefixed(self, client_db: str) -> MetastoreNaming:
         for naming in self._by_prefix:
             if naming.owns_client_name(client_db):
-                if naming.db_visible(naming.to_remote(client_db)):
+                if naming.db_visible(naming.to_backend(client_db)):
                     return naming
                 if naming.prefix:
-                    raise UnknownDatabase(
-                        client_db, f"metastore '{naming.name}' does not map it (mapped-databases)"
-                    )
+                    raise UnknownDatabase(client_db, f"metastore '{naming.name}' does not map it (mapped-databases)")
         raise UnknownDatabase(client_db, "no metastore's prefix or mapped-databases match it")
 
     def _owner_manual(self, client_db: str) -> MetastoreNaming:
-        candidates = [n for n in self.namings if n.db_visible(n.to_remote(client_db))]
+        candidates = [n for n in self.namings if n.db_visible(n.to_backend(client_db))]
         if not candidates:
             raise UnknownDatabase(client_db, "no metastore's mapped-databases match it")
         if len(candidates) == 1 or self.directory is None:
@@ -122,7 +120,7 @@ class Router:
         holders = []
         for n in candidates:
             dbs = self.directory.databases(n.name)
-            if dbs is not None and n.to_remote(client_db) in dbs:
+            if dbs is not None and n.to_backend(client_db) in dbs:
                 holders.append(n)
         if not holders:
             return candidates[0]  # a database about to be created goes to the first that maps it
@@ -136,19 +134,21 @@ class Router:
         self.clashes[client_db] = tuple(metastores)
         log.warning(
             "database '%s' exists on metastores %s; clients see the one on '%s' (MANUAL resolution, first in config order)",
-            client_db, ", ".join(f"'{m}'" for m in metastores), metastores[0],
-        )  # fmt: skip
+            client_db,
+            ", ".join(f"'{m}'" for m in metastores),
+            metastores[0],
+        )
 
-    def client_name(self, naming: MetastoreNaming, remote_db: str) -> str | None:
-        """What clients call `remote_db` of this metastore, or None if it is hidden from them."""
-        names = self.client_names(naming, remote_db)
+    def client_name(self, naming: MetastoreNaming, backend_db: str) -> str | None:
+        """What clients call `backend_db` of this metastore, or None if it is hidden from them."""
+        names = self.client_names(naming, backend_db)
         return names[0] if names else None
 
-    def client_names(self, naming: MetastoreNaming, remote_db: str) -> list[str]:
-        """Every name clients see `remote_db` under: its alias first, then (as in Waggle Dance) its own."""
-        if not naming.db_visible(remote_db):
+    def client_names(self, naming: MetastoreNaming, backend_db: str) -> list[str]:
+        """Every name clients see `backend_db` under: its alias first, then (as in Waggle Dance) its own."""
+        if not naming.db_visible(backend_db):
             return []
-        return [c for c in naming.client_names(remote_db) if not self._claimed_by_other_prefix(naming, c)]
+        return [c for c in naming.client_names(backend_db) if not self._claimed_by_other_prefix(naming, c)]
 
     def _claimed_by_other_prefix(self, naming: MetastoreNaming, client: str) -> bool:
         # A primary without prefix must not show names that a federated prefix claims.

@@ -63,11 +63,10 @@ NOT_TABLE_NAMES = frozenset(
 )
 
 #: Plain arguments of service methods that hold a table name (or a list of them).
-TABLE_NAME_ARGS = frozenset(
-    {"tbl_name", "table_name", "base_tbl_name", "source_table_name", "dest_table_name", "tableName", "tbl_names"}
-)
+TABLE_NAME_ARGS = frozenset({"tbl_name", "table_name", "base_tbl_name", "source_table_name", "dest_table_name", "tableName", "tbl_names"})
 #: Methods whose argument called `name` is a table name.
 TABLE_NAMED_BY_NAME_ARG = frozenset({"drop_table", "drop_table_with_environment_context"})
+
 
 def _is_name(ttype: int, nested) -> bool:
     return ttype == TType.STRING or (ttype in (TType.LIST, TType.SET) and nested == TType.STRING)

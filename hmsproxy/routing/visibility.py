@@ -10,7 +10,7 @@ TABLE_NAME_LISTS = frozenset({"get_all_tables", "get_tables", "get_tables_by_typ
 
 def filter_tables(method: str, route: Route, success):
     """The answer of `method` without the tables the route's metastore hides."""
-    naming, db = route.naming, route.remote_db
+    naming, db = route.naming, route.backend_db
     if success is None:
         return None
     if method in TABLE_NAME_LISTS:

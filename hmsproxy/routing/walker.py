@@ -8,7 +8,7 @@ can't hold the name are never walked.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from thriftpy2.thrift import TType
 

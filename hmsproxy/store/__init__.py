@@ -1,6 +1,5 @@
-"""The proxy's own state (remote databases and tables, ...): SQLAlchemy Core on SQLite or PostgreSQL."""
+"""The proxy's own state: SQLAlchemy Core on SQLite or PostgreSQL. Features own their tables."""
 
 from hmsproxy.store.db import AlreadyExists, Store, StoreError, store_check
-from hmsproxy.store.remotes import RemoteDatabase, RemoteRepository, RemoteTable
 
-__all__ = ["AlreadyExists", "RemoteDatabase", "RemoteRepository", "RemoteTable", "Store", "StoreError", "store_check"]
+__all__ = ["AlreadyExists", "Store", "StoreError", "store_check"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from sqlalchemy import Connection, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
@@ -43,7 +43,7 @@ def _redacted(url: str) -> str:
 
 class Store:
     def __init__(self, url: str):
-        from hmsproxy.store.remotes import RemoteRepository
+        from hmsproxy.features.remotes.store import RemoteRepository
 
         self.url = url
         self._where = _redacted(url)
@@ -151,7 +151,9 @@ class Store:
             with conn.begin():
                 if self.dialect == "postgresql":
                     # Held until commit: a second proxy waits here, then finds the work done.
-                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('hmsproxy.store.migrate:' || coalesce(current_schema(), '')))"))
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(hashtext('hmsproxy.store.migrate:' || coalesce(current_schema(), '')))")
+                    )
                 if not inspect(conn).has_table(schema.schema_version.name):
                     schema.schema_version.create(conn)
                 applied = set(conn.execute(select(schema.schema_version.c.version)).scalars())
@@ -164,13 +166,18 @@ class Store:
                     applied.add(number)
                 newest = max(applied, default=0)
         if newest > len(schema.MIGRATIONS):
-            raise StoreError(f"store {self._where} has schema version {newest}; this hmsproxy knows only "
-                             f"{len(schema.MIGRATIONS)} (a newer hmsproxy migrated it)")  # fmt: skip
+            raise StoreError(
+                f"store {self._where} has schema version {newest}; this hmsproxy knows only "
+                f"{len(schema.MIGRATIONS)} (a newer hmsproxy migrated it)"
+            )
         return newest
 
     def schema_version(self) -> int:
         with self.reading() as conn:
-            return conn.execute(select(schema.schema_version.c.version).order_by(schema.schema_version.c.version.desc()).limit(1)).scalar() or 0
+            return (
+                conn.execute(select(schema.schema_version.c.version).order_by(schema.schema_version.c.version.desc()).limit(1)).scalar()
+                or 0
+            )
 
     # -- generation ------------------------------------------------------------------
 
@@ -205,7 +212,7 @@ def store_check(store: Store):
     """A /readyz check: the store answers a trivial query."""
 
     def store_reachable():
-        from hmsproxy.readiness import CheckResult
+        from hmsproxy.ops.readiness import CheckResult
 
         try:
             store.ping()

@@ -6,7 +6,7 @@ and it has no ``test_`` functions.
 
 What it does, in one run (~1.5-2 minutes on 2 cores):
 
-1. starts one real Hive 2.3 metastore (``hmsproxy.devstack``, state in a temp
+1. starts one real Hive 2.3 metastore (``hmsproxy.dev.stack``, state in a temp
    dir) and ``hmsproxy serve`` as a separate process with that metastore as its
    primary;
 2. seeds ``bench.events`` (partitioned by ``ds string``, 200 partitions by
@@ -213,8 +213,7 @@ class ClientPool:
             raise RuntimeError(f"client process failed ({what}):\n{msg[1]}")
         return msg
 
-    def run(self, targets, call: str, clients: int, duration_s: float, warmup_calls: int, snapshot=dict,
-            slice_s: float = 0.0) -> dict:
+    def run(self, targets, call: str, clients: int, duration_s: float, warmup_calls: int, snapshot=dict, slice_s: float = 0.0) -> dict:
         """Prepare ``clients`` processes, release them together, collect latencies.
 
         ``targets``: list of (host, port); each client alternates over all of them,
@@ -248,11 +247,17 @@ class ClientPool:
             last_end = max(last_end, end)
             client_cpu += cpu
         after = snapshot()
-        return {"latencies": lats, "window_s": last_end - start_at, "client_cpu_s": client_cpu,
-                "before": before, "after": after, "slice_s": slice_s}  # fmt: skip
+        return {
+            "latencies": lats,
+            "window_s": last_end - start_at,
+            "client_cpu_s": client_cpu,
+            "before": before,
+            "after": after,
+            "slice_s": slice_s,
+        }
 
     def close(self) -> None:
-        for p, conn in self.workers:
+        for _proc, conn in self.workers:
             try:
                 conn.send(("stop",))
             except (OSError, ValueError):
@@ -279,9 +284,7 @@ def seed(metastore, partitions: int) -> None:
     hive = idl.hive
     client = metastore.client()
     try:
-        client.create_database(
-            hive.Database(name=DB, description="hmsproxy benchmark", locationUri=None, parameters={})
-        )
+        client.create_database(hive.Database(name=DB, description="hmsproxy benchmark", locationUri=None, parameters={}))
         sd = hive.StorageDescriptor(
             cols=[
                 hive.FieldSchema(name="event_id", type="bigint", comment="unique id"),
@@ -305,10 +308,14 @@ def seed(metastore, partitions: int) -> None:
             parameters={},
         )
         table = hive.Table(
-            tableName=TABLE, dbName=DB, owner="bench", sd=sd,
+            tableName=TABLE,
+            dbName=DB,
+            owner="bench",
+            sd=sd,
             partitionKeys=[hive.FieldSchema(name="ds", type="string", comment="event date")],
-            parameters={"comment": "hmsproxy benchmark table"}, tableType="MANAGED_TABLE",
-        )  # fmt: skip
+            parameters={"comment": "hmsproxy benchmark table"},
+            tableType="MANAGED_TABLE",
+        )
         client.create_table(table)
         # ~`partitions` consecutive days around FILTER_DS (which is one of them).
         first = dt.date.fromisoformat(FILTER_DS) - dt.timedelta(days=partitions // 2)
@@ -318,8 +325,9 @@ def seed(metastore, partitions: int) -> None:
             parts = []
             for ds in days[i : i + 50]:
                 psd = copy.deepcopy(sd)
-                parts.append(hive.Partition(values=[ds], dbName=DB, tableName=TABLE, sd=psd,
-                                            parameters={"numFiles": "1", "totalSize": "1024"}))  # fmt: skip
+                parts.append(
+                    hive.Partition(values=[ds], dbName=DB, tableName=TABLE, sd=psd, parameters={"numFiles": "1", "totalSize": "1024"})
+                )
             client.add_partitions(parts)
         got = client.get_partitions_by_filter(DB, TABLE, FILTER, -1)
         assert len(got) == 1 and got[0].values == [FILTER_DS], got
@@ -356,9 +364,7 @@ class ProxyProcess:
         if profile_out is not None:
             self.cmd = [sys.executable, "-m", "tests.bench.bench_proxy", "--serve-profiled", str(config), str(profile_out)]
         self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(
-            self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True
-        )
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True)
         self._lines: queue.Queue = queue.Queue()
         self._pump_thread = threading.Thread(target=self._pump, daemon=True, name="proxy-stdout")
         self._pump_thread.start()
@@ -399,7 +405,7 @@ class ProxyProcess:
                     client.close()
             except Exception:  # noqa: BLE001
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError(f"hmsproxy does not answer; log {self.log_path}:\n{self.tail()}")
+                    raise RuntimeError(f"hmsproxy does not answer; log {self.log_path}:\n{self.tail()}") from None
                 time.sleep(0.1)
 
     def tail(self) -> str:
@@ -567,15 +573,20 @@ def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunS
     k = len(raw["latencies"])
     busy_s = raw["window_s"] / k if raw["slice_s"] else sum(lat)
     return RunStats(
-        path=path, call=call, clients=clients, calls=n, path_time_s=busy_s,
-        p50_ms=percentile(lat, 0.50) * 1000, p99_ms=percentile(lat, 0.99) * 1000,
+        path=path,
+        call=call,
+        clients=clients,
+        calls=n,
+        path_time_s=busy_s,
+        p50_ms=percentile(lat, 0.50) * 1000,
+        p99_ms=percentile(lat, 0.99) * 1000,
         mean_ms=(sum(lat) / n * 1000) if n else math.nan,
         throughput=n / busy_s if busy_s > 0 else math.nan,
         jvm_cpu_ms_per_call=per_call(delta("jvm"), all_calls),
         proxy_cpu_ms_per_call=per_call(delta("proxy"), n) if path == "proxy" else None,
         client_cpu_ms_per_call=per_call(raw["client_cpu_s"], all_calls),
         foreign_cores=foreign,
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -590,8 +601,16 @@ class Row:
 
 def median_of(runs: list[RunStats]) -> dict:
     out = {}
-    for key in ("p50_ms", "p99_ms", "mean_ms", "throughput", "jvm_cpu_ms_per_call",
-                "proxy_cpu_ms_per_call", "client_cpu_ms_per_call", "foreign_cores"):  # fmt: skip
+    for key in (
+        "p50_ms",
+        "p99_ms",
+        "mean_ms",
+        "throughput",
+        "jvm_cpu_ms_per_call",
+        "proxy_cpu_ms_per_call",
+        "client_cpu_ms_per_call",
+        "foreign_cores",
+    ):
         values = [getattr(r, key) for r in runs if getattr(r, key) is not None]
         out[key] = statistics.median(values) if values else None
     out["calls"] = sum(r.calls for r in runs)
@@ -619,8 +638,7 @@ def render_cpu(rows: list[Row]) -> str:
     def fmt(v, width=6):
         return " " * (width - 1) + "-" if v is None else f"{v:>{width}.2f}"
 
-    head = (f"{'CPU ms per call (median)':<26}{'clients':>8} | {'JVM':>6} {'client':>7} {'proxy':>7}"
-            f" | {'other load (cores)':>18}")  # fmt: skip
+    head = f"{'CPU ms per call (median)':<26}{'clients':>8} | {'JVM':>6} {'client':>7} {'proxy':>7} | {'other load (cores)':>18}"
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
@@ -636,17 +654,23 @@ def evaluate_targets(rows: list[Row]) -> list[dict]:
     for r in rows:
         if r.clients == 1:
             ok = r.p50_ratio <= TARGET_P50_RATIO
-            targets.append({
-                "target": f"proxy p50 <= {TARGET_P50_RATIO}x direct, 1 client, {r.call}",
-                "value": round(r.p50_ratio, 3), "pass": ok,
-            })  # fmt: skip
+            targets.append(
+                {
+                    "target": f"proxy p50 <= {TARGET_P50_RATIO}x direct, 1 client, {r.call}",
+                    "value": round(r.p50_ratio, 3),
+                    "pass": ok,
+                }
+            )
     for r in rows:
         if r.clients > 1:
             ok = r.throughput_ratio >= TARGET_THROUGHPUT_RATIO
-            targets.append({
-                "target": f"proxy throughput >= {TARGET_THROUGHPUT_RATIO}x direct, {r.clients} clients, {r.call}",
-                "value": round(r.throughput_ratio, 3), "pass": ok,
-            })  # fmt: skip
+            targets.append(
+                {
+                    "target": f"proxy throughput >= {TARGET_THROUGHPUT_RATIO}x direct, {r.clients} clients, {r.call}",
+                    "value": round(r.throughput_ratio, 3),
+                    "pass": ok,
+                }
+            )
     return targets
 
 
@@ -658,18 +682,18 @@ def parse_args(argv=None):
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--clients", type=int, default=16, help="concurrent clients of the concurrent runs (default 16)")
     p.add_argument("--duration", type=float, default=1.5, help="seconds per path and repeat (default 1.5)")
-    p.add_argument("--slice", type=float, default=0.25,
-                   help="seconds per time slice of the concurrent runs (default 0.25)")  # fmt: skip
+    p.add_argument("--slice", type=float, default=0.25, help="seconds per time slice of the concurrent runs (default 0.25)")
     p.add_argument("--repeats", type=int, default=5, help="measured runs per case, each measuring both paths (default 5)")
     p.add_argument("--partitions", type=int, default=200, help="partitions of bench.events (default 200)")
     p.add_argument("--warmup-calls", type=int, default=5, help="calls each client makes before the clock starts (default 5)")
     p.add_argument("--budget", type=float, default=170, help="seconds after which no new run starts (default 170)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
     p.add_argument(
-        "--profile-proxy", metavar="FILE",
+        "--profile-proxy",
+        metavar="FILE",
         help="run the proxy under cProfile (per thread, CPU time) and write pstats to FILE; "
-             "slows the proxy down, so the figures of such a run are not comparable",
-    )  # fmt: skip
+        "slows the proxy down, so the figures of such a run are not comparable",
+    )
     p.add_argument("--keep-state", action="store_true", help="keep the temp dir (logs, Derby) after the run")
     return p.parse_args(argv)
 
@@ -693,7 +717,7 @@ def main(argv=None) -> int:
 
     from hmsproxy import __version__
     from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
-    from hmsproxy.devstack import free_port, start_metastores
+    from hmsproxy.dev.stack import free_port, start_metastores
 
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-"))
     # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.
@@ -704,8 +728,10 @@ def main(argv=None) -> int:
     try:
         log(f"starting a Hive metastore (state in {tmp}) ...")
         (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=90)
-        log(f"metastore {metastore.uri} ready after {metastore.last_start_seconds:.1f}s; seeding "
-            f"{DB}.{TABLE} with {args.partitions} partitions ...")  # fmt: skip
+        log(
+            f"metastore {metastore.uri} ready after {metastore.last_start_seconds:.1f}s; seeding "
+            f"{DB}.{TABLE} with {args.partitions} partitions ..."
+        )
         t0 = time.monotonic()
         seed(metastore, args.partitions)
         log(f"seeded in {time.monotonic() - t0:.1f}s; starting hmsproxy ...")
@@ -741,10 +767,12 @@ def main(argv=None) -> int:
 
         def record(stats: RunStats, rep: int) -> None:
             runs.setdefault((stats.call, stats.clients, stats.path), []).append(stats)
-            log(f"rep {rep + 1}/{args.repeats} {stats.call:<24} {stats.clients:>2} clients {stats.path:<6} "
+            log(
+                f"rep {rep + 1}/{args.repeats} {stats.call:<24} {stats.clients:>2} clients {stats.path:<6} "
                 f"p50 {stats.p50_ms:6.2f}ms p99 {stats.p99_ms:6.2f}ms {stats.throughput:6.0f}/s; "
                 f"CPU ms/call JVM {_f(stats.jvm_cpu_ms_per_call)} proxy {_f(stats.proxy_cpu_ms_per_call)}; "
-                f"other load {_f(stats.foreign_cores)} cores")  # fmt: skip
+                f"other load {_f(stats.foreign_cores)} cores"
+            )
 
         # Both paths are measured in the same run, interleaved: at 1 client call by call
         # (one client, a direct and a proxied connection), at N clients in time slices
@@ -759,8 +787,9 @@ def main(argv=None) -> int:
                 if rep > 0 and time.monotonic() + run_s + 1 > budget_end:
                     truncated = True
                     continue
-                raw = pool.run([endpoints[p] for p in order], call, n, run_s, args.warmup_calls, snapshot,
-                               slice_s=0.0 if n == 1 else args.slice)  # fmt: skip
+                raw = pool.run(
+                    [endpoints[p] for p in order], call, n, run_s, args.warmup_calls, snapshot, slice_s=0.0 if n == 1 else args.slice
+                )
                 for i, path in enumerate(order):
                     record(summarize(path, call, n, i, raw), rep)
 
@@ -780,12 +809,15 @@ def main(argv=None) -> int:
         print()
         print(f"hmsproxy {__version__} benchmark: Hive 2.3 metastore (Derby) vs hmsproxy in front of it")
         print(f"machine: {machine}; Python {platform.python_version()}; thriftpy2 {thriftpy2.__version__}")
-        print(f"{DB}.{TABLE}: {args.partitions} partitions; filter {FILTER!r}; {args.repeats} repeats"
-              f"{' (budget hit: fewer runs)' if truncated else ''}, medians shown")  # fmt: skip
-        print(f"each repeat is one run in which direct and proxy calls are interleaved: at 1 client call by call "
-              f"({2 * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)")
-        print("ratios (x): median over the repeats of proxy/direct within one run; "
-              "throughput at 1 client = 1 / mean latency")  # fmt: skip
+        print(
+            f"{DB}.{TABLE}: {args.partitions} partitions; filter {FILTER!r}; {args.repeats} repeats"
+            f"{' (budget hit: fewer runs)' if truncated else ''}, medians shown"
+        )
+        print(
+            f"each repeat is one run in which direct and proxy calls are interleaved: at 1 client call by call "
+            f"({2 * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)"
+        )
+        print("ratios (x): median over the repeats of proxy/direct within one run; throughput at 1 client = 1 / mean latency")
         print()
         print(render_table(rows))
         print()
@@ -795,8 +827,10 @@ def main(argv=None) -> int:
             print(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['value']:.2f}x")
         foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
         if foreign and max(foreign) > 0.25:
-            print(f"note: other processes used up to {max(foreign):.2f} of {os.cpu_count()} cores during some runs "
-                  f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy")  # fmt: skip
+            print(
+                f"note: other processes used up to {max(foreign):.2f} of {os.cpu_count()} cores during some runs "
+                f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy"
+            )
         print(f"\n(total {elapsed:.0f}s)")
 
         if args.json:

@@ -49,7 +49,18 @@ ALLOWED_ADDITIONS = frozenset(
 
 # Thrift TType codes as ContractDump prints them (Java's org.apache.thrift.protocol.TType).
 BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST, ENUM = (
-    2, 3, 4, 6, 8, 10, 11, 12, 13, 14, 15, 16,
+    2,
+    3,
+    4,
+    6,
+    8,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
 )
 TP2_BINARY = 18  # thriftpy2's own code for `binary`; STRING on the wire
 PRIMITIVES = {BOOL: "bool", BYTE: "byte", DOUBLE: "double", I16: "i16", I32: "i32", I64: "i64"}
@@ -180,9 +191,7 @@ def jar_contract(lines: list[str]) -> Contract:
         d = json.loads(line)
         if d["kind"] == "struct":
             kind = "union" if d["union"] else "exception" if d["exception"] else "struct"
-            fields = {
-                f["id"]: Field(f["name"], jar_type(f["type"]), f["req"] == REQUIRED) for f in d["fields"]
-            }
+            fields = {f["id"]: Field(f["name"], jar_type(f["type"]), f["req"] == REQUIRED) for f in d["fields"]}
             structs[d["name"]] = Struct(d["name"], kind, fields)
         elif d["kind"] == "enum":
             enums[d["name"]] = dict(d["values"])
@@ -201,9 +210,7 @@ def jar_contract(lines: list[str]) -> Contract:
         result = structs.get(f"{owner}${name}_result")
         used |= {f"{owner}${name}_args", f"{owner}${name}_result"}
         returns, exc = _result_parts(result.fields if result else None)
-        services.setdefault(service, {})[name] = Method(
-            name, args.fields, returns, exc, result is None, frozenset(throws)
-        )
+        services.setdefault(service, {})[name] = Method(name, args.fields, returns, exc, result is None, frozenset(throws))
     # Service args/results are checked with their methods, not as structs.
     unused = sorted(n for n in structs if "$" in n and n not in used)
     assert not unused, f"jar: classes that belong to no dumped method: {unused}"
@@ -331,9 +338,7 @@ def _compare_fields(where: str, jar: dict[int, Field], ours: dict[int, Field], l
         if of.name != jf.name:
             problems.append(f"{where}: {label} {fid} is named {of.name!r}, the jar says {jf.name!r}")
         if wire(of.type) != wire(jf.type):
-            problems.append(
-                f"{where}: {label} {fid}:{jf.name} is {show(of.type)}, the jar says {show(jf.type)}"
-            )
+            problems.append(f"{where}: {label} {fid}:{jf.name} is {show(of.type)}, the jar says {show(jf.type)}")
         if of.required != jf.required:
             problems.append(
                 f"{where}: {label} {fid}:{jf.name} is {'required' if of.required else 'not required'}, "
@@ -396,27 +401,19 @@ def test_service_methods_match_jar(contract):
                 problems.append(f"{where}: method missing from our IDL")
                 continue
             problems += _compare_fields(where, jm.args, om.args, label="argument")
-            if (om.returns is None) != (jm.returns is None) or (
-                om.returns is not None and wire(om.returns) != wire(jm.returns)
-            ):
+            if (om.returns is None) != (jm.returns is None) or (om.returns is not None and wire(om.returns) != wire(jm.returns)):
                 ours_ret = "void" if om.returns is None else show(om.returns)
                 jar_ret = "void" if jm.returns is None else show(jm.returns)
                 problems.append(f"{where}: returns {ours_ret}, the jar says {jar_ret}")
             problems += _compare_fields(where, jm.throws, om.throws, label="exception")
             jar_declared = frozenset(f.type[1] for f in jm.throws.values())
             if jar_declared != jm.declared_throws:  # the dump disagrees with itself
-                problems.append(
-                    f"{where}: jar result class has {sorted(jar_declared)}, its Iface declares "
-                    f"{sorted(jm.declared_throws)}"
-                )
+                problems.append(f"{where}: jar result class has {sorted(jar_declared)}, its Iface declares {sorted(jm.declared_throws)}")
             if om.declared_throws != jm.declared_throws:
-                problems.append(
-                    f"{where}: throws {sorted(om.declared_throws)}, the jar declares {sorted(jm.declared_throws)}"
-                )
+                problems.append(f"{where}: throws {sorted(om.declared_throws)}, the jar declares {sorted(jm.declared_throws)}")
             if om.oneway != jm.oneway:
                 problems.append(
-                    f"{where}: is {'oneway' if om.oneway else 'not oneway'}, "
-                    f"the jar's is {'oneway' if jm.oneway else 'not oneway'}"
+                    f"{where}: is {'oneway' if om.oneway else 'not oneway'}, the jar's is {'oneway' if jm.oneway else 'not oneway'}"
                 )
     _report(problems, "service", contract.jar_names)
 
@@ -448,8 +445,7 @@ def _our_additions(contract) -> set[str]:
                 continue
             added |= {
                 f"{service}.{name}.{kind} {fid}:{f.name}"
-                for kind, ours_fields, jar_fields in (("argument", m.args, base[name].args),
-                                                      ("exception", m.throws, base[name].throws))
+                for kind, ours_fields, jar_fields in (("argument", m.args, base[name].args), ("exception", m.throws, base[name].throws))
                 for fid, f in ours_fields.items()
                 if fid not in jar_fields
             }

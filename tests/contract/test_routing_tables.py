@@ -118,8 +118,7 @@ def as_tuple(obj):
 @pytest.fixture(scope="module")
 def waggle_route():
     primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True)
-    fed = MetastoreConfig("waggle", ("thrift://127.0.0.1:2",), database_prefix="waggle_",
-                          database_name_mapping={"sales_remote": "sales"})
+    fed = MetastoreConfig("waggle", ("thrift://127.0.0.1:2",), database_prefix="waggle_", database_name_mapping={"sales_remote": "sales"})
     return Router(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary, (fed,))).route("waggle_sales")
 
 

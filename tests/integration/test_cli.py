@@ -9,7 +9,7 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy import idl
-from hmsproxy.devstack import free_port
+from hmsproxy.dev.stack import free_port
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
 
@@ -65,8 +65,11 @@ def test_serve_accepts_waggle_dance_files_unchanged(waggle_dance_files):
     server, federation, port = waggle_dance_files
     proc = subprocess.Popen(
         [*HMSPROXY, "serve", "--server-config", str(server), "--federation-config", str(federation), "--host", "127.0.0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=server.parent,  # its default store goes there
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=server.parent,  # its default store goes there
+    )
     try:
         wait_for_line(proc, "serving thrift://127.0.0.1:", 60)
         client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)
@@ -83,8 +86,12 @@ def test_serve_accepts_waggle_dance_files_unchanged(waggle_dance_files):
 
 def test_check_config_prints_the_federation(waggle_dance_files):
     server, federation, _ = waggle_dance_files
-    out = subprocess.run([*HMSPROXY, "check-config", "--server-config", str(server), "--federation-config", str(federation)],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [*HMSPROXY, "check-config", "--server-config", str(server), "--federation-config", str(federation)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "PREFIXED" in out.stdout and "waggle_" in out.stdout and "READ_AND_WRITE_AND_CREATE" in out.stdout
 
@@ -109,8 +116,11 @@ def test_dev_up_starts_a_federation_and_ctrl_c_stops_everything(tmp_path):
     port = free_port()
     proc = subprocess.Popen(
         [*HMSPROXY, "dev", "up", "--backends", "2", "--port", str(port), "--state-dir", str(tmp_path / "state")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         lines = wait_for_line(proc, "Ctrl-C stops", 240)
         printed = "".join(lines)
@@ -132,8 +142,13 @@ def test_dev_hms_runs_one_metastore_until_stopped(tmp_path):
     """The command the compose file's metastore services run."""
     port = free_port()
     state = tmp_path / "hms"
-    proc = subprocess.Popen([*HMSPROXY, "dev", "hms", "--port", str(port), "--state-dir", str(state)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*HMSPROXY, "dev", "hms", "--port", str(port), "--state-dir", str(state)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         wait_for_line(proc, f"metastore ready at thrift://127.0.0.1:{port}", 180)
         client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.devstack import free_port
+from hmsproxy.dev.stack import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
@@ -116,12 +116,17 @@ def test_smoke_script_through_local_proxy(proxy, proxy_client, tmp_path):
     database = f"smoke_{uuid.uuid4().hex[:8]}"
     fed_default = f"{proxy.handler.config.federated[0].database_prefix}default"
     cmd = [
-        sys.executable, str(SMOKE),
-        "--uri", f"thrift://127.0.0.1:{proxy.port}",
-        "--warehouse", (tmp_path / "warehouse").as_uri(),
-        "--database", database,
-        "--expect-database", fed_default,
-    ]  # fmt: skip
+        sys.executable,
+        str(SMOKE),
+        "--uri",
+        f"thrift://127.0.0.1:{proxy.port}",
+        "--warehouse",
+        (tmp_path / "warehouse").as_uri(),
+        "--database",
+        database,
+        "--expect-database",
+        fed_default,
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         output = done.stdout + done.stderr

@@ -1,4 +1,4 @@
-"""The local Hive metastores of hmsproxy.devstack: real JVMs, real Derby, real Spark."""
+"""The local Hive metastores of hmsproxy.dev.stack: real JVMs, real Derby, real Spark."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.devstack import LocalMetastore, free_port, pyspark_jars_dir
+from hmsproxy.dev.stack import LocalMetastore, free_port, pyspark_jars_dir
 
 hive = idl.hive
 
@@ -29,22 +29,28 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def make_partitioned_table(db: str, name: str, location: str | None = None):
     sd = hive.StorageDescriptor(
-        cols=[hive.FieldSchema(name="id", type="int", comment="the id"),
-              hive.FieldSchema(name="what", type="string", comment=None)],
+        cols=[hive.FieldSchema(name="id", type="int", comment="the id"), hive.FieldSchema(name="what", type="string", comment=None)],
         location=location,
         inputFormat="org.apache.hadoop.mapred.TextInputFormat",
         outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
         compressed=False,
         numBuckets=-1,
-        serdeInfo=hive.SerDeInfo(name=None, serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
-                                 parameters={"field.delim": ","}),
-        bucketCols=[], sortCols=[], parameters={},
-    )  # fmt: skip
+        serdeInfo=hive.SerDeInfo(
+            name=None, serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={"field.delim": ","}
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
     return hive.Table(
-        tableName=name, dbName=db, owner="tester", sd=sd,
+        tableName=name,
+        dbName=db,
+        owner="tester",
+        sd=sd,
         partitionKeys=[hive.FieldSchema(name="ds", type="string", comment=None)],
-        parameters={"purpose": "devstack-test"}, tableType="MANAGED_TABLE",
-    )  # fmt: skip
+        parameters={"purpose": "devstack-test"},
+        tableType="MANAGED_TABLE",
+    )
 
 
 def make_partition(table, value: str):
@@ -54,8 +60,7 @@ def make_partition(table, value: str):
 
 
 def create_db_table_partitions(client, db: str, table: str, days=("2026-11-01", "2026-11-02")):
-    client.create_database(hive.Database(name=db, description="made by test_devstack", locationUri=None,
-                                         parameters={"k": "v"}))  # fmt: skip
+    client.create_database(hive.Database(name=db, description="made by test_devstack", locationUri=None, parameters={"k": "v"}))
     client.create_table(make_partitioned_table(db, table))
     created = client.get_table(db, table)  # the metastore filled in the location
     added = client.add_partitions([make_partition(created, d) for d in days])
@@ -208,14 +213,13 @@ def test_no_jvm_outlives_a_killed_python(tmp_path):
         f"""
         import os, sys
         from pathlib import Path
-        from hmsproxy.devstack import LocalMetastore, free_port
+        from hmsproxy.dev.stack import LocalMetastore, free_port
         ms = LocalMetastore(free_port(), Path({str(tmp_path / "orphan")!r}), log=lambda m: None).start()
         print(ms.pid, flush=True)
         os.kill(os.getpid(), 9)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=REPO_ROOT)  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     jvm_pid = int(proc.stdout.strip())
     deadline = time.monotonic() + 30
@@ -231,13 +235,12 @@ def test_atexit_stops_the_jvm_on_normal_exit(tmp_path):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from hmsproxy.devstack import LocalMetastore, free_port
+        from hmsproxy.dev.stack import LocalMetastore, free_port
         ms = LocalMetastore(free_port(), Path({str(tmp_path / "atexit")!r}), log=lambda m: None).start()
         print(ms.pid, flush=True)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=REPO_ROOT)  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     jvm_pid = int(proc.stdout.strip())
     alive = _pid_alive(jvm_pid)
@@ -295,11 +298,15 @@ def test_spark_against_a_backend_directly(metastores, tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, "-c", SPARK_SCRIPT, ms.uri, str(ms.warehouse_dir)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
     result_lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and result_lines, f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    result = json.loads(result_lines[-1][len("RESULT "):])
+    result = json.loads(result_lines[-1][len("RESULT ") :])
     assert result["rows"] == [[1, "a", "2026-11-01"], [2, "b", "2026-11-01"], [3, "c", "2026-11-02"]]
     assert result["parts"] == ["ds=2026-11-01", "ds=2026-11-02"]
     assert "devstack_spark" in result["dbs"]

@@ -19,8 +19,8 @@ from thriftpy2.transport import TTransportException
 from hmsproxy import idl
 from hmsproxy.app import build_handler
 from hmsproxy.config_model import AuditConfig, TlsConfig
-from hmsproxy.devstack import free_port
-from hmsproxy.ops_http import OpsHttpServer
+from hmsproxy.dev.stack import free_port
+from hmsproxy.ops.http import OpsHttpServer
 from hmsproxy.server import ProxyServer
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import federation_yaml, prefixed_config
@@ -154,7 +154,7 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
 
 
 def test_readiness_checks_are_a_list_others_can_extend(own_proxy, metastores):
-    from hmsproxy.readiness import CheckResult
+    from hmsproxy.ops.readiness import CheckResult
 
     server = own_proxy(prefixed_config(metastores[0].uri, metastores[1].uri))
     server.handler.readiness.add(lambda: CheckResult("extra", False, "something it needs is unreachable"))
@@ -226,14 +226,16 @@ def test_audit_writes_one_json_line_per_call_and_follows_its_level(own_proxy, me
 # --------------------------------------------------------------------------- serve: HTTP port, reload
 
 
-
-
 def test_serve_reloads_on_hmsproxy_reload_and_keeps_old_config_when_bad(tmp_path, metastores, federated_dbs):
     port, pid_file, cfg = free_port(), tmp_path / "hmsproxy.pid", tmp_path / "hmsproxy.yml"
     values = dict(port=port, primary_uri=metastores[0].uri, federated_uri=metastores[1].uri, state_dir=tmp_path)
     cfg.write_text(federation_yaml(prefix="waggle_", **values))
-    proc = subprocess.Popen([*HMSPROXY, "serve", "--config", str(cfg), "--pid-file", str(pid_file), "--http-port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*HMSPROXY, "serve", "--config", str(cfg), "--pid-file", str(pid_file), "--http-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines = wait_for_line(proc, f"serving thrift://127.0.0.1:{port}", 60)
         ops_url = re.search(r"operations endpoint (http://\S+)", "".join(lines)).group(1)
@@ -324,8 +326,10 @@ def test_two_workers_share_the_port_reload_and_a_dead_one_is_replaced(tmp_path, 
     cfg.write_text(federation_yaml(prefix="waggle_", **values))
     proc = subprocess.Popen(
         [*HMSPROXY, "serve", "--config", str(cfg), "--workers", "2", "--pid-file", str(pid_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     worker_pids = set()
     try:
         for _ in range(2):

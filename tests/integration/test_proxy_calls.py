@@ -25,11 +25,12 @@ def make_table(db, name, partition_keys=()):
         compressed=False,
         numBuckets=-1,
         serdeInfo=hive.SerDeInfo(name=None, serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}),
-        bucketCols=[], sortCols=[], parameters={},
-    )  # fmt: skip
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
     keys = [hive.FieldSchema(name=k, type="string", comment=None) for k in partition_keys]
-    return hive.Table(tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=keys,
-                      parameters={}, tableType="MANAGED_TABLE")  # fmt: skip
+    return hive.Table(tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=keys, parameters={}, tableType="MANAGED_TABLE")
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +140,7 @@ class HungMetastore:
 def test_a_hung_backend_does_not_block_other_backends(proxy, proxy_config, proxy_client, metastores):
     hung = HungMetastore()
     try:
+
         def with_hung(base):
             cfg = prefixed_config(base.primary.uris[0], base.federated[0].uris[0])
             stuck = MetastoreConfig("stuck", (f"thrift://127.0.0.1:{hung.port}",), database_prefix="stuck_")
@@ -183,8 +185,11 @@ def test_manual_mode_sees_databases_created_on_a_backend_without_restart(proxy_c
         assert "late_arrival" not in proxy_client.get_all_databases()
         direct = metastores[1].client()
         try:
-            direct.create_database(hive.Database(name="late_arrival", description="made on the backend",
-                                                 locationUri=(tmp_path / "late.db").as_uri(), parameters={}))  # fmt: skip
+            direct.create_database(
+                hive.Database(
+                    name="late_arrival", description="made on the backend", locationUri=(tmp_path / "late.db").as_uri(), parameters={}
+                )
+            )
             assert "late_arrival" in proxy_client.get_all_databases()
             deadline = time.monotonic() + 30
             while True:  # the directory of each backend's databases is cached for a few seconds
@@ -204,16 +209,23 @@ def test_manual_mode_sees_databases_created_on_a_backend_without_restart(proxy_c
 
 
 def test_framed_transport(metastores):
-    from hmsproxy.handler import Handler
-    from hmsproxy.server import ProxyServer
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.transport import TFramedTransportFactory
+
+    from hmsproxy.handler import Handler
+    from hmsproxy.server import ProxyServer
 
     handler = Handler(prefixed_config(metastores[0].uri, metastores[1].uri))
     server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()
     try:
-        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000,
-                                           trans_factory=TFramedTransportFactory(), proto_factory=TBinaryProtocolFactory())  # fmt: skip
+        client = thriftpy2.rpc.make_client(
+            idl.HmsProxy,
+            "127.0.0.1",
+            server.port,
+            timeout=30000,
+            trans_factory=TFramedTransportFactory(),
+            proto_factory=TBinaryProtocolFactory(),
+        )
         try:
             assert "default" in client.get_all_databases()
         finally:

@@ -31,15 +31,14 @@ def uid() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def link_db(name: str, uri: str, remote_db: str = SOURCE_DB, **extra) -> "hive.Database":
+def link_db(name: str, uri: str, remote_db: str = SOURCE_DB, **extra) -> hive.Database:
     params = {"hmsproxy.remote.uris": uri, "hmsproxy.remote.database": remote_db, **extra}
     return hive.Database(name=name, description=None, locationUri=None, parameters=params)
 
 
 def link_table(db: str, name: str, uri: str, remote_db: str = SOURCE_DB, remote_table: str = "items"):
     table = make_table(db, name)
-    table.parameters = {"hmsproxy.remote.uris": uri, "hmsproxy.remote.database": remote_db,
-                        "hmsproxy.remote.table": remote_table}  # fmt: skip
+    table.parameters = {"hmsproxy.remote.uris": uri, "hmsproxy.remote.database": remote_db, "hmsproxy.remote.table": remote_table}
     return table
 
 
@@ -48,8 +47,9 @@ def add_source(metastore, root) -> None:
     client = metastore.client()
     try:
         if SOURCE_DB not in client.get_all_databases():
-            client.create_database(hive.Database(name=SOURCE_DB, description="remote source",
-                                                 locationUri=(root / "rsrc.db").as_uri(), parameters={}))  # fmt: skip
+            client.create_database(
+                hive.Database(name=SOURCE_DB, description="remote source", locationUri=(root / "rsrc.db").as_uri(), parameters={})
+            )
         existing = set(client.get_all_tables(SOURCE_DB))
         if "items" not in existing:
             client.create_table(make_table(SOURCE_DB, "items", partition_keys=("ds",)))
@@ -150,8 +150,7 @@ def test_remote_table_renames_database_and_table_both_ways(proxy_client, source,
         assert [(m.dbName, m.tableName) for m in metas] == [(local_db, "items_link")]
         with pytest.raises(hive.MetaException) as err:
             proxy_client.alter_table(local_db, "items_link", make_table(local_db, "items_link"))
-        assert (f"remote table {local_db}.items_link is read-only: it links to {SOURCE_DB}.items in {source}"
-                in err.value.message)  # fmt: skip
+        assert f"remote table {local_db}.items_link is read-only: it links to {SOURCE_DB}.items in {source}" in err.value.message
         with pytest.raises((hive.InvalidObjectException, hive.AlreadyExistsException, hive.MetaException), match="read-only|exists"):
             proxy_client.create_table(make_table(local_db, "items_link"))
     finally:
@@ -325,11 +324,17 @@ def test_ssh_tunnel_failures_are_clear(proxy_client, sshd, source, tmp_path):
     name = f"rdb_{uid()}"
     wrong_known_hosts = tmp_path / "known_hosts"
     wrong_known_hosts.write_text("")
-    proxy_client.create_database(link_db(name, source, **{
-        "ssh.tunnel.route": sshd.route(1),
-        "ssh.tunnel.private.keys": str(sshd.client_key),
-        "ssh.tunnel.known.hosts": str(wrong_known_hosts),
-    }))  # fmt: skip
+    proxy_client.create_database(
+        link_db(
+            name,
+            source,
+            **{
+                "ssh.tunnel.route": sshd.route(1),
+                "ssh.tunnel.private.keys": str(sshd.client_key),
+                "ssh.tunnel.known.hosts": str(wrong_known_hosts),
+            },
+        )
+    )
     try:
         with pytest.raises(hive.MetaException) as err:
             proxy_client.get_all_tables(name)
@@ -346,11 +351,17 @@ def test_ssh_tunnels_close_with_the_handler(default_config, tmp_path, sshd, sour
     server = ProxyServer(handler, "127.0.0.1", 0).start()
     client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
     try:
-        client.create_database(link_db("tunnelled", source, **{
-            "ssh.tunnel.route": sshd.route(1),
-            "ssh.tunnel.private.keys": str(sshd.client_key),
-            "ssh.tunnel.known.hosts": str(sshd.known_hosts),
-        }))  # fmt: skip
+        client.create_database(
+            link_db(
+                "tunnelled",
+                source,
+                **{
+                    "ssh.tunnel.route": sshd.route(1),
+                    "ssh.tunnel.private.keys": str(sshd.client_key),
+                    "ssh.tunnel.known.hosts": str(sshd.known_hosts),
+                },
+            )
+        )
         assert "items" in client.get_all_tables("tunnelled")
         (tunnel,) = handler.remotes.targets.tunnels._tunnels.values()
         assert tunnel.active
@@ -364,7 +375,7 @@ def test_ssh_tunnels_close_with_the_handler(default_config, tmp_path, sshd, sour
 
 
 def test_remotes_defined_in_the_config(proxy_config, proxy_client, source, local_db):
-    from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+    from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
     uris = {"hive.metastore.uris": source}
     static = RemotesConfig(
@@ -388,11 +399,17 @@ def test_a_dropped_ssh_connection_is_rebuilt_on_next_use(proxy, proxy_client, ss
     route = f"{sshd.user}@localhost:{sshd.port}"  # its own target: not shared with the other tests
     known = sshd.root / "known_hosts_localhost"
     known.write_text(sshd.known_hosts.read_text().replace("[127.0.0.1]", "[localhost]"))
-    proxy_client.create_database(link_db(name, source, **{
-        "ssh.tunnel.route": route,
-        "ssh.tunnel.private.keys": str(sshd.client_key),
-        "ssh.tunnel.known.hosts": str(known),
-    }))  # fmt: skip
+    proxy_client.create_database(
+        link_db(
+            name,
+            source,
+            **{
+                "ssh.tunnel.route": route,
+                "ssh.tunnel.private.keys": str(sshd.client_key),
+                "ssh.tunnel.known.hosts": str(known),
+            },
+        )
+    )
     try:
         assert "items" in proxy_client.get_all_tables(name)
         tunnels = proxy.handler.remotes.targets.tunnels._tunnels
@@ -412,8 +429,7 @@ def test_table_meta_lists_several_remote_tables_of_one_remote_database(proxy_cli
     proxy_client.create_table(link_table(local_db, "c_plain", source, remote_table="plain"))
     try:
         metas = proxy_client.get_table_meta(local_db, "*", None)
-        assert sorted((m.dbName, m.tableName) for m in metas) == [
-            (local_db, "a_items"), (local_db, "b_items"), (local_db, "c_plain")]
+        assert sorted((m.dbName, m.tableName) for m in metas) == [(local_db, "a_items"), (local_db, "b_items"), (local_db, "c_plain")]
         assert [m.tableName for m in proxy_client.get_table_meta(local_db, "b*", None)] == ["b_items"]
         assert sorted(proxy_client.get_all_tables(local_db)) == ["a_items", "b_items", "c_plain"]
     finally:
@@ -426,11 +442,14 @@ def test_remotes_made_with_hmsproxy_sql_are_served_at_once(proxy, proxy_client, 
     import sys
 
     name = f"rdb_{uid()}"
-    script = (f"CREATE REMOTE DATABASE {name} CONNECTED TO {SOURCE_DB} WITH DBPROPERTIES ('hive.metastore.uris'='{source}');\n"
-              f"CREATE REMOTE TABLE {local_db}.plain_link CONNECTED TO {SOURCE_DB}.plain "
-              f"WITH TBLPROPERTIES ('hive.metastore.uris'='{source}');\n")  # fmt: skip
-    done = subprocess.run([sys.executable, "-m", "hmsproxy.cli", "sql", "--uri", proxy.uri, "-e", script],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    script = (
+        f"CREATE REMOTE DATABASE {name} CONNECTED TO {SOURCE_DB} WITH DBPROPERTIES ('hive.metastore.uris'='{source}');\n"
+        f"CREATE REMOTE TABLE {local_db}.plain_link CONNECTED TO {SOURCE_DB}.plain "
+        f"WITH TBLPROPERTIES ('hive.metastore.uris'='{source}');\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "hmsproxy.cli", "sql", "--uri", proxy.uri, "-e", script], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     try:
         # No waiting: the proxy that ran the statements re-reads its remotes at once.
@@ -459,14 +478,28 @@ def test_statistics_and_functions_of_remotes(proxy_client, metastores, source, l
     client = metastores[1].client()
     try:
         if "plus_one" not in client.get_functions(SOURCE_DB, "*"):
-            client.create_function(hive.Function(
-                functionName="plus_one", dbName=SOURCE_DB, className="org.example.PlusOne", ownerName="tester",
-                ownerType=hive.PrincipalType.USER, createTime=0, functionType=hive.FunctionType.JAVA, resourceUris=[]))  # fmt: skip
+            client.create_function(
+                hive.Function(
+                    functionName="plus_one",
+                    dbName=SOURCE_DB,
+                    className="org.example.PlusOne",
+                    ownerName="tester",
+                    ownerType=hive.PrincipalType.USER,
+                    createTime=0,
+                    functionType=hive.FunctionType.JAVA,
+                    resourceUris=[],
+                )
+            )
         stats = hive.ColumnStatistics(
             statsDesc=hive.ColumnStatisticsDesc(isTblLevel=True, dbName=SOURCE_DB, tableName="plain"),
-            statsObj=[hive.ColumnStatisticsObj(colName="id", colType="int", statsData=hive.ColumnStatisticsData(
-                longStats=hive.LongColumnStatsData(lowValue=1, highValue=9, numNulls=0, numDVs=9)))],
-        )  # fmt: skip
+            statsObj=[
+                hive.ColumnStatisticsObj(
+                    colName="id",
+                    colType="int",
+                    statsData=hive.ColumnStatisticsData(longStats=hive.LongColumnStatsData(lowValue=1, highValue=9, numNulls=0, numDVs=9)),
+                )
+            ],
+        )
         client.update_table_column_statistics(stats)
     finally:
         client.close()

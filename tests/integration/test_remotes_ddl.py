@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.client import HmsProxyClient, HmsProxyError
+from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.config_model import RemotesConfig
 from hmsproxy.ddl.parser import DdlSyntaxError
 
@@ -34,14 +34,18 @@ def remote_uri(metastores):
 
 
 def hmsproxy_sql(uri, *args, stdin=None):
-    return subprocess.run([*HMSPROXY, "sql", "--uri", uri, *args], capture_output=True, text=True,
-                          timeout=120, input=stdin, cwd=REPO)  # fmt: skip
+    return subprocess.run([*HMSPROXY, "sql", "--uri", uri, *args], capture_output=True, text=True, timeout=120, input=stdin, cwd=REPO)
 
 
 def test_cli_create_show_describe_drop(uri, remote_uri, proxy):
     db = unique("sales")
-    out = hmsproxy_sql(uri, "--user", "alice", "-e",
-                       f"CREATE REMOTE DATABASE {db} CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}')")  # fmt: skip
+    out = hmsproxy_sql(
+        uri,
+        "--user",
+        "alice",
+        "-e",
+        f"CREATE REMOTE DATABASE {db} CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}')",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"created remote database '{db}' connected to 'sales' via 'thrift'"
     try:
@@ -91,8 +95,9 @@ def test_cli_runs_a_script_file_in_the_current_database(uri, remote_uri, tmp_pat
 
 
 def test_cli_remote_table_needs_an_existing_database(uri, remote_uri):
-    out = hmsproxy_sql(uri, "--database", "no_such_db_here", "-e",
-                       f"CREATE REMOTE TABLE t WITH TBLPROPERTIES ('hive.metastore.uris'='{remote_uri}')")  # fmt: skip
+    out = hmsproxy_sql(
+        uri, "--database", "no_such_db_here", "-e", f"CREATE REMOTE TABLE t WITH TBLPROPERTIES ('hive.metastore.uris'='{remote_uri}')"
+    )
     assert out.returncode == 1
     assert "can't create remote table 'no_such_db_here.t': database 'no_such_db_here' does not exist" in out.stderr
 
@@ -118,8 +123,9 @@ def test_cli_refusals_and_missing_objects(uri, proxy_config):
     out = hmsproxy_sql(uri, "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('a'='b')")
     assert out.returncode == 1 and "property 'hive.metastore.uris' is required" in out.stderr
     with proxy_config(lambda base: dataclasses.replace(base, remotes=RemotesConfig(creators=("admin",)))):
-        out = hmsproxy_sql(uri, "--user", "mallory", "-e",
-                           "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')")  # fmt: skip
+        out = hmsproxy_sql(
+            uri, "--user", "mallory", "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')"
+        )
     assert out.returncode == 1
     assert "user 'mallory' may not create remote database 'x'" in out.stderr and "remotes.creators" in out.stderr
 
@@ -133,7 +139,7 @@ def test_python_client(uri, remote_uri, proxy):
     db = unique("py")
     with HmsProxyClient(uri, user="carol") as c:
         results = c.execute(f"""CREATE REMOTE DATABASE {db} WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}');
-                                SHOW REMOTE DATABASES""")  # fmt: skip
+                                SHOW REMOTE DATABASES""")
         assert len(results) == 2
         assert results[0].columns == ["result"]
         mine = [r for r in results[1].as_dicts() if r["database_name"] == db]

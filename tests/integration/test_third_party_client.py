@@ -17,16 +17,20 @@ def make_table(db, name):
         inputFormat="org.apache.hadoop.mapred.TextInputFormat",
         outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
         serdeInfo=ttypes.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}),
-        parameters={}, bucketCols=[], sortCols=[], numBuckets=-1, compressed=False,
-    )  # fmt: skip
+        parameters={},
+        bucketCols=[],
+        sortCols=[],
+        numBuckets=-1,
+        compressed=False,
+    )
     keys = [ttypes.FieldSchema(name="ds", type="string", comment="")]
-    return ttypes.Table(tableName=name, dbName=db, owner="hmsclient", sd=sd, partitionKeys=keys,
-                        parameters={}, tableType="MANAGED_TABLE")  # fmt: skip
+    return ttypes.Table(tableName=name, dbName=db, owner="hmsclient", sd=sd, partitionKeys=keys, parameters={}, tableType="MANAGED_TABLE")
 
 
 def test_databases_tables_and_partitions(hms, federated_dbs, tmp_path):
-    hms.create_database(ttypes.Database(name="thirdparty", description="via hmsclient",
-                                        locationUri=(tmp_path / "thirdparty.db").as_uri(), parameters={}))  # fmt: skip
+    hms.create_database(
+        ttypes.Database(name="thirdparty", description="via hmsclient", locationUri=(tmp_path / "thirdparty.db").as_uri(), parameters={})
+    )
     try:
         assert "thirdparty" in hms.get_all_databases()
         assert "waggle_sales" in hms.get_databases("waggle_*")

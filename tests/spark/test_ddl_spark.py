@@ -1,4 +1,4 @@
-"""hmsproxy.spark.sql: hmsproxy's statements from a real SparkSession, everything else to Spark."""
+"""hmsproxy.clients.spark.sql: hmsproxy's statements from a real SparkSession, everything else to Spark."""
 
 from __future__ import annotations
 
@@ -6,16 +6,17 @@ import uuid
 
 import pytest
 
-from hmsproxy.client import HmsProxyError
-from hmsproxy.spark import sql
+from hmsproxy.clients.proxy import HmsProxyError
+from hmsproxy.clients.spark import sql
 
 pytestmark = pytest.mark.spark
 
 
 def test_show_remote_databases_is_a_dataframe(spark, proxy, metastores):
     db = f"spark_{uuid.uuid4().hex[:8]}"
-    created = sql(spark, f"CREATE REMOTE DATABASE {db} CONNECTED TO sales "
-                         f"WITH DBPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')").collect()  # fmt: skip
+    created = sql(
+        spark, f"CREATE REMOTE DATABASE {db} CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')"
+    ).collect()
     try:
         assert created[0]["result"].startswith(f"created remote database '{db}'")
         df = sql(spark, "SHOW REMOTE DATABASES")

@@ -16,7 +16,7 @@ import pytest
 from hmsproxy.app import build_handler
 from hmsproxy.config import load_config
 from hmsproxy.config_model import AuditConfig, TlsConfig
-from hmsproxy.reload import reload_config
+from hmsproxy.ops.reload import reload_config
 from hmsproxy.server import ProxyServer
 from tests.support.federation import federation_yaml
 from tests.support.ops import handler_metric, make_test_certs
@@ -54,8 +54,6 @@ def test_audit_lines_for_a_spark_session(spark, proxy_config, federated_dbs, tmp
     assert r["client"].startswith("127.0.0.1:")
     assert r["user"] == getpass.getuser()  # Spark's Hive client sends set_ugi with the OS user
     assert "sales" in r["args"]  # the name as sent to the metastore, prefix removed
-
-
 
 
 def test_reload_swaps_a_mapping_under_an_open_spark_session(spark, proxy, default_config, metastores, federated_dbs, tmp_path):
@@ -111,16 +109,27 @@ def test_spark_over_tls(metastores, default_config, federated_dbs, tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", TLS_SPARK_SCRIPT, server.uri, str(tmp_path / "warehouse"),
-             str(certs.truststore), certs.truststore_password],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                TLS_SPARK_SCRIPT,
+                server.uri,
+                str(tmp_path / "warehouse"),
+                str(certs.truststore),
+                certs.truststore_password,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env=env,
+        )
     finally:
         server.stop()
         handler.close()
     results = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and results, f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    dbs = json.loads(results[-1][len("RESULT "):])["dbs"]
+    dbs = json.loads(results[-1][len("RESULT ") :])["dbs"]
     assert "tls_spark_db" in dbs and "waggle_sales" in dbs
     client = metastores[0].client()  # really created on the primary, through TLS
     try:

@@ -2,7 +2,7 @@
 
 Links are made with plain Spark SQL (CREATE DATABASE ... WITH DBPROPERTIES,
 CREATE TABLE ... TBLPROPERTIES carrying hmsproxy.remote.*) and with the proxy's
-own statements (hmsproxy.spark.sql: CREATE REMOTE ...). The targets are the
+own statements (hmsproxy.clients.spark.sql: CREATE REMOTE ...). The targets are the
 session's federated metastore (database `sales`, table `orders` written by
 Spark through the proxy) and a third metastore of this module that has a
 database `sales` of its own, with Parquet files Spark wrote.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.spark import sql as hmsproxy_sql
+from hmsproxy.clients.spark import sql as hmsproxy_sql
 
 pytestmark = pytest.mark.spark
 hive = idl.hive
@@ -25,13 +25,20 @@ def parquet_table(db: str, name: str, location: str, cols: list[tuple[str, str]]
         location=location,
         inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
         outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        compressed=False, numBuckets=-1,
-        serdeInfo=hive.SerDeInfo(name=None, serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                                 parameters={"serialization.format": "1"}),
-        bucketCols=[], sortCols=[], parameters={},
-    )  # fmt: skip
-    return hive.Table(tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=[],
-                      parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE")  # fmt: skip
+        compressed=False,
+        numBuckets=-1,
+        serdeInfo=hive.SerDeInfo(
+            name=None,
+            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            parameters={"serialization.format": "1"},
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
+    return hive.Table(
+        tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=[], parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +50,9 @@ def third(metastore_factory, spark, tmp_path_factory):
     spark.createDataFrame([(1, 25), (2, 50)], "customer_id INT, target INT").write.parquet(data.as_uri())
     client = ms.client()
     try:
-        client.create_database(hive.Database(name="sales", description="sales on the third metastore",
-                                             locationUri=(root / "sales.db").as_uri(), parameters={}))  # fmt: skip
+        client.create_database(
+            hive.Database(name="sales", description="sales on the third metastore", locationUri=(root / "sales.db").as_uri(), parameters={})
+        )
         client.create_table(parquet_table("sales", "targets", data.as_uri(), [("customer_id", "int"), ("target", "int")]))
     finally:
         client.close()
@@ -174,10 +182,12 @@ def test_remotes_made_with_the_proxys_own_statements(spark, metastores, third, f
     spark.sql("CREATE DATABASE IF NOT EXISTS linked")
     spark.sql("USE linked")
     try:
-        hmsproxy_sql(spark, f"CREATE REMOTE TABLE targets_link CONNECTED TO sales.targets "
-                            f"WITH TBLPROPERTIES ('hive.metastore.uris'='{third.uri}')")  # fmt: skip
-        hmsproxy_sql(spark, f"CREATE REMOTE DATABASE sales_fed CONNECTED TO sales "
-                            f"WITH DBPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')")  # fmt: skip
+        hmsproxy_sql(
+            spark, f"CREATE REMOTE TABLE targets_link CONNECTED TO sales.targets WITH TBLPROPERTIES ('hive.metastore.uris'='{third.uri}')"
+        )
+        hmsproxy_sql(
+            spark, f"CREATE REMOTE DATABASE sales_fed CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')"
+        )
         remote_tables = hmsproxy_sql(spark, "SHOW REMOTE TABLES").collect()
         assert "targets_link" in {r.table_name for r in remote_tables}
         rows = spark.sql(

@@ -201,10 +201,7 @@ def k8s_documents() -> dict[str, list[dict]]:
 
 def k8s_object(kind: str, name: str | None = None) -> dict:
     found = [
-        d
-        for docs in k8s_documents().values()
-        for d in docs
-        if d.get("kind") == kind and (name is None or d["metadata"]["name"] == name)
+        d for docs in k8s_documents().values() for d in docs if d.get("kind") == kind and (name is None or d["metadata"]["name"] == name)
     ]
     assert len(found) == 1, f"expected one {kind} {name or ''} in deploy/kubernetes, found {len(found)}"
     return found[0]
@@ -296,8 +293,15 @@ def test_dockerfile_copy_sources_exist_and_are_not_dockerignored():
 
 def test_dockerignore_keeps_local_state_out():
     patterns = dockerignore_patterns()
-    for path in (".venv/bin/python", ".state/dev/metastore_db", ".pytest_cache/v", "hmsproxy/__pycache__/x.pyc",
-                 "tests/unit/test_config.py", ".git/HEAD", "hmsproxy.egg-info/PKG-INFO"):
+    for path in (
+        ".venv/bin/python",
+        ".state/dev/metastore_db",
+        ".pytest_cache/v",
+        "hmsproxy/__pycache__/x.pyc",
+        "tests/unit/test_config.py",
+        ".git/HEAD",
+        "hmsproxy.egg-info/PKG-INFO",
+    ):
         assert dockerignored(path, patterns), f"{path} should be excluded from the build context"
     for path in ("pyproject.toml", "README.md", "hmsproxy/cli.py", "config/hmsproxy.example.yml"):
         assert not dockerignored(path, patterns), f"{path} is needed in the build context"
@@ -333,7 +337,7 @@ def test_dockerfile_entrypoint_and_cmd_are_exec_form_hmsproxy_commands():
     args = parse_cli(cmd)
     assert args.func is cli.cmd_serve and args.config == CONFIG_PATH
     # The console script the ENTRYPOINT names exists.
-    assert "hmsproxy = \"hmsproxy.cli:main\"" in (REPO / "pyproject.toml").read_text()
+    assert 'hmsproxy = "hmsproxy.cli:main"' in (REPO / "pyproject.toml").read_text()
 
 
 def test_dockerfile_exposes_thrift_and_ops_ports():
@@ -398,9 +402,19 @@ def test_compose_has_the_dev_stack_services():
 #: would reject it, but no compose plugin is needed to run these tests).
 COMPOSE_TOP_KEYS = {"name", "services", "volumes", "networks"}
 COMPOSE_SERVICE_KEYS = {
-    "image", "build", "init", "restart", "command", "entrypoint", "environment", "volumes",
-    "ports", "depends_on", "healthcheck", "profiles",
-}  # fmt: skip
+    "image",
+    "build",
+    "init",
+    "restart",
+    "command",
+    "entrypoint",
+    "environment",
+    "volumes",
+    "ports",
+    "depends_on",
+    "healthcheck",
+    "profiles",
+}
 COMPOSE_HEALTHCHECK_KEYS = {"test", "interval", "timeout", "retries", "start_period", "start_interval", "disable"}
 COMPOSE_DURATION = re.compile(r"^(\d+(us|ms|s|m|h))+$")
 
@@ -472,8 +486,10 @@ def test_compose_check_config_command_accepts_the_mounted_config():
     source = REPO / "deploy" / "compose" / "hmsproxy.yml"
     done = subprocess.run(
         [sys.executable, "-m", "hmsproxy.cli", "check-config", "--config", str(source)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "[primary] primary" in done.stdout and "thrift://hms-federated:9083" in done.stdout
 
@@ -584,8 +600,11 @@ def test_compose_file_is_valid_for_docker_compose():
         pytest.skip(f"no docker compose plugin: {reason}")
     done = subprocess.run(
         [docker, "compose", "-f", str(COMPOSE), "--profile", "smoke", "config", "--quiet"],
-        capture_output=True, text=True, timeout=60, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -615,12 +634,36 @@ def test_k8s_manifests_parse_with_expected_kinds():
 
 
 K8S_CONTAINER_KEYS = {
-    "name", "image", "imagePullPolicy", "command", "args", "workingDir", "ports", "env", "envFrom",
-    "readinessProbe", "livenessProbe", "startupProbe", "resources", "securityContext", "volumeMounts",
-    "lifecycle", "terminationMessagePolicy",
-}  # fmt: skip
-K8S_PROBE_KEYS = {"httpGet", "tcpSocket", "exec", "grpc", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
-                  "failureThreshold", "successThreshold", "terminationGracePeriodSeconds"}  # fmt: skip
+    "name",
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "env",
+    "envFrom",
+    "readinessProbe",
+    "livenessProbe",
+    "startupProbe",
+    "resources",
+    "securityContext",
+    "volumeMounts",
+    "lifecycle",
+    "terminationMessagePolicy",
+}
+K8S_PROBE_KEYS = {
+    "httpGet",
+    "tcpSocket",
+    "exec",
+    "grpc",
+    "initialDelaySeconds",
+    "periodSeconds",
+    "timeoutSeconds",
+    "failureThreshold",
+    "successThreshold",
+    "terminationGracePeriodSeconds",
+}
 
 
 def test_k8s_container_fields_are_known():
@@ -743,19 +786,60 @@ def test_k8s_disruption_budget_keeps_a_majority():
 
 
 PROMQL_FUNCTIONS = {
-    "abs", "absent", "avg", "avg_over_time", "bottomk", "ceil", "changes", "clamp", "clamp_max",
-    "clamp_min", "count", "count_over_time", "delta", "deriv", "exp", "floor", "group",
-    "histogram_quantile", "idelta", "increase", "irate", "label_replace", "label_values", "ln",
-    "max", "max_over_time", "min", "min_over_time", "quantile", "rate", "resets", "round",
-    "scalar", "sort", "sort_desc", "stddev", "sum", "sum_over_time", "time", "topk", "vector",
-}  # fmt: skip
+    "abs",
+    "absent",
+    "avg",
+    "avg_over_time",
+    "bottomk",
+    "ceil",
+    "changes",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "count",
+    "count_over_time",
+    "delta",
+    "deriv",
+    "exp",
+    "floor",
+    "group",
+    "histogram_quantile",
+    "idelta",
+    "increase",
+    "irate",
+    "label_replace",
+    "label_values",
+    "ln",
+    "max",
+    "max_over_time",
+    "min",
+    "min_over_time",
+    "quantile",
+    "rate",
+    "resets",
+    "round",
+    "scalar",
+    "sort",
+    "sort_desc",
+    "stddev",
+    "sum",
+    "sum_over_time",
+    "time",
+    "topk",
+    "vector",
+}
 PROMQL_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "inf", "nan"}
 METRIC_CONSTRUCTORS = {
-    "Counter": "counter", "CounterMetricFamily": "counter",
-    "Gauge": "gauge", "GaugeMetricFamily": "gauge", "InfoMetricFamily": "info",
-    "Histogram": "histogram", "HistogramMetricFamily": "histogram",
-    "Summary": "summary", "SummaryMetricFamily": "summary",
-}  # fmt: skip
+    "Counter": "counter",
+    "CounterMetricFamily": "counter",
+    "Gauge": "gauge",
+    "GaugeMetricFamily": "gauge",
+    "InfoMetricFamily": "info",
+    "Histogram": "histogram",
+    "HistogramMetricFamily": "histogram",
+    "Summary": "summary",
+    "SummaryMetricFamily": "summary",
+}
 
 
 def exposed_names(name: str, kind: str) -> set[str]:
@@ -901,6 +985,13 @@ def test_dashboard_queries_use_only_known_metrics():
 
 def test_deploy_readme_mentions_every_artefact():
     readme = (REPO / "deploy" / "README.md").read_text()
-    for name in ("docker compose up", "docker compose run --rm spark", "kubectl apply -k deploy/kubernetes",
-                 "hmsproxy-dashboard.json", "smoke.py", "secret", "Helm"):
+    for name in (
+        "docker compose up",
+        "docker compose run --rm spark",
+        "kubectl apply -k deploy/kubernetes",
+        "hmsproxy-dashboard.json",
+        "smoke.py",
+        "secret",
+        "Helm",
+    ):
         assert name.lower() in readme.lower(), f"deploy/README.md should mention {name!r}"

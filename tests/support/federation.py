@@ -31,14 +31,18 @@ def temp_store() -> StoreConfig:
 
 def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **federated) -> Config:
     primary = MetastoreConfig(
-        "primary", (primary_uri,), primary=True,
+        "primary",
+        (primary_uri,),
+        primary=True,
         access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE,
-    )  # fmt: skip
+    )
     fed = MetastoreConfig(
-        "waggle", (federated_uri,), database_prefix="waggle_",
+        "waggle",
+        (federated_uri,),
+        database_prefix="waggle_",
         access_control_type=AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
         writable_database_white_list=FEDERATED_WRITABLE,
-    )  # fmt: skip
+    )
     fed = replace(fed, **federated)
     server = ServerConfig(port=port, fanout_timeout_ms=1500, connect_timeout_s=2.0, backend_timeout_s=120)
     return Config(server, DatabaseResolution.PREFIXED, primary, (fed,), store=temp_store())
@@ -49,8 +53,7 @@ def manual_config(base: Config, **federated) -> Config:
     return replace(base, database_resolution=DatabaseResolution.MANUAL, federated=(fed,))
 
 
-def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "waggle_",
-                    port: int | None = None, state_dir=None) -> str:  # fmt: skip
+def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "waggle_", port: int | None = None, state_dir=None) -> str:
     """hmsproxy's YAML for the tests' two-metastore federation (what `serve --config` reads).
 
     `state_dir` holds the proxy's store, so a served proxy never writes into the repository.

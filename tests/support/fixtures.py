@@ -75,9 +75,13 @@ def federated_dbs(metastores, tmp_path_factory):
         for name in ("sales", "hr"):
             if name not in existing:
                 client.create_database(
-                    idl.hive.Database(name=name, description=f"{name} on the federated metastore",
-                                      locationUri=(root / f"{name}.db").as_uri(), parameters={})
-                )  # fmt: skip
+                    idl.hive.Database(
+                        name=name,
+                        description=f"{name} on the federated metastore",
+                        locationUri=(root / f"{name}.db").as_uri(),
+                        parameters={},
+                    )
+                )
     finally:
         client.close()
     return ("sales", "hr")
@@ -87,9 +91,7 @@ def federated_dbs(metastores, tmp_path_factory):
 def federated_orders(spark, federated_dbs):
     """waggle_sales.orders, written through the proxy into the federated metastore's whitelisted db."""
     spark.sql("DROP TABLE IF EXISTS waggle_sales.orders")
-    spark.sql(
-        "CREATE TABLE waggle_sales.orders (customer_id INT, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET"
-    )
+    spark.sql("CREATE TABLE waggle_sales.orders (customer_id INT, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
     spark.sql("INSERT INTO waggle_sales.orders PARTITION (ds='2026-11-01') VALUES (1, 10), (1, 20)")
     spark.sql("INSERT INTO waggle_sales.orders PARTITION (ds='2026-11-02') VALUES (2, 5)")
     return "waggle_sales.orders"

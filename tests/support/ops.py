@@ -60,19 +60,92 @@ def make_test_certs(root: Path) -> CertFiles:
     """A self-signed server certificate, a CA with one client certificate, and a Java truststore."""
     root.mkdir(parents=True, exist_ok=True)
     certs = CertFiles(
-        ca=root / "ca.pem", cert=root / "server.pem", key=root / "server.key",
-        client_cert=root / "client.pem", client_key=root / "client.key", truststore=root / "truststore.jks",
-    )  # fmt: skip
+        ca=root / "ca.pem",
+        cert=root / "server.pem",
+        key=root / "server.key",
+        client_cert=root / "client.pem",
+        client_key=root / "client.key",
+        truststore=root / "truststore.jks",
+    )
     ca_key = root / "ca.key"
-    _run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=hmsproxy-test-ca",
-         "-keyout", str(ca_key), "-out", str(certs.ca))  # fmt: skip
-    _run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(certs.key), "-out", str(certs.cert))  # fmt: skip
+    _run(
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=hmsproxy-test-ca",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(certs.ca),
+    )
+    _run(
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        str(certs.key),
+        "-out",
+        str(certs.cert),
+    )
     csr = root / "client.csr"
-    _run("openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=hmsproxy-test-client",
-         "-keyout", str(certs.client_key), "-out", str(csr))  # fmt: skip
-    _run("openssl", "x509", "-req", "-days", "2", "-in", str(csr), "-CA", str(certs.ca), "-CAkey", str(ca_key),
-         "-CAcreateserial", "-out", str(certs.client_cert))  # fmt: skip
-    _run("keytool", "-importcert", "-noprompt", "-alias", "hmsproxy", "-file", str(certs.cert),
-         "-keystore", str(certs.truststore), "-storepass", certs.truststore_password, "-storetype", "JKS")  # fmt: skip
+    _run(
+        "openssl",
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=hmsproxy-test-client",
+        "-keyout",
+        str(certs.client_key),
+        "-out",
+        str(csr),
+    )
+    _run(
+        "openssl",
+        "x509",
+        "-req",
+        "-days",
+        "2",
+        "-in",
+        str(csr),
+        "-CA",
+        str(certs.ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-out",
+        str(certs.client_cert),
+    )
+    _run(
+        "keytool",
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "hmsproxy",
+        "-file",
+        str(certs.cert),
+        "-keystore",
+        str(certs.truststore),
+        "-storepass",
+        certs.truststore_password,
+        "-storetype",
+        "JKS",
+    )
     return certs

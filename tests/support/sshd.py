@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hmsproxy.devstack import free_port
+from hmsproxy.dev.stack import free_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
@@ -90,8 +90,7 @@ def start_sshd(root: Path, timeout_s: float = 15.0) -> LocalSshd:
     except OSError:
         pass  # not root: sshd runs without privilege separation
     log = open(root / "sshd.log", "wb")
-    process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     log.close()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

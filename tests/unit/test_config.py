@@ -106,15 +106,11 @@ def test_own_example_loads():
 
 def test_waggle_dance_samples_load(caplog):
     caplog.set_level(logging.WARNING, logger="hmsproxy.config")
-    config = load_waggle_dance(
-        SAMPLES / "waggle-dance-server.yml", SAMPLES / "waggle-dance-federation.yml"
-    )
+    config = load_waggle_dance(SAMPLES / "waggle-dance-server.yml", SAMPLES / "waggle-dance-federation.yml")
     assert config.server.port == 48869
     assert config.server.host == "0.0.0.0"
     assert config.database_resolution is DatabaseResolution.PREFIXED
-    assert config.primary.access_control_type is (
-        AccessControlType.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST
-    )
+    assert config.primary.access_control_type is (AccessControlType.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST)
     assert config.primary.writable_database_white_list == ("scratch", "user_.*")
     dw, emr = config.federated
     assert dw.uris == ("thrift://dw-hms-1.example.com:9083", "thrift://dw-hms-2.example.com:9083")
@@ -144,9 +140,7 @@ def test_describe_samples():
     assert "hive version:" in text and "3.1" in text
     assert "probed on first connect" in text
 
-    text = describe(
-        load_waggle_dance(SAMPLES / "waggle-dance-server.yml", SAMPLES / "waggle-dance-federation.yml")
-    )
+    text = describe(load_waggle_dance(SAMPLES / "waggle-dance-server.yml", SAMPLES / "waggle-dance-federation.yml"))
     assert "0.0.0.0:48869" in text
     assert "[federated] emr" in text
 
@@ -605,19 +599,15 @@ def test_bad_enum_values(tmp_path, snippet, key_path, reason):
     assert_error(own_error(tmp_path, MINIMAL_PRIMARY + snippet), "hmsproxy.yml", key_path, reason)
 
 
-@pytest.mark.parametrize(
-    "access", ["READ_AND_WRITE_AND_CREATE", "READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST"]
-)
+@pytest.mark.parametrize("access", ["READ_AND_WRITE_AND_CREATE", "READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST"])
 def test_federated_access_types_restricted(tmp_path, access):
     error = own_error(
         tmp_path,
-        MINIMAL_PRIMARY
-        + f"federated-meta-stores: [{{name: a, remote-meta-store-uris: 'thrift://a:1', access-control-type: {access}}}]\n",
+        MINIMAL_PRIMARY + f"federated-meta-stores: [{{name: a, remote-meta-store-uris: 'thrift://a:1', access-control-type: {access}}}]\n",
     )
     assert error.key_path == "federated-meta-stores[0].access-control-type"
     assert error.reason == (
-        f"{access} is only allowed on the primary metastore "
-        "(allowed here: READ_ONLY, READ_AND_WRITE_ON_DATABASE_WHITELIST)"
+        f"{access} is only allowed on the primary metastore (allowed here: READ_ONLY, READ_AND_WRITE_ON_DATABASE_WHITELIST)"
     )
 
 
@@ -660,10 +650,11 @@ def test_name_mapping_outside_mapped_databases_warns(tmp_path, caplog):
 def test_duplicate_mapped_tables_database_is_an_error(tmp_path):
     error = own_error(
         tmp_path,
-        MINIMAL_PRIMARY
-        + "  mapped-tables: [{database: d, mapped-tables: [a]}, {database: D, mapped-tables: [b]}]\n",
+        MINIMAL_PRIMARY + "  mapped-tables: [{database: d, mapped-tables: [a]}, {database: D, mapped-tables: [b]}]\n",
     )
-    assert_error(error, "hmsproxy.yml", "primary-meta-store.mapped-tables[1].database", "already listed at primary-meta-store.mapped-tables[0]")
+    assert_error(
+        error, "hmsproxy.yml", "primary-meta-store.mapped-tables[1].database", "already listed at primary-meta-store.mapped-tables[0]"
+    )
 
 
 def test_white_list_warnings(tmp_path, caplog):
@@ -1089,8 +1080,7 @@ def test_waggle_dance_duplicate_mapped_tables_database_warns_last_wins(tmp_path,
     caplog.set_level(logging.WARNING, logger="hmsproxy.config")
     config = wd(
         tmp_path,
-        MINIMAL_PRIMARY
-        + "  mapped-tables: [{database: d, mapped-tables: [a]}, {database: d, mapped-tables: [b]}]\n",
+        MINIMAL_PRIMARY + "  mapped-tables: [{database: d, mapped-tables: [a]}, {database: d, mapped-tables: [b]}]\n",
     )
     assert config.primary.mapped_tables == (MappedTables("d", ("b",)),)
     assert "this later entry replaces it" in caplog.text

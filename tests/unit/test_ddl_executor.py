@@ -108,8 +108,13 @@ def test_name_clashes(ctx):
 
 def test_exists_locally_is_used_when_given(store):
     local = {"default", "analytics"}
-    ctx = ExecContext(store, "alice", "analytics", exists_locally=lambda db: db in local,
-                      table_exists_locally=lambda db, t: (db, t) == ("analytics", "events"))  # fmt: skip
+    ctx = ExecContext(
+        store,
+        "alice",
+        "analytics",
+        exists_locally=lambda db: db in local,
+        table_exists_locally=lambda db, t: (db, t) == ("analytics", "events"),
+    )
     with pytest.raises(DdlError, match="a database 'analytics' already exists in the federation"):
         run(f"CREATE REMOTE DATABASE analytics {DBP}", ctx)
     assert "nothing done" in run(f"CREATE REMOTE DATABASE IF NOT EXISTS analytics {DBP}", ctx).rows[0][0]

@@ -41,7 +41,7 @@ def test_build_handler_refuses_a_bad_store_url(config):
 
 def test_hmsproxy_execute_is_answered_locally_as_the_session_user(config):
     handler = build_handler(config)
-    session = Session(handler.registry, "test")
+    session = Session(handler.backends, "test")
     session.set_ugi("erin", [])
     try:
         args = idl.HmsProxy.hmsproxy_execute_args(

@@ -36,8 +36,9 @@ def test_design_create_remote_table():
     WITH TBLPROPERTIES (
       'hive.metastore.uris' = 'thrift://remote-hms:9083'
     );""")
-    assert s == CreateRemoteTable("local_db", "local_tbl", "remote_db", "remote_tbl",
-                                  "org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory", URIS)  # fmt: skip
+    assert s == CreateRemoteTable(
+        "local_db", "local_tbl", "remote_db", "remote_tbl", "org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory", URIS
+    )
 
 
 def test_design_create_remote_database():
@@ -48,8 +49,9 @@ def test_design_create_remote_database():
     WITH DBPROPERTIES (
       'hive.metastore.uris' = 'thrift://remote-hms:9083'
     );""")
-    assert s == CreateRemoteDatabase("local_db_name", "remote_db_name",
-                                     "org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory", URIS)  # fmt: skip
+    assert s == CreateRemoteDatabase(
+        "local_db_name", "remote_db_name", "org.apache.hadoop.hive.metastore.ThriftHiveMetastoreClientFactory", URIS
+    )
 
 
 def test_design_defaults():
@@ -94,11 +96,13 @@ def test_design_iceberg_example_without_semicolon():
         ("CREATE REMOTE TABLE IF NOT EXISTS d.t", CreateRemoteTable("d", "t", None, "t", if_not_exists=True)),
         ("create remote table d.t connected to rt", CreateRemoteTable("d", "t", None, "rt")),
         ("create remote table d.t connected to rd.rt", CreateRemoteTable("d", "t", "rd", "rt")),
-        ("create remote table t via \"thrift\"", CreateRemoteTable(None, "t", None, "t", "thrift")),
+        ('create remote table t via "thrift"', CreateRemoteTable(None, "t", None, "t", "thrift")),
         ("create remote table t with tblproperties ()", CreateRemoteTable(None, "t", None, "t")),
         ("create remote database d", CreateRemoteDatabase("d", "d")),
-        ("Create Remote Database If Not Exists d Connected To r Via 'my.mod:Factory'",
-         CreateRemoteDatabase("d", "r", "my.mod:Factory", if_not_exists=True)),
+        (
+            "Create Remote Database If Not Exists d Connected To r Via 'my.mod:Factory'",
+            CreateRemoteDatabase("d", "r", "my.mod:Factory", if_not_exists=True),
+        ),
         ("create remote schema d", CreateRemoteDatabase("d", "d")),
         ("drop remote table t", DropRemoteTable(None, "t")),
         ("drop remote table if exists d.t", DropRemoteTable("d", "t", if_exists=True)),
@@ -113,11 +117,11 @@ def test_design_iceberg_example_without_semicolon():
         ("desc remote table d.t", DescribeRemoteTable("d", "t")),
         ("describe remote database d", DescribeRemoteDatabase("d")),
     ],
-)  # fmt: skip
+)
 def test_every_form(text, expected):
     assert one(text) == expected
     assert one(text + " ;") == expected
-    assert one(text.upper() if "'" not in text and "\"" not in text else text) == expected
+    assert one(text.upper() if "'" not in text and '"' not in text else text) == expected
 
 
 def test_names_are_lower_cased_quotes_removed():
@@ -227,17 +231,33 @@ def test_no_three_part_names():
 
 @pytest.mark.parametrize(
     "text",
-    ["CREATE REMOTE TABLE t", "  create remote database d", "-- c\nshow remote tables", "/* x */ DESC REMOTE TABLE t",
-     "describe\nremote database d", ";show remote databases", "drop\tremote table t"],
-)  # fmt: skip
+    [
+        "CREATE REMOTE TABLE t",
+        "  create remote database d",
+        "-- c\nshow remote tables",
+        "/* x */ DESC REMOTE TABLE t",
+        "describe\nremote database d",
+        ";show remote databases",
+        "drop\tremote table t",
+    ],
+)
 def test_is_hmsproxy_statement(text):
     assert is_hmsproxy_statement(text)
 
 
 @pytest.mark.parametrize(
     "text",
-    ["SELECT 1", "CREATE TABLE remote (a int)", "show databases", "CREATE REMOTEX TABLE t", "DROP TABLE remote",
-     "describe remote", "", "-- create remote table t\nselect 1", "INSERT INTO t SELECT 'create remote table'"],
-)  # fmt: skip
+    [
+        "SELECT 1",
+        "CREATE TABLE remote (a int)",
+        "show databases",
+        "CREATE REMOTEX TABLE t",
+        "DROP TABLE remote",
+        "describe remote",
+        "",
+        "-- create remote table t\nselect 1",
+        "INSERT INTO t SELECT 'create remote table'",
+    ],
+)
 def test_is_not_hmsproxy_statement(text):
     assert not is_hmsproxy_statement(text)

@@ -7,12 +7,13 @@ import time
 
 import pytest
 
-from hmsproxy.backends import BackendRegistry
+from hmsproxy.backends import Backends
 from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.remotes.registry import RemoteRegistry
-from hmsproxy.remotes.targets import Targets, is_link, link_properties, normalize_factory
-from hmsproxy.remotes.tunnels import Hop, parse_route, tunnel_spec
-from hmsproxy.store import RemoteDatabase, RemoteTable, Store
+from hmsproxy.features.remotes.cache import RemotesCache
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.targets import Targets, is_link, link_properties, normalize_factory
+from hmsproxy.features.remotes.tunnels import Hop, parse_route, tunnel_spec
+from hmsproxy.store import Store
 
 
 @pytest.fixture
@@ -23,7 +24,7 @@ def store(tmp_path):
 
 
 def test_registry_sees_changes_of_another_writer_within_its_interval(store, tmp_path):
-    mine = RemoteRegistry(store.remotes, check_interval_s=0.2)
+    mine = RemotesCache(store.remotes, check_interval_s=0.2)
     assert mine.snapshot().empty
     other = Store(f"sqlite:///{tmp_path / 'store.db'}")  # a second proxy on the same store
     try:
@@ -60,7 +61,7 @@ def test_registry_reads_the_store_only_when_its_generation_moved(store):
         def list_tables(self, local_db=None):
             return self.repo.list_tables(local_db)
 
-    registry = RemoteRegistry(Counting(store.remotes), check_interval_s=0)
+    registry = RemotesCache(Counting(store.remotes), check_interval_s=0)
     registry.snapshot()
     registry.snapshot()
     assert calls == ["db"]
@@ -87,7 +88,7 @@ def test_link_properties_from_plain_ddl():
 
 def test_targets_are_named_stably_and_shared(tmp_path):
     primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True)
-    registry = BackendRegistry(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
+    registry = Backends(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
     targets = Targets(registry, lambda: 1.0)
     props = {"hive.metastore.uris": "thrift://h:9083, thrift://h2:9083"}
     a = targets.metastore("thrift", props)
@@ -103,16 +104,13 @@ def test_targets_are_named_stably_and_shared(tmp_path):
 
 
 def test_ssh_routes():
-    assert parse_route("bastionuser@bastion -> user@node:2222") == (
-        Hop("bastionuser", "bastion", 22), Hop("user", "node", 2222)
-    )
+    assert parse_route("bastionuser@bastion -> user@node:2222") == (Hop("bastionuser", "bastion", 22), Hop("user", "node", 2222))
     assert parse_route("host", default_port=2200) == (Hop(None, "host", 2200),)
     with pytest.raises(ValueError, match="empty hop"):
         parse_route("a@b -> ")
     with pytest.raises(ValueError, match="bad port"):
         parse_route("a@b:xx")
-    spec = tunnel_spec({"ssh.tunnel.route": "a@b -> c@d -> e@f", "ssh.tunnel.private.keys": "/k1, /k2",
-                        "ssh.tunnel.known.hosts": "/kh"})  # fmt: skip
+    spec = tunnel_spec({"ssh.tunnel.route": "a@b -> c@d -> e@f", "ssh.tunnel.private.keys": "/k1, /k2", "ssh.tunnel.known.hosts": "/kh"})
     assert [spec.key_for(i) for i in range(3)] == ["/k1", "/k2", "/k2"]
     assert spec.known_hosts == "/kh" and spec.strict
     assert spec.route == "a@b:22 -> c@d:22 -> e@f:22"
@@ -123,23 +121,27 @@ def test_ssh_routes():
 def test_config_remotes_are_parsed_and_validated(tmp_path):
     from hmsproxy.config import ConfigError, load_config
 
-    base = (
-        "primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://127.0.0.1:1'}\n"
-        "remotes:\n  creators: [alice]\n"
-    )
+    base = "primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://127.0.0.1:1'}\nremotes:\n  creators: [alice]\n"
     good = tmp_path / "good.yml"
-    good.write_text(base + (
-        "  databases:\n"
-        "    - {name: Sales_EU, remote-database: sales, uris: 'thrift://hms-eu:9083'}\n"
-        "  tables:\n"
-        "    - database: shop\n      name: orders_eu\n      remote-table: orders\n"
-        "      properties: {hive.metastore.uris: 'thrift://hms-eu:9083', ssh.tunnel.route: 'u@b'}\n"
-    ))  # fmt: skip
+    good.write_text(
+        base
+        + (
+            "  databases:\n"
+            "    - {name: Sales_EU, remote-database: sales, uris: 'thrift://hms-eu:9083'}\n"
+            "  tables:\n"
+            "    - database: shop\n      name: orders_eu\n      remote-table: orders\n"
+            "      properties: {hive.metastore.uris: 'thrift://hms-eu:9083', ssh.tunnel.route: 'u@b'}\n"
+        )
+    )
     remotes = load_config(good).remotes
     assert remotes.creators == ("alice",)
     (db,) = remotes.databases
     assert (db.local_name, db.remote_name, db.factory, db.properties) == (
-        "sales_eu", "sales", "thrift", {"hive.metastore.uris": "thrift://hms-eu:9083"})
+        "sales_eu",
+        "sales",
+        "thrift",
+        {"hive.metastore.uris": "thrift://hms-eu:9083"},
+    )
     (t,) = remotes.tables
     assert (t.local_db, t.local_name, t.remote_db, t.remote_name) == ("shop", "orders_eu", "shop", "orders")
     assert t.properties["ssh.tunnel.route"] == "u@b"
@@ -155,13 +157,12 @@ def test_config_remotes_are_parsed_and_validated(tmp_path):
 
 def test_config_remotes_win_over_the_stores_and_are_marked(store):
     from hmsproxy.config_model import RemotesConfig
-    from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+    from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
     store.remotes.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
     store.remotes.add_database(RemoteDatabase("b", "b", "thrift", {}))
-    static = RemotesConfig(None, (RemoteDatabase("a", "from_config"),),
-                           (RemoteTable("shop", "t", "sales", "t"),))  # fmt: skip
-    registry = RemoteRegistry(store.remotes, check_interval_s=0)
+    static = RemotesConfig(None, (RemoteDatabase("a", "from_config"),), (RemoteTable("shop", "t", "sales", "t"),))
+    registry = RemotesCache(store.remotes, check_interval_s=0)
     view = registry.view(static)
     assert view.database("a").remote_name == "from_config" and view.database("b").remote_name == "b"
     assert view.static_databases == {"a"} and view.static_tables == {("shop", "t")}

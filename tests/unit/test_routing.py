@@ -16,8 +16,9 @@ from hmsproxy.routing.router import DatabaseDirectory, Router, UnknownDatabase
 
 
 def make_config(resolution=DatabaseResolution.PREFIXED, **fed_kwargs):
-    primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True,
-                              access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE)
+    primary = MetastoreConfig(
+        "primary", ("thrift://127.0.0.1:1",), primary=True, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
+    )
     fed = MetastoreConfig("waggle", ("thrift://127.0.0.1:2",), database_prefix="waggle_", **fed_kwargs)
     return Config(ServerConfig(), resolution, primary, (fed,))
 
@@ -26,14 +27,14 @@ def test_prefixed_routes_by_prefix_and_strips_it():
     router = Router(make_config())
     route = router.route("waggle_sales")
     assert route.metastore.name == "waggle"
-    assert route.remote_db == "sales"
+    assert route.backend_db == "sales"
     assert router.route("default").metastore.name == "primary"
-    assert router.route("WAGGLE_Sales").remote_db == "sales"
+    assert router.route("WAGGLE_Sales").backend_db == "sales"
 
 
 def test_prefixed_hides_unmapped_federated_database():
     router = Router(make_config(mapped_databases=("sales", "log.*")))
-    assert router.route("waggle_logs_2024").remote_db == "logs_2024"
+    assert router.route("waggle_logs_2024").backend_db == "logs_2024"
     with pytest.raises(UnknownDatabase, match="waggle_hr"):
         router.route("waggle_hr")
     waggle = router.by_name["waggle"]
@@ -56,7 +57,7 @@ def test_primary_never_shows_names_a_federated_prefix_claims():
 def test_alias_then_prefix_and_back():
     router = Router(make_config(database_name_mapping={"sales": "sales_eu"}))
     route = router.route("waggle_sales_eu")
-    assert route.remote_db == "sales"
+    assert route.backend_db == "sales"
     assert route.outbound("sales") == "waggle_sales_eu"
     assert route.inbound("waggle_sales_eu") == "sales"
 
@@ -64,7 +65,7 @@ def test_alias_then_prefix_and_back():
 def test_catalog_marker_is_kept_around_the_rewritten_name():
     router = Router(make_config())
     route = router.route("@hive#waggle_sales")
-    assert route.remote_db == "sales" and route.catalog == "hive"
+    assert route.backend_db == "sales" and route.catalog == "hive"
     assert route.inbound("@hive#waggle_sales") == "@hive#sales"
     assert split_catalog("@hive#!") == ("hive", "")
     assert join_catalog(None, "x") == "x"
@@ -84,7 +85,7 @@ def test_manual_mode_uses_mapped_databases_without_prefixes():
     config = Config(config.server, config.database_resolution, primary, config.federated)
     router = Router(config)
     assert router.route("sales").metastore.name == "waggle"
-    assert router.route("sales").remote_db == "sales"
+    assert router.route("sales").backend_db == "sales"
     assert router.route("local_x").metastore.name == "primary"
     with pytest.raises(UnknownDatabase):
         router.route("unmapped")
@@ -116,7 +117,7 @@ def test_an_aliased_database_is_listed_and_reachable_under_both_names():
     router = Router(make_config(database_name_mapping={"sales": "sales_eu"}))
     waggle = router.by_name["waggle"]
     assert router.client_names(waggle, "sales") == ["waggle_sales_eu", "waggle_sales"]
-    assert router.route("waggle_sales").remote_db == "sales"
+    assert router.route("waggle_sales").backend_db == "sales"
 
 
 def test_catalog_marker_in_patterns_is_stripped():

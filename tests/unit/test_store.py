@@ -11,8 +11,8 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, text
 
-from hmsproxy.store import AlreadyExists, RemoteDatabase, RemoteTable, Store, StoreError
-from hmsproxy.store import schema
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.store import AlreadyExists, Store, StoreError, schema
 
 PG_SERVER = "postgresql+psycopg2://postgres@127.0.0.1:5432/test"
 
@@ -63,15 +63,27 @@ def store(url):
 
 
 def rdb(name="sales", **kw):
-    return RemoteDatabase(local_name=name, remote_name=kw.pop("remote_name", name), factory=kw.pop("factory", "thrift"),
-                          properties=kw.pop("properties", {"hive.metastore.uris": "thrift://h:9083"}),
-                          owner=kw.pop("owner", "alice"), created_at=kw.pop("created_at", 1700000000.5))  # fmt: skip
+    return RemoteDatabase(
+        local_name=name,
+        remote_name=kw.pop("remote_name", name),
+        factory=kw.pop("factory", "thrift"),
+        properties=kw.pop("properties", {"hive.metastore.uris": "thrift://h:9083"}),
+        owner=kw.pop("owner", "alice"),
+        created_at=kw.pop("created_at", 1700000000.5),
+    )
 
 
 def rtb(db="default", name="orders", **kw):
-    return RemoteTable(local_db=db, local_name=name, remote_db=kw.pop("remote_db", "sales"),
-                       remote_name=kw.pop("remote_name", name), factory="thrift",
-                       properties={"hive.metastore.uris": "thrift://h:9083"}, owner=None, created_at=1.0)  # fmt: skip
+    return RemoteTable(
+        local_db=db,
+        local_name=name,
+        remote_db=kw.pop("remote_db", "sales"),
+        remote_name=kw.pop("remote_name", name),
+        factory="thrift",
+        properties={"hive.metastore.uris": "thrift://h:9083"},
+        owner=None,
+        created_at=1.0,
+    )
 
 
 def test_databases_round_trip(store):
@@ -97,7 +109,10 @@ def test_tables_round_trip(store):
     assert (got.local_db, got.local_name, got.remote_db, got.remote_name) == ("default", "orders", "sales", "orders_v2")
     assert got.properties == {"hive.metastore.uris": "thrift://h:9083"} and got.owner is None
     assert [(t.local_db, t.local_name) for t in store.remotes.list_tables()] == [
-        ("analytics", "clicks"), ("default", "apples"), ("default", "orders")]  # fmt: skip
+        ("analytics", "clicks"),
+        ("default", "apples"),
+        ("default", "orders"),
+    ]
     assert [t.local_name for t in store.remotes.list_tables("DEFAULT")] == ["apples", "orders"]
     with pytest.raises(AlreadyExists):
         store.remotes.add_table(rtb("default", "ORDERS"))
@@ -254,11 +269,15 @@ def test_ping_fails_when_database_goes_away(pg_url):
 
 
 def test_failed_operations_are_reported_for_metrics(sqlite_url):
-    from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
     from hmsproxy.app import build_handler
+    from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
 
-    config = Config(ServerConfig(), DatabaseResolution.PREFIXED,
-                    MetastoreConfig("p", ("thrift://127.0.0.1:1",), primary=True), store=StoreConfig(sqlite_url))  # fmt: skip
+    config = Config(
+        ServerConfig(),
+        DatabaseResolution.PREFIXED,
+        MetastoreConfig("p", ("thrift://127.0.0.1:1",), primary=True),
+        store=StoreConfig(sqlite_url),
+    )
     handler = build_handler(config)
     try:
         with handler.store.writing() as conn:  # the table vanishes behind the store's back

@@ -14,7 +14,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
 from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.devstack import free_port
+from hmsproxy.dev.stack import free_port
 from hmsproxy.handler import Handler
 from hmsproxy.server import ProxyServer
 
@@ -88,7 +88,7 @@ def test_get_table_is_translated_for_hive_4(hive4, configured_version):
         tables = client.get_table_objects_by_name("sales", ["a", "b"])
         assert [t.tableName for t in tables] == ["a", "b"]
         assert ("get_table_req", "sales", "orders") in impl.calls
-        assert handler.registry.state("new").probed_version == "4.0.1"
+        assert handler.backends.state("new").probed_version == "4.0.1"
     finally:
         client.close()
         server.stop()
@@ -100,6 +100,7 @@ def test_internal_error_keeps_the_connection_and_uses_javas_words(hive4, monkeyp
     primary = MetastoreConfig("new", (uri,), primary=True)
     handler, server, client = serve(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
     try:
+
         def broken(*a, **k):
             raise RuntimeError("boom")
 

@@ -15,7 +15,7 @@ import os
 import signal
 import time
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Python API for hmsproxy's own statements, through a running proxy.
 
-    from hmsproxy.client import HmsProxyClient
+    from hmsproxy.clients.proxy import HmsProxyClient
     with HmsProxyClient("thrift://proxy:9083", user="alice") as c:
         c.execute("CREATE REMOTE DATABASE sales WITH DBPROPERTIES ('hive.metastore.uris'='thrift://hms:9083')")
         [rs] = c.execute("SHOW REMOTE DATABASES")
@@ -29,16 +29,15 @@ class HmsProxyError(Exception):
 
 
 class HmsProxyClient:
-    def __init__(self, uri: str = "thrift://127.0.0.1:9083", user: str | None = None, *,
-                 timeout_s: float = 60.0, transport: str = "buffered"):  # fmt: skip
+    def __init__(
+        self, uri: str = "thrift://127.0.0.1:9083", user: str | None = None, *, timeout_s: float = 60.0, transport: str = "buffered"
+    ):
         self.uri = uri
         #: Who the statements run as (set_ugi); the OS user by default, as Hive's clients do.
         self.user = user or getpass.getuser()
         host, port = parse_uri(uri)
         factory = TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()
-        self._client = thriftpy2.rpc.make_client(
-            idl.HmsProxy, host, port, timeout=int(timeout_s * 1000), trans_factory=factory
-        )
+        self._client = thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=int(timeout_s * 1000), trans_factory=factory)
         try:
             self._client.set_ugi(self.user, [])
         except BaseException:

@@ -30,9 +30,9 @@ from hmsproxy.call import Call
 from hmsproxy.config_model import DatabaseResolution
 from hmsproxy.ddl import statements as st
 from hmsproxy.errors import UNAVAILABLE_TYPES, AccessDenied, Conflict, InvalidRequest, ProxyError
-from hmsproxy.remotes.factories import URIS_PROPERTY, UnknownFactory
-from hmsproxy.remotes.registry import RemoteRegistry
-from hmsproxy.remotes.targets import (
+from hmsproxy.features.remotes.cache import RemotesCache
+from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory
+from hmsproxy.features.remotes.targets import (
     LINK_DATABASE,
     LINK_FACTORY,
     LINK_TABLE,
@@ -43,7 +43,7 @@ from hmsproxy.remotes.targets import (
     link_properties,
     normalize_factory,
 )
-from hmsproxy.remotes.tunnels import TunnelError
+from hmsproxy.features.remotes.tunnels import TunnelError
 from hmsproxy.routing.methods import TABLE_CREATING, Kind
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
 from hmsproxy.routing.patterns import hive_match
@@ -114,12 +114,12 @@ class Remotes:
     def __init__(self, handler, store, *, check_interval_s: float = 1.0):
         self.handler = handler
         self.store = store
-        self.registry = RemoteRegistry(store.remotes, check_interval_s)
-        self.targets = Targets(handler.registry, lambda: handler.config.server.connect_timeout_s)
+        self.cache = RemotesCache(store.remotes, check_interval_s)
+        self.targets = Targets(handler.backends, lambda: handler.config.server.connect_timeout_s)
         self._backoff: dict[str, float] = {}
         self._backoff_lock = threading.Lock()
         # The proxy's own connections, for existence checks outside client calls (DDL statements).
-        self._session = Session(handler.registry, "remotes")
+        self._session = Session(handler.backends, "remotes")
         self._session_lock = threading.Lock()
         handler.closers.append(self.close)
 
@@ -130,11 +130,11 @@ class Remotes:
     def on_complete(self, call: Call) -> None:
         # hmsproxy_execute (features/ddl.py) may have changed remotes: see them at once.
         if call.method == "hmsproxy_execute":
-            self.registry.refresh()
+            self.cache.refresh()
 
     def describe(self) -> list[str]:
         """Lines for hmsproxy_describe (`hmsproxy status`): the remotes and their targets' health."""
-        snap = self.registry.view(self.handler.config.remotes)
+        snap = self.cache.view(self.handler.config.remotes)
         lines = [f"remotes: {len(snap.databases)} databases, {len(snap.tables)} tables (store generation {snap.generation})"]
         targets = {}
         for rd in snap.databases.values():
@@ -142,7 +142,7 @@ class Remotes:
         for rt in snap.tables.values():
             targets.setdefault(self.targets.key(normalize_factory(rt.factory), rt.properties), []).append(f"{rt.local_db}.{rt.local_name}")
         for key, users in sorted(targets.items()):
-            st = self.handler.registry.state(key)
+            st = self.handler.backends.state(key)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {key}: {state}{err}; serves {', '.join(sorted(users))}")
@@ -162,7 +162,7 @@ class Remotes:
             route = self.handler.router.route(db)
         except UnknownDatabase:
             return False
-        args = idl.HmsProxy.get_table_args(dbname=route.remote_db, tbl_name=table)
+        args = idl.HmsProxy.get_table_args(dbname=route.backend_db, tbl_name=table)
         try:
             with self._session_lock:
                 result = self._session.call(route.metastore, "get_table", args, read_only=True)
@@ -173,7 +173,7 @@ class Remotes:
 
     def _view(self, call: Call):
         """The remotes this call sees: the store's plus the config's (remotes.databases / .tables)."""
-        return self.registry.view(call.router.config.remotes)
+        return self.cache.view(call.router.config.remotes)
 
     # -- routing -------------------------------------------------------------------
 
@@ -389,9 +389,11 @@ class Remotes:
             raise InvalidRequest("hmsproxy: a remote database needs a name")
         params = dict(db.parameters or {})
         statement = st.CreateRemoteDatabase(
-            local, (params.get(LINK_DATABASE) or local).strip().lower(),
-            normalize_factory(params.get(LINK_FACTORY)), link_properties(params),
-        )  # fmt: skip
+            local,
+            (params.get(LINK_DATABASE) or local).strip().lower(),
+            normalize_factory(params.get(LINK_FACTORY)),
+            link_properties(params),
+        )
         return self._create(call, statement, static_clash=local in self._view(call).static_databases)
 
     def _create_table(self, call: Call, tbl):
@@ -399,10 +401,13 @@ class Remotes:
         local_name = (tbl.tableName or "").lower()
         params = dict(tbl.parameters or {})
         statement = st.CreateRemoteTable(
-            local_db, local_name, (params.get(LINK_DATABASE) or local_db).strip().lower(),
+            local_db,
+            local_name,
+            (params.get(LINK_DATABASE) or local_db).strip().lower(),
             (params.get(LINK_TABLE) or local_name).strip().lower(),
-            normalize_factory(params.get(LINK_FACTORY)), link_properties(params),
-        )  # fmt: skip
+            normalize_factory(params.get(LINK_FACTORY)),
+            link_properties(params),
+        )
         snap = self._view(call)
         clash = (local_db, local_name) in snap.static_tables or local_db in snap.static_databases
         return self._create(call, statement, static_clash=clash)
@@ -415,32 +420,31 @@ class Remotes:
         """
         what = f"remote {'table' if isinstance(statement, st.CreateRemoteTable) else 'database'}"
         if static_clash:
-            raise Conflict(f"hmsproxy: can't create {what} {statement.name}: the name is taken by "
-                           f"a remote defined in the proxy's configuration")  # fmt: skip
+            raise Conflict(
+                f"hmsproxy: can't create {what} {statement.name}: the name is taken by a remote defined in the proxy's configuration"
+            )
         ddl = self.handler.ddl
         ddl.execute(statement, ddl.context(call.session.user, None))
-        self.registry.refresh()
+        self.cache.refresh()
         call.backend = "hmsproxy"
         return call.spec.result_cls()
 
     def _unlink(self, call: Call, link: Link, statement, static: bool):
         """DROP DATABASE/TABLE of a remote from a plain client: the link goes, nothing remote is touched."""
         if static:
-            raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration "
-                               f"(remotes.{link.kind}s); remove it there")  # fmt: skip
+            raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration (remotes.{link.kind}s); remove it there")
         ddl = self.handler.ddl
         ddl.execute(statement, ddl.context(call.session.user, None))
-        self.registry.refresh()
-        log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user,
-                 link.remote, link.where)  # fmt: skip
+        self.cache.refresh()
+        log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user, link.remote, link.where)
         call.backend = "hmsproxy"
         return call.spec.result_cls()
 
     def _drop_links_of(self, client_db: str) -> None:
         db = split_catalog(client_db)[1].lower()
-        for rt in self.registry.snapshot().tables_of(db):
+        for rt in self.cache.snapshot().tables_of(db):
             self.store.remotes.drop_table(rt.local_db, rt.local_name)
-        self.registry.refresh()
+        self.cache.refresh()
 
 
 def _database_exists(session: Session, router, db: str) -> bool | None:
@@ -450,7 +454,7 @@ def _database_exists(session: Session, router, db: str) -> bool | None:
     except UnknownDatabase:
         return False
     try:
-        args = idl.HmsProxy.get_database_args(name=route.remote_db)
+        args = idl.HmsProxy.get_database_args(name=route.backend_db)
         result = session.call(route.metastore, "get_database", args, read_only=True)
     except Exception as e:  # its metastore is down: can't tell
         log.info("can't tell whether database %s exists: %s", db, e)

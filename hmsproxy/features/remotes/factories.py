@@ -69,8 +69,10 @@ def get_factory(name: str | None) -> ClientFactory:
             return ep.load()()
     module_name, sep, attr = name.replace(":", ".").rpartition(".")
     if not sep:
-        raise UnknownFactory(f"unknown client factory '{name}': not built in ({', '.join(_BUILT_IN)}), "
-                             f"not an entry point in '{ENTRY_POINT_GROUP}', not a dotted path")
+        raise UnknownFactory(
+            f"unknown client factory '{name}': not built in ({', '.join(_BUILT_IN)}), "
+            f"not an entry point in '{ENTRY_POINT_GROUP}', not a dotted path"
+        )
     try:
         return getattr(importlib.import_module(module_name), attr)()
     except (ImportError, AttributeError) as e:

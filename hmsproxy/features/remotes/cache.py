@@ -54,7 +54,7 @@ class RemotesSnapshot:
     def empty(self) -> bool:
         return not self.databases and not self.tables
 
-    def with_static(self, static) -> "RemotesSnapshot":
+    def with_static(self, static) -> RemotesSnapshot:
         """This view plus the config's remotes (RemotesConfig), which win over the store's."""
         databases = {**self.databases, **{d.local_name: d for d in static.databases}}
         tables = {**self.tables, **{(t.local_db, t.local_name): t for t in static.tables}}
@@ -62,13 +62,16 @@ class RemotesSnapshot:
         for key in sorted(tables):
             by_db.setdefault(key[0], []).append(tables[key])
         return RemotesSnapshot(
-            self.generation, databases, tables, by_db,
+            self.generation,
+            databases,
+            tables,
+            by_db,
             frozenset(d.local_name for d in static.databases),
             frozenset((t.local_db, t.local_name) for t in static.tables),
-        )  # fmt: skip
+        )
 
 
-class RemoteRegistry:
+class RemotesCache:
     """Remote databases and tables of one store, reloaded when its generation changes."""
 
     def __init__(self, repository, check_interval_s: float = 1.0):

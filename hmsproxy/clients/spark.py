@@ -1,6 +1,6 @@
 """PySpark helper: hmsproxy's statements from a notebook, everything else to Spark.
 
-    from hmsproxy.spark import sql
+    from hmsproxy.clients.spark import sql
     sql(spark, "CREATE REMOTE TABLE orders WITH TBLPROPERTIES ('hive.metastore.uris'='thrift://hms:9083')")
     sql(spark, "SHOW REMOTE TABLES").show()
     sql(spark, "SELECT * FROM orders").show()   # plain Spark SQL
@@ -11,7 +11,7 @@ as Spark's user, in Spark's current database.
 
 from __future__ import annotations
 
-from hmsproxy.client import HmsProxyClient
+from hmsproxy.clients.proxy import HmsProxyClient
 from hmsproxy.ddl.parser import is_hmsproxy_statement
 from hmsproxy.ddl.results import ResultSet
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from thriftpy2.thrift import TApplicationException
 

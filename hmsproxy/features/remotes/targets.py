@@ -13,8 +13,8 @@ import dataclasses
 import threading
 
 from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, get_factory
-from hmsproxy.remotes.tunnels import TunnelManager, tunnel_spec
+from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, get_factory
+from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
 from hmsproxy.wire import parse_uri
 
 #: Properties naming a remote's link when it is created through CREATE DATABASE / CREATE TABLE.
@@ -35,11 +35,21 @@ THRIFT_ALIASES = frozenset(
 #: Table / database parameters clients and Hive add on their own; never part of a link.
 AUTO_PARAMETERS = frozenset(
     {
-        "transient_lastDdlTime", "numFiles", "numRows", "rawDataSize", "totalSize", "COLUMN_STATS_ACCURATE",
-        "numFilesErasureCoded", "EXTERNAL", "comment", "bucketing_version", "last_modified_by",
-        "last_modified_time", "owner",
+        "transient_lastDdlTime",
+        "numFiles",
+        "numRows",
+        "rawDataSize",
+        "totalSize",
+        "COLUMN_STATS_ACCURATE",
+        "numFilesErasureCoded",
+        "EXTERNAL",
+        "comment",
+        "bucketing_version",
+        "last_modified_by",
+        "last_modified_time",
+        "owner",
     }
-)  # fmt: skip
+)
 
 
 def normalize_factory(name: str | None) -> str:
@@ -76,8 +86,8 @@ def describe_target(factory: str, properties: dict[str, str]) -> str:
 class Targets:
     """Builds (and caches) remotes' metastores; opens SSH tunnels on demand."""
 
-    def __init__(self, registry, connect_timeout_s):
-        self.registry = registry  # BackendRegistry: learns each target by name
+    def __init__(self, backends, connect_timeout_s):
+        self.backends = backends  #: learns each target by name
         self._connect_timeout_s = connect_timeout_s  # () -> seconds, read per use (config reloads)
         self.tunnels = TunnelManager()
         self._cache: dict[tuple, MetastoreConfig] = {}
@@ -99,14 +109,14 @@ class Targets:
             base = get_factory(name).metastore(self.key(name, properties), properties)
             with self._lock:
                 self._cache[cache_key] = base
-            self.registry.extra[base.name] = base
+            self.backends.extra[base.name] = base
         spec = tunnel_spec(properties)
         if spec is None:
             return base
         host, port = parse_uri(base.uris[0])
         local_host, local_port = self.tunnels.local_address(spec, host, port, self._connect_timeout_s())
         ms = dataclasses.replace(base, uris=(f"thrift://{local_host}:{local_port}",))
-        self.registry.extra[ms.name] = ms
+        self.backends.extra[ms.name] = ms
         return ms
 
     @staticmethod

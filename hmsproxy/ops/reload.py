@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hmsproxy.config import ConfigError
 from hmsproxy.config_model import Config

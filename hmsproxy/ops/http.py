@@ -12,7 +12,7 @@ import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from hmsproxy.readiness import default_readiness
+from hmsproxy.ops.readiness import default_readiness
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class OpsHttpServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> "OpsHttpServer":
+    def start(self) -> OpsHttpServer:
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True, name="ops-http")
         self._thread.start()
         log.info("operations endpoint on %s (/metrics, /healthz, /readyz)", self.url)

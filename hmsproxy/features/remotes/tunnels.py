@@ -122,16 +122,21 @@ class Tunnel:
                     client.load_host_keys(self.spec.known_hosts)
                 else:
                     client.load_system_host_keys()
-                client.set_missing_host_key_policy(
-                    paramiko.RejectPolicy() if self.spec.strict else paramiko.WarningPolicy()
-                )
+                client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.spec.strict else paramiko.WarningPolicy())
                 key = self.spec.key_for(i)
                 try:
                     client.connect(
-                        hop.host, hop.port, username=hop.user, key_filename=key, sock=sock,
-                        timeout=self.timeout, banner_timeout=self.timeout, auth_timeout=self.timeout,
-                        allow_agent=False, look_for_keys=key is None,
-                    )  # fmt: skip
+                        hop.host,
+                        hop.port,
+                        username=hop.user,
+                        key_filename=key,
+                        sock=sock,
+                        timeout=self.timeout,
+                        banner_timeout=self.timeout,
+                        auth_timeout=self.timeout,
+                        allow_agent=False,
+                        look_for_keys=key is None,
+                    )
                 except (paramiko.SSHException, OSError, EOFError) as e:
                     client.close()
                     raise TunnelError(f"ssh hop {i + 1} ({hop}) of '{self.spec.route}': {_reason(e)}") from None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from hmsproxy.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 from hmsproxy.store import schema
 from hmsproxy.store.db import AlreadyExists
 
@@ -30,8 +30,9 @@ def _database(row) -> RemoteDatabase:
 
 
 def _table(row) -> RemoteTable:
-    return RemoteTable(row.local_db, row.local_name, row.remote_db, row.remote_name, row.factory,
-                       _props(row.properties), row.owner, row.created_at)  # fmt: skip
+    return RemoteTable(
+        row.local_db, row.local_name, row.remote_db, row.remote_name, row.factory, _props(row.properties), row.owner, row.created_at
+    )
 
 
 class RemoteRepository:
@@ -45,10 +46,16 @@ class RemoteRepository:
         t = schema.remote_databases
         try:
             with self._store.writing() as conn:
-                conn.execute(t.insert().values(
-                    local_name=rd.local_name.lower(), remote_name=rd.remote_name.lower(), factory=rd.factory,
-                    properties=_dump(rd.properties), owner=rd.owner, created_at=rd.created_at,
-                ))  # fmt: skip
+                conn.execute(
+                    t.insert().values(
+                        local_name=rd.local_name.lower(),
+                        remote_name=rd.remote_name.lower(),
+                        factory=rd.factory,
+                        properties=_dump(rd.properties),
+                        owner=rd.owner,
+                        created_at=rd.created_at,
+                    )
+                )
                 self._store.bump(conn)
         except IntegrityError:
             raise AlreadyExists(f"remote database '{rd.local_name.lower()}' already exists") from None
@@ -79,11 +86,18 @@ class RemoteRepository:
         t = schema.remote_tables
         try:
             with self._store.writing() as conn:
-                conn.execute(t.insert().values(
-                    local_db=rt.local_db.lower(), local_name=rt.local_name.lower(),
-                    remote_db=rt.remote_db.lower(), remote_name=rt.remote_name.lower(), factory=rt.factory,
-                    properties=_dump(rt.properties), owner=rt.owner, created_at=rt.created_at,
-                ))  # fmt: skip
+                conn.execute(
+                    t.insert().values(
+                        local_db=rt.local_db.lower(),
+                        local_name=rt.local_name.lower(),
+                        remote_db=rt.remote_db.lower(),
+                        remote_name=rt.remote_name.lower(),
+                        factory=rt.factory,
+                        properties=_dump(rt.properties),
+                        owner=rt.owner,
+                        created_at=rt.created_at,
+                    )
+                )
                 self._store.bump(conn)
         except IntegrityError:
             raise AlreadyExists(f"remote table '{rt.local_db.lower()}.{rt.local_name.lower()}' already exists") from None
@@ -91,9 +105,7 @@ class RemoteRepository:
     def drop_table(self, local_db: str, local_name: str) -> bool:
         t = schema.remote_tables
         with self._store.writing() as conn:
-            gone = conn.execute(
-                delete(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())
-            ).rowcount > 0
+            gone = conn.execute(delete(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())).rowcount > 0
             if gone:
                 self._store.bump(conn)
         return gone

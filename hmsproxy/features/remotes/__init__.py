@@ -1,0 +1,1 @@
+"""Remote databases and tables: local names for objects in another metastore."""

@@ -1,0 +1,1 @@
+"""Operations: the HTTP port (metrics, health, readiness), reloads, worker processes, TLS."""

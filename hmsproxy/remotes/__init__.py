@@ -1,1 +1,0 @@
-"""Remote databases and tables: local names for objects that live in another metastore."""
