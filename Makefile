@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench check-config clean sshd
+.PHONY: up test lint bench check-config clean sshd postgresql
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,22 +12,30 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 up: $(BIN)/.installed
-	$(BIN)/hmsproxy dev up
+	$(BIN)/hmsproxy dev up --demo
 
-test: $(BIN)/.installed sshd lint
+test: $(BIN)/.installed sshd postgresql lint
 	$(BIN)/python -m pytest -q -rs
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check hmsproxy tests
 	$(BIN)/ruff format --check hmsproxy tests
 
-# The SSH-tunnel tests start a real OpenSSH server on loopback; install it where apt-get can.
+# Tests start their own sshd and PostgreSQL from Debian's packages; install them where apt-get can.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q
+# $(call apt_package,PACKAGE,CHECK,WHO NEEDS IT): install PACKAGE unless CHECK succeeds.
+define apt_package
+	@$(2) || ! command -v apt-get >/dev/null || $(APT_INSTALL) $(1) || \
+		($(SUDO) apt-get update -q && $(APT_INSTALL) $(1)) || \
+		echo "warning: could not install $(1); $(3) will skip (and fail with CI=true)"
+endef
+
 sshd:
-	@test -x /usr/sbin/sshd || ! command -v apt-get >/dev/null || \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server || \
-		($(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server) || \
-		echo "warning: could not install openssh-server; the SSH tunnel tests will be skipped"
+	$(call apt_package,openssh-server,test -x /usr/sbin/sshd,the SSH tunnel tests)
+
+postgresql:
+	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy

@@ -195,7 +195,7 @@ def cmd_sql(args) -> int:
 
 
 def cmd_dev_hms(args) -> int:
-    from hmsproxy.dev.stack import LocalMetastore
+    from hmsproxy.dev.metastore import LocalMetastore
 
     hms = LocalMetastore(args.port, Path(args.state_dir))
     hms.start()
@@ -212,41 +212,20 @@ def cmd_dev_hms(args) -> int:
 
 
 def cmd_dev_up(args) -> int:
-    from dataclasses import replace
-
-    from hmsproxy.app import build_handler
-    from hmsproxy.config_model import StoreConfig
-    from hmsproxy.dev.stack import dev_config, start_metastores
-    from hmsproxy.server import ProxyServer
-
-    if args.backends < 1:
-        raise SystemExit("hmsproxy: --backends must be at least 1")
-    state = Path(args.state_dir).resolve()
-    print(f"starting {args.backends} local metastores (state in {state}) ...", flush=True)
-    metastores = start_metastores(args.backends, state)
-    try:
-        config = dev_config([m.uri for m in metastores], host=args.host, port=args.port)
-        config = replace(config, store=StoreConfig(f"sqlite:///{state / 'hmsproxy.db'}"))  # the store lives with the state
-        handler = build_handler(config)
-        server = ProxyServer(handler, args.host, args.port)
-    except BaseException:
-        for m in metastores:
-            m.stop()
-        raise
     from hmsproxy.config import describe
     from hmsproxy.config_model import HttpConfig
+    from hmsproxy.dev.federation import start_federation
 
-    print(describe(config))
-    ops = _start_ops_http(handler, HttpConfig(args.host, args.http_port))
-    print(
-        "\nhmsproxy is serving {uri}. Use it from Spark with:\n"
-        "  spark.sql.catalogImplementation=hive\n"
-        "  spark.hadoop.hive.metastore.uris={uri}\n"
-        "  spark.sql.warehouse.dir={wh}\n"
-        "Ctrl-C stops the proxy and the metastores.".format(uri=server.uri, wh=state / "spark-warehouse"),
-        flush=True,
-    )
-    _serve_until_signal(server, handler, on_stop=[*([ops.stop] if ops else []), *(m.stop for m in metastores)])
+    try:
+        fed = start_federation(
+            args.backends, Path(args.state_dir), host=args.host, port=args.port, demo=args.demo, say=lambda m: print(m, flush=True)
+        )
+    except ValueError as e:
+        raise SystemExit(f"hmsproxy: {e}") from None
+    print(describe(fed.config))
+    ops = _start_ops_http(fed.handler, HttpConfig(args.host, args.http_port))
+    print("\n" + fed.usage(), flush=True)
+    _serve_until_signal(fed.server, fed.handler, on_stop=[*([ops.stop] if ops else []), fed.stop_metastores])
     return 0
 
 
@@ -294,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, default=9083)
     up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
     up.add_argument("--state-dir", default=".state/dev", help="where metastores keep their data (default .state/dev)")
+    up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
     hms.add_argument("--port", type=int, required=True)

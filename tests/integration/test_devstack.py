@@ -1,4 +1,4 @@
-"""The local Hive metastores of hmsproxy.dev.stack: real JVMs, real Derby, real Spark."""
+"""The local Hive metastores of hmsproxy.dev (metastore.py, demo.py): real JVMs, real Derby, real Spark."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from urllib.parse import urlparse
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.dev.stack import LocalMetastore, free_port, pyspark_jars_dir
+from hmsproxy.dev.jvm import pyspark_jars_dir
+from hmsproxy.dev.metastore import LocalMetastore
+from hmsproxy.dev.ports import free_port
 
 hive = idl.hive
 
@@ -213,7 +215,8 @@ def test_no_jvm_outlives_a_killed_python(tmp_path):
         f"""
         import os, sys
         from pathlib import Path
-        from hmsproxy.dev.stack import LocalMetastore, free_port
+        from hmsproxy.dev.metastore import LocalMetastore
+        from hmsproxy.dev.ports import free_port
         ms = LocalMetastore(free_port(), Path({str(tmp_path / "orphan")!r}), log=lambda m: None).start()
         print(ms.pid, flush=True)
         os.kill(os.getpid(), 9)
@@ -235,7 +238,8 @@ def test_atexit_stops_the_jvm_on_normal_exit(tmp_path):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from hmsproxy.dev.stack import LocalMetastore, free_port
+        from hmsproxy.dev.metastore import LocalMetastore
+        from hmsproxy.dev.ports import free_port
         ms = LocalMetastore(free_port(), Path({str(tmp_path / "atexit")!r}), log=lambda m: None).start()
         print(ms.pid, flush=True)
         """
@@ -247,6 +251,37 @@ def test_atexit_stops_the_jvm_on_normal_exit(tmp_path):
     if alive:
         os.killpg(jvm_pid, signal.SIGKILL)
     assert not alive, "atexit did not stop the metastore JVM"
+
+
+# --------------------------------------------------------------------------- demo data
+
+
+def test_demo_data_is_added_once_and_left_alone_after(private_metastore):
+    from hmsproxy.dev import demo
+
+    client = private_metastore.client()
+    try:
+        first = demo.add_demo_data(client)
+        assert first[:2] == ["created database sales", "created table sales.orders"] and len(first) == 3
+        table = client.get_table("sales", "orders")
+        assert [(c.name, c.type) for c in table.sd.cols] == list(demo.COLUMNS)
+        data = demo.local_path(table.sd.location) / demo.DATA_FILE
+        assert data.read_text() == "1,alice,12.5\n2,bob,7.25\n3,carol,30.0\n"
+        # A second `dev up --demo` on the same state: nothing to do, nothing fails.
+        assert demo.add_demo_data(client) == []
+        # A missing data file of the demo table is written again ...
+        data.unlink()
+        assert demo.add_demo_data(client) == [f"wrote 3 rows to {data}"]
+        # ... but a user's own sales.orders is never written into.
+        client.drop_table("sales", "orders", True)
+        own = demo.orders_table()
+        own.parameters = {}
+        client.create_table(own)
+        assert demo.add_demo_data(client) == []
+        assert not list(demo.local_path(client.get_table("sales", "orders").sd.location).iterdir())
+    finally:
+        drop_db(client, "sales")
+        client.close()
 
 
 # --------------------------------------------------------------------------- Spark

@@ -1,4 +1,4 @@
-"""Real, local Hive metastores for ``hmsproxy dev`` and for the test suite.
+"""A real, local Hive 2.3 metastore (pyspark's jars, Derby) for ``hmsproxy dev`` and tests.
 
 A :class:`LocalMetastore` runs ``org.apache.hadoop.hive.metastore.HiveMetaStore``
 (Hive 2.3, the version Spark embeds) from the jars shipped inside the pyspark
@@ -25,24 +25,20 @@ Notes:
   interfaces. ``host`` is only the address clients (and the readiness probe)
   use.
 * The JVM runs in its own process group; :meth:`LocalMetastore.stop` signals
-  the whole group. An ``atexit`` hook stops every metastore still running when
-  Python exits normally, and a tiny watchdog process (``sh``, reading a pipe
-  only this Python process holds) kills the group if Python dies abruptly
-  (SIGKILL, a crash), so no JVM outlives the Python process that started it.
+  the whole group, and :mod:`hmsproxy.dev.lifetime` makes sure no JVM outlives
+  the Python process that started it.
 * Start-up (launch until ``get_all_databases`` answers), measured on a
   2-core VM with other work running: default JVM flags 4-6 s; with
-  :data:`FAST_START_JVM_FLAGS` ~3-3.5 s -- the same for a cold start (new
-  Derby database) and a restart, because DataNucleus creates the schema
-  quickly/lazily. Two metastores started together by
+  :data:`~hmsproxy.dev.jvm.FAST_START_JVM_FLAGS` ~3-3.5 s -- the same for a
+  cold start (new Derby database) and a restart, because DataNucleus creates
+  the schema quickly/lazily. Two metastores started together by
   :func:`start_metastores` take ~4 s of wall time.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -50,120 +46,49 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from importlib.util import find_spec
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-__all__ = [
-    "ADD_OPENS",
-    "FAST_START_JVM_FLAGS",
-    "LocalMetastore",
-    "dev_config",
-    "free_port",
-    "java_executable",
-    "pyspark_jars_dir",
-    "start_metastores",
-]
+from hmsproxy.dev import lifetime
+from hmsproxy.dev.jvm import (
+    ADD_OPENS,
+    FAST_START_JVM_FLAGS,
+    LEAKY_ENV_VARS,
+    METASTORE_MAIN_CLASS,
+    java_executable,
+    pyspark_jars_dir,
+)
+from hmsproxy.dev.ports import free_port, free_ports
+
+__all__ = ["LocalMetastore", "metastore_client", "start_metastores"]
 
 _log = logging.getLogger(__name__)
-
-METASTORE_MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
-
-#: Packages Hive 2.3 / Hadoop / DataNucleus reach into reflectively; Java 17
-#: refuses that unless the package is opened (the same list Spark passes).
-ADD_OPENS: tuple[str, ...] = tuple(
-    f"--add-opens=java.base/{pkg}=ALL-UNNAMED"
-    for pkg in (
-        "java.lang",
-        "java.lang.invoke",
-        "java.lang.reflect",
-        "java.io",
-        "java.net",
-        "java.nio",
-        "java.util",
-        "java.util.concurrent",
-        "java.util.concurrent.atomic",
-        "java.util.regex",
-        "java.text",
-        "sun.nio.ch",
-        "sun.nio.cs",
-        "sun.security.action",
-        "sun.util.calendar",
-    )
-) + (
-    "--add-opens=java.sql/java.sql=ALL-UNNAMED",
-    "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-)
-
-#: JVM flags that shorten start-up of a short-lived, lightly loaded metastore:
-#: C1 only (start-up is dominated by class loading and interpretation, C2
-#: compiles would only compete for the two cores), the serial collector (no
-#: GC threads to start, fine for a 512 MiB heap), the JDK's default shared
-#: class archive for its own classes, and no -XX:+UsePerfData mmap file.
-FAST_START_JVM_FLAGS: tuple[str, ...] = (
-    "-XX:TieredStopAtLevel=1",
-    "-XX:+UseSerialGC",
-    "-Xshare:auto",
-    "-XX:-UsePerfData",
-)
 
 DEFAULT_HEAP = "512m"
 
 LogFn = Callable[[str], None]
 
 
-# --------------------------------------------------------------------------
-# helpers
+def metastore_client(host: str, port: int, timeout_s: float = 60):
+    """A new thriftpy2 ``ThriftHiveMetastore`` client (caller closes it)."""
+    import thriftpy2.rpc
+    from thriftpy2.protocol import TBinaryProtocolFactory
+    from thriftpy2.transport import TBufferedTransportFactory
 
+    from hmsproxy.idl import ThriftHiveMetastore
 
-def pyspark_jars_dir() -> Path:
-    """The ``jars`` folder of the installed pyspark (without importing it)."""
-    spec = find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("pyspark is not installed; it provides the Hive metastore jars")
-    for location in spec.submodule_search_locations:
-        jars = Path(location) / "jars"
-        if jars.is_dir():
-            return jars
-    raise RuntimeError(f"pyspark at {list(spec.submodule_search_locations)} has no 'jars' directory")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free on ``host`` right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def _free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct free ports (all sockets held until every port is picked)."""
-    socks = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            socks.append(sock)
-            sock.bind((host, 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
-def java_executable() -> str:
-    """``$JAVA_HOME/bin/java`` if set, else ``java`` from ``PATH``."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        candidate = Path(java_home) / "bin" / "java"
-        if candidate.is_file():
-            return str(candidate)
-    found = shutil.which("java")
-    if not found:
-        raise RuntimeError("no 'java' found (set JAVA_HOME or put java on PATH); Java 17 is needed")
-    return found
+    return thriftpy2.rpc.make_client(
+        ThriftHiveMetastore,
+        host,
+        port,
+        timeout=int(timeout_s * 1000),
+        trans_factory=TBufferedTransportFactory(),
+        proto_factory=TBinaryProtocolFactory(),
+    )
 
 
 def _hive_site_xml(properties: dict[str, str]) -> str:
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', "<!-- generated by hmsproxy.dev.stack -->", "<configuration>"]
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', "<!-- generated by hmsproxy.dev.metastore -->", "<configuration>"]
     for name, value in properties.items():
         lines.append(f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>")
     lines.append("</configuration>")
@@ -181,35 +106,6 @@ def _tail(path: Path, max_lines: int = 60, max_bytes: int = 64 * 1024) -> str:
         return f"<cannot read {path}: {exc}>"
     lines = data.decode("utf-8", "replace").splitlines()
     return "\n".join(lines[-max_lines:])
-
-
-# --------------------------------------------------------------------------
-# process bookkeeping: stop everything at exit
-
-_live_lock = threading.Lock()
-_live: dict[int, LocalMetastore] = {}
-
-
-def _stop_all_at_exit() -> None:
-    with _live_lock:
-        running = list(_live.values())
-    for ms in running:
-        try:
-            ms.stop(grace_s=3.0)
-        except Exception:  # noqa: BLE001 - best effort at interpreter exit
-            pass
-
-
-atexit.register(_stop_all_at_exit)
-
-# Reads one line from its stdin, a pipe whose write end only the Python
-# process holds. EOF means Python is gone (or closed it on purpose), so kill
-# the metastore's process group. stop() kills the watchdog first, so a normal
-# stop never reaches the kill lines.
-_WATCHDOG_SCRIPT = 'read _ignored; kill -TERM -"$1" 2>/dev/null || exit 0; sleep 5; kill -KILL -"$1" 2>/dev/null; exit 0'
-
-
-# --------------------------------------------------------------------------
 
 
 class LocalMetastore:
@@ -363,19 +259,7 @@ class LocalMetastore:
         return cmd
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        # Don't let a developer's Hadoop/Hive/Spark setup leak into the child.
-        for var in (
-            "HADOOP_CONF_DIR",
-            "HIVE_HOME",
-            "HADOOP_HOME",
-            "CLASSPATH",
-            "JAVA_TOOL_OPTIONS",
-            "_JAVA_OPTIONS",
-            "JDK_JAVA_OPTIONS",
-            "HADOOP_USER_NAME",
-        ):
-            env.pop(var, None)
+        env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV_VARS}
         env["HIVE_CONF_DIR"] = str(self.conf_dir)
         return env
 
@@ -400,7 +284,7 @@ class LocalMetastore:
             t0 = time.monotonic()
             with open(self.log_path, "ab") as logf:
                 logf.write(
-                    f"\n===== hmsproxy.dev.stack: starting {self.name} on port {self.port} "
+                    f"\n===== hmsproxy.dev.metastore: starting {self.name} on port {self.port} "
                     f"at {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n".encode()
                 )
                 logf.write(("$ " + " ".join(cmd) + "\n").encode())
@@ -415,8 +299,7 @@ class LocalMetastore:
                     start_new_session=True,  # own session => own process group
                     close_fds=True,
                 )
-            with _live_lock:
-                _live[id(self)] = self
+            lifetime.register(self)
             self._start_watchdog()
             self._say(
                 f"{self.name}: started JVM pid {self._proc.pid} ({'cold, creating Derby schema' if cold else 'existing state'}); "
@@ -434,25 +317,12 @@ class LocalMetastore:
     def _start_watchdog(self) -> None:
         assert self._proc is not None
         try:
-            self._watchdog = subprocess.Popen(
-                ["sh", "-c", _WATCHDOG_SCRIPT, "hmsproxy-devstack-watchdog", str(self._proc.pid)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                close_fds=True,
-            )
+            self._watchdog = lifetime.start_watchdog(self._proc.pid)  # session leader: pgid == pid
         except OSError as exc:  # no sh: the atexit hook still covers normal exits
             self._say(f"{self.name}: no watchdog ({exc})")
             self._watchdog = None
 
     def _wait_ready(self, deadline: float) -> None:
-        import thriftpy2.rpc
-        from thriftpy2.protocol import TBinaryProtocolFactory
-        from thriftpy2.transport import TBufferedTransportFactory
-
-        from hmsproxy.idl import ThriftHiveMetastore
-
         last_error: BaseException | None = None
         # Per-attempt socket timeout: short at first, so that a port answered by
         # something else (which never replies) cannot hide our JVM's exit for
@@ -476,14 +346,7 @@ class LocalMetastore:
                 )
             client = None
             try:
-                client = thriftpy2.rpc.make_client(
-                    ThriftHiveMetastore,
-                    self.host,
-                    self.port,
-                    timeout=int(max(0.5, min(attempt_timeout, remaining)) * 1000),
-                    trans_factory=TBufferedTransportFactory(),
-                    proto_factory=TBinaryProtocolFactory(),
-                )
+                client = metastore_client(self.host, self.port, max(0.5, min(attempt_timeout, remaining)))
                 client.get_all_databases()
                 return
             except Exception as exc:  # noqa: BLE001 - not up yet
@@ -507,37 +370,20 @@ class LocalMetastore:
                 pgid = proc.pid  # session leader => pgid == pid
                 if proc.poll() is None:
                     self._say(f"{self.name}: stopping JVM pid {proc.pid}")
-                    _killpg(pgid, signal.SIGTERM)
+                    lifetime.killpg(pgid, signal.SIGTERM)
                     try:
                         proc.wait(timeout=grace_s)
                     except subprocess.TimeoutExpired:
-                        _killpg(pgid, signal.SIGKILL)
+                        lifetime.killpg(pgid, signal.SIGKILL)
                         proc.wait(timeout=30)
                 # Anything else left in the group (the JVM spawns nothing, but be sure).
-                _killpg(pgid, signal.SIGKILL)
+                lifetime.killpg(pgid, signal.SIGKILL)
             self._proc = None
-            with _live_lock:
-                _live.pop(id(self), None)
+            lifetime.unregister(self)
 
     def _stop_watchdog(self) -> None:
-        wd = self._watchdog
-        self._watchdog = None
-        if wd is None:
-            return
-        if wd.poll() is None:
-            try:
-                wd.kill()
-            except ProcessLookupError:
-                pass
-        try:
-            wd.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        if wd.stdin is not None:
-            try:
-                wd.stdin.close()
-            except OSError:
-                pass
+        watchdog, self._watchdog = self._watchdog, None
+        lifetime.stop_watchdog(watchdog)
 
     def _cleanup_handles(self) -> None:
         """Reap a JVM that died on its own and its watchdog before a new start."""
@@ -560,27 +406,7 @@ class LocalMetastore:
 
     def client(self, timeout_s: float = 60):
         """A new thriftpy2 ``ThriftHiveMetastore`` client (caller closes it)."""
-        import thriftpy2.rpc
-        from thriftpy2.protocol import TBinaryProtocolFactory
-        from thriftpy2.transport import TBufferedTransportFactory
-
-        from hmsproxy.idl import ThriftHiveMetastore
-
-        return thriftpy2.rpc.make_client(
-            ThriftHiveMetastore,
-            self.host,
-            self.port,
-            timeout=int(timeout_s * 1000),
-            trans_factory=TBufferedTransportFactory(),
-            proto_factory=TBinaryProtocolFactory(),
-        )
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return metastore_client(self.host, self.port, timeout_s)
 
 
 def start_metastores(
@@ -605,7 +431,7 @@ def start_metastores(
     names = list(names) if names is not None else [f"hms{i}" for i in range(count)]
     if len(names) != count:
         raise ValueError(f"{count} metastores but {len(names)} names")
-    port_list = list(ports) if ports is not None else _free_ports(count, host)
+    port_list = list(ports) if ports is not None else free_ports(count, host)
     if len(port_list) != count:
         raise ValueError(f"{count} metastores but {len(port_list)} ports")
     metastores = [
@@ -641,48 +467,3 @@ def start_metastores(
             ms.stop()
         raise errors[0]
     return metastores
-
-
-def dev_config(uris: Sequence[str], *, host: str = "127.0.0.1", port: int = 9083):
-    """The federation ``hmsproxy dev up`` serves in front of local metastores.
-
-    ``uris[0]`` is the primary (read, write, create); every further URI is a
-    federated metastore ``fedN`` (N = 1, 2, ...), visible in PREFIXED mode as
-    ``fedN_<database>`` and writable in all its databases (federated
-    metastores cannot create databases, as in Waggle Dance).
-    """
-    from hmsproxy.config_model import (
-        AccessControlType,
-        Config,
-        DatabaseResolution,
-        MetastoreConfig,
-        ServerConfig,
-    )
-
-    if not uris:
-        raise ValueError("dev_config needs at least one metastore URI")
-    primary = MetastoreConfig(
-        "primary",
-        (uris[0],),
-        primary=True,
-        access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE,
-        hive_version="2.3",
-    )
-    federated = tuple(
-        MetastoreConfig(
-            f"fed{i}",
-            (uri,),
-            database_prefix=f"fed{i}_",
-            access_control_type=AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
-            writable_database_white_list=(".*",),
-            hive_version="2.3",
-        )
-        for i, uri in enumerate(uris[1:], start=1)
-    )
-    return Config(
-        ServerConfig(host=host, port=port),
-        DatabaseResolution.PREFIXED,
-        primary,
-        federated,
-        sources=("hmsproxy dev up",),
-    )

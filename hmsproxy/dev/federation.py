@@ -1,0 +1,102 @@
+"""What ``hmsproxy dev up`` starts: N local metastores and hmsproxy in front of them.
+
+The first metastore is the primary, the others ``fed1``, ``fed2``, ... (see
+:func:`hmsproxy.dev.config.dev_config`). Everything lives in one state
+directory -- each metastore in ``<state>/hms<i>``, the proxy's store in
+``<state>/hmsproxy.db`` -- so a second ``dev up`` on it finds the same data.
+The caller serves ``server`` and, when it is told to stop, stops the server,
+the handler and then :meth:`DevFederation.stop_metastores`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from hmsproxy.config_model import Config, StoreConfig
+from hmsproxy.dev.config import dev_config
+from hmsproxy.dev.demo import DEMO_DATABASE, DEMO_TABLE, add_demo_data
+from hmsproxy.dev.metastore import LocalMetastore, start_metastores
+
+#: The metastore the demo data goes to: the first federated one, so clients see `fed1_sales`.
+DEMO_BACKEND = 1
+
+
+@dataclasses.dataclass
+class DevFederation:
+    state_dir: Path
+    config: Config
+    metastores: list[LocalMetastore]
+    handler: object  # hmsproxy.handler.Handler
+    server: object  # hmsproxy.server.ProxyServer, bound but not serving yet
+    demo_table: str | None = None  # the client-side name of the demo table, if any
+
+    def stop_metastores(self) -> None:
+        for m in self.metastores:
+            m.stop()
+
+    def usage(self) -> str:
+        """What a user needs to point Spark at the proxy."""
+        lines = [
+            f"hmsproxy is serving {self.server.uri}. Use it from Spark with:",
+            "  spark.sql.catalogImplementation=hive",
+            f"  spark.hadoop.hive.metastore.uris={self.server.uri}",
+            f"  spark.sql.warehouse.dir={self.state_dir / 'spark-warehouse'}",
+        ]
+        if self.demo_table:
+            lines.append(f'Sample data: spark.sql("SELECT * FROM {self.demo_table}").show()')
+        lines.append("Ctrl-C stops the proxy and the metastores.")
+        return "\n".join(lines)
+
+
+def start_federation(
+    backends: int,
+    state_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 9083,
+    demo: bool = False,
+    say: Callable[[str], None] = print,
+) -> DevFederation:
+    """Start the metastores (in parallel), add the demo data if asked, and bind the proxy.
+
+    Raises ValueError for impossible requests; if anything fails after the
+    metastores started, they are stopped before the error propagates.
+    """
+    from hmsproxy.app import build_handler
+    from hmsproxy.server import ProxyServer
+
+    if backends < 1:
+        raise ValueError("--backends must be at least 1")
+    if demo and backends <= DEMO_BACKEND:
+        raise ValueError("--demo puts its sample data on the first federated metastore: use --backends 2 or more")
+    state = Path(state_dir).resolve()
+    say(f"starting {backends} local metastores (state in {state}) ...")
+    metastores = start_metastores(backends, state)
+    handler = None
+    try:
+        config = dev_config([m.uri for m in metastores], host=host, port=port)
+        config = dataclasses.replace(config, store=StoreConfig(f"sqlite:///{state / 'hmsproxy.db'}"))  # the store lives with the state
+        demo_table = _add_demo(metastores[DEMO_BACKEND], config, say) if demo else None
+        handler = build_handler(config)
+        server = ProxyServer(handler, host, port)
+    except BaseException:
+        if handler is not None:
+            handler.close()
+        for m in metastores:
+            m.stop()
+        raise
+    return DevFederation(state, config, metastores, handler, server, demo_table)
+
+
+def _add_demo(metastore: LocalMetastore, config: Config, say: Callable[[str], None]) -> str:
+    client = metastore.client()
+    try:
+        done = add_demo_data(client)
+    finally:
+        client.close()
+    fed = config.federated[DEMO_BACKEND - 1]
+    name = f"{fed.database_prefix}{DEMO_DATABASE}.{DEMO_TABLE}"
+    say(f"demo data {name} on {metastore.name}: {'; '.join(done) if done else 'already there'}")
+    return name

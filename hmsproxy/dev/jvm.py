@@ -1,0 +1,85 @@
+"""The Java side of a local metastore: which ``java``, pyspark's Hive jars, and JVM flags."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from importlib.util import find_spec
+from pathlib import Path
+
+METASTORE_MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
+
+#: Packages Hive 2.3 / Hadoop / DataNucleus reach into reflectively; Java 17
+#: refuses that unless the package is opened (the same list Spark passes).
+ADD_OPENS: tuple[str, ...] = tuple(
+    f"--add-opens=java.base/{pkg}=ALL-UNNAMED"
+    for pkg in (
+        "java.lang",
+        "java.lang.invoke",
+        "java.lang.reflect",
+        "java.io",
+        "java.net",
+        "java.nio",
+        "java.util",
+        "java.util.concurrent",
+        "java.util.concurrent.atomic",
+        "java.util.regex",
+        "java.text",
+        "sun.nio.ch",
+        "sun.nio.cs",
+        "sun.security.action",
+        "sun.util.calendar",
+    )
+) + (
+    "--add-opens=java.sql/java.sql=ALL-UNNAMED",
+    "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+)
+
+#: JVM flags that shorten start-up of a short-lived, lightly loaded metastore:
+#: C1 only (start-up is dominated by class loading and interpretation, C2
+#: compiles would only compete for the two cores), the serial collector (no
+#: GC threads to start, fine for a 512 MiB heap), the JDK's default shared
+#: class archive for its own classes, and no -XX:+UsePerfData mmap file.
+FAST_START_JVM_FLAGS: tuple[str, ...] = (
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
+    "-Xshare:auto",
+    "-XX:-UsePerfData",
+)
+
+#: Settings of a developer's Hadoop/Hive/Spark/Java setup that must not leak into a child JVM.
+LEAKY_ENV_VARS = (
+    "HADOOP_CONF_DIR",
+    "HIVE_HOME",
+    "HADOOP_HOME",
+    "CLASSPATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "HADOOP_USER_NAME",
+)
+
+
+def pyspark_jars_dir() -> Path:
+    """The ``jars`` folder of the installed pyspark (without importing it)."""
+    spec = find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("pyspark is not installed; it provides the Hive metastore jars")
+    for location in spec.submodule_search_locations:
+        jars = Path(location) / "jars"
+        if jars.is_dir():
+            return jars
+    raise RuntimeError(f"pyspark at {list(spec.submodule_search_locations)} has no 'jars' directory")
+
+
+def java_executable() -> str:
+    """``$JAVA_HOME/bin/java`` if set, else ``java`` from ``PATH``."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("java")
+    if not found:
+        raise RuntimeError("no 'java' found (set JAVA_HOME or put java on PATH); Java 17 is needed")
+    return found

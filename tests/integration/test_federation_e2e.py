@@ -1,0 +1,217 @@
+"""Federation rules through real metastores, end to end (the unit tests only route names).
+
+Uses the session's proxy and metastores (tests/support/fixtures.py): the
+federated metastore `waggle` (prefix `waggle_`) holds `sales` (write white list)
+and `hr`; each test swaps in the config it needs with `proxy_config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import uuid
+
+import pytest
+import thriftpy2.rpc
+
+from hmsproxy import idl
+from hmsproxy.config_model import AccessControlType as ACT
+from hmsproxy.dev.ports import free_port
+from tests.integration.test_cli import HMSPROXY, stop
+from tests.integration.test_proxy_calls import make_table
+from tests.integration.test_readme_examples import wait_for_output
+
+hive = idl.hive
+
+
+def uid() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def with_federated(**changes):
+    """A `proxy_config` maker: the default federation with the federated metastore changed."""
+    return lambda base: dataclasses.replace(base, federated=(dataclasses.replace(base.federated[0], **changes),))
+
+
+def with_primary(**changes):
+    return lambda base: dataclasses.replace(base, primary=dataclasses.replace(base.primary, **changes))
+
+
+@pytest.fixture
+def sales_table(metastores, federated_dbs):
+    """A fresh table in `sales` on the federated metastore, made directly there."""
+    name = f"e2e_{uid()}"
+    client = metastores[1].client()
+    try:
+        client.create_table(make_table("sales", name))
+        yield name
+        if name in client.get_all_tables("sales"):
+            client.drop_table("sales", name, True)
+    finally:
+        client.close()
+
+
+def reported_version(metastore) -> str:
+    """What the metastore itself answers to fb303 getVersion (Hive 2.3 says "3.0")."""
+    client = metastore.client()
+    try:
+        return client.getVersion()
+    finally:
+        client.close()
+
+
+def backend_tables(metastore, db: str) -> list[str]:
+    client = metastore.client()
+    try:
+        return client.get_all_tables(db)
+    finally:
+        client.close()
+
+
+# -- database-name-mapping -------------------------------------------------------------
+
+
+def test_a_mapped_database_is_reachable_under_both_names(proxy_config, proxy_client, sales_table):
+    with proxy_config(with_federated(database_name_mapping={"sales": "sales_eu"})):
+        listed = proxy_client.get_all_databases()
+        assert "waggle_sales_eu" in listed
+        assert "waggle_sales" in listed  # like Waggle Dance, the original name keeps working
+        assert proxy_client.get_databases("waggle_sales_e*") == ["waggle_sales_eu"]
+        assert proxy_client.get_database("waggle_sales_eu").name == "waggle_sales_eu"
+        for name in ("waggle_sales_eu", "waggle_sales"):
+            table = proxy_client.get_table(name, sales_table)
+            # Answers always carry the name the mapping gives.
+            assert (table.dbName, table.tableName) == ("waggle_sales_eu", sales_table)
+            assert sales_table in proxy_client.get_all_tables(name)
+        metas = proxy_client.get_table_meta("waggle_sales_eu", sales_table, None)
+        assert [(m.dbName, m.tableName) for m in metas] == [("waggle_sales_eu", sales_table)]
+    # Without the mapping the alias is gone again.
+    assert "waggle_sales_eu" not in proxy_client.get_all_databases()
+
+
+# -- READ_ONLY ---------------------------------------------------------------------------
+
+
+def test_read_only_refuses_writes_naming_database_and_rule(proxy_config, proxy_client, metastores, sales_table):
+    rule = "metastore 'waggle' has access-control-type READ_ONLY"
+    with proxy_config(with_federated(access_control_type=ACT.READ_ONLY)):
+        with pytest.raises(hive.MetaException) as err:
+            proxy_client.create_table(make_table("waggle_sales", f"new_{uid()}"))
+        assert err.value.message == f"hmsproxy: writes to database 'waggle_sales' are not allowed: {rule}"
+        with pytest.raises(hive.MetaException) as err:
+            proxy_client.drop_table("waggle_sales", sales_table, True)
+        assert err.value.message == f"hmsproxy: writes to database 'waggle_sales' are not allowed: {rule}"
+        # Reads still work, and the connection survives the refusals.
+        assert proxy_client.get_table("waggle_sales", sales_table).tableName == sales_table
+    # Nothing reached the backend.
+    tables = backend_tables(metastores[1], "sales")
+    assert sales_table in tables and not [t for t in tables if t.startswith("new_")]
+
+
+# -- write white lists ---------------------------------------------------------------------
+
+
+def test_primary_create_on_whitelist(proxy_config, proxy_client, metastores):
+    listed_db, new_db, table = f"e2e_wl_{uid()}", f"e2e_new_{uid()}", f"t_{uid()}"
+    direct = metastores[0].client()
+    direct.create_database(hive.Database(name=listed_db, description=None, locationUri=None, parameters={}))
+    try:
+        with proxy_config(
+            with_primary(
+                access_control_type=ACT.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST,
+                writable_database_white_list=("e2e_wl_.*",),
+            )
+        ):
+            # A whitelisted database is writable.
+            proxy_client.create_table(make_table(listed_db, table))
+            assert table in direct.get_all_tables(listed_db)
+            # Creating a database is allowed, and the new database is writable (as in Waggle Dance).
+            proxy_client.create_database(hive.Database(name=new_db, description=None, locationUri=None, parameters={}))
+            proxy_client.create_table(make_table(new_db, table))
+            assert table in direct.get_all_tables(new_db)
+            proxy_client.drop_table(new_db, table, True)
+            # Any other database is not.
+            with pytest.raises(hive.MetaException) as err:
+                proxy_client.create_table(make_table("default", table))
+            assert err.value.message == (
+                "hmsproxy: writes to database 'default' are not allowed: it is not in writable-database-white-list "
+                "of metastore 'primary' (READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST)"
+            )
+            assert table not in direct.get_all_tables("default")
+    finally:
+        for db in (listed_db, new_db):
+            if db in direct.get_all_databases():
+                direct.drop_database(db, True, True)
+        direct.close()
+
+
+def test_federated_write_whitelist_allows_only_listed_databases(proxy_client, metastores, federated_dbs):
+    # The default federation: waggle is READ_AND_WRITE_ON_DATABASE_WHITELIST with [sales].
+    table = f"e2e_{uid()}"
+    proxy_client.create_table(make_table("waggle_sales", table))
+    try:
+        assert table in backend_tables(metastores[1], "sales")
+        with pytest.raises(hive.MetaException) as err:
+            proxy_client.create_table(make_table("waggle_hr", table))
+        assert err.value.message == (
+            "hmsproxy: writes to database 'waggle_hr' are not allowed: it is not in writable-database-white-list "
+            "of metastore 'waggle' (READ_AND_WRITE_ON_DATABASE_WHITELIST)"
+        )
+        assert table not in backend_tables(metastores[1], "hr")
+        # Creating databases is never allowed on a federated metastore.
+        with pytest.raises(hive.MetaException, match="creating database 'waggle_new' is not allowed"):
+            proxy_client.create_database(hive.Database(name="waggle_new", description=None, locationUri=None, parameters={}))
+    finally:
+        proxy_client.drop_table("waggle_sales", table, True)
+
+
+# -- hmsproxy status ---------------------------------------------------------------------------
+
+
+def test_status_prints_the_federation_and_each_backends_state_and_version(metastores, federated_dbs, tmp_path):
+    port, dead_port = free_port(), free_port()  # nothing listens on dead_port
+    config = tmp_path / "hmsproxy.yml"
+    config.write_text(
+        f"server: {{host: 127.0.0.1, port: {port}, connect-timeout-s: 2, fanout-timeout-ms: 60000}}\n"
+        f"store: {{url: 'sqlite:///{tmp_path}/hmsproxy.db'}}\n"
+        "database-resolution: PREFIXED\n"
+        "primary-meta-store:\n"
+        "  name: primary\n"
+        f"  remote-meta-store-uris: {metastores[0].uri}\n"
+        "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
+        "  hive-version: '2.3'\n"  # configured: shown as is; waggle's is probed
+        "federated-meta-stores:\n"
+        "  - name: waggle\n"
+        f"    remote-meta-store-uris: {metastores[1].uri}\n"
+        "  - name: gone\n"
+        f"    remote-meta-store-uris: thrift://127.0.0.1:{dead_port}\n"
+    )
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [*HMSPROXY, "serve", "--config", str(config), "--pid-file", str(tmp_path / "hmsproxy.pid")],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            start_new_session=True,
+        )
+    try:
+        wait_for_output(proc, log, f"serving thrift://127.0.0.1:{port}", 60)
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)
+        try:  # one fan-out call contacts every backend
+            assert "waggle_sales" in client.get_all_databases()
+        finally:
+            client.close()
+        done = subprocess.run([*HMSPROXY, "status", "--uri", f"thrift://127.0.0.1:{port}"], capture_output=True, text=True, timeout=60)
+    finally:
+        assert stop(proc, signal.SIGTERM) == 0
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "PREFIXED" in out
+    assert metastores[0].uri in out and metastores[1].uri in out and f"127.0.0.1:{dead_port}" in out
+    lines = {line.strip().split(":", 1)[0]: line.strip() for line in out.split("backends:", 1)[1].splitlines() if line.strip()}
+    assert lines["primary"] == "primary: up, hive 2.3", out
+    assert lines["waggle"] == f"waggle: up, hive {reported_version(metastores[1])}", out
+    assert lines["gone"].startswith("gone: DOWN"), out
+    assert "last error" in lines["gone"]
