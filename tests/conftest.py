@@ -1,6 +1,6 @@
 """Shared fixtures: real Hive metastores (and, on demand, the process's SparkSession).
 
-Real metastores come from :mod:`hmsproxy.dev.stack` (Hive 2.3 from pyspark's
+Real metastores come from :mod:`hmsproxy.dev.metastore` (Hive 2.3 from pyspark's
 jars, Derby in a temp dir). Starting one takes ~2-4 s, so:
 
 * ``metastores`` -- two metastores shared by the whole session (started in
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.dev.stack import LocalMetastore, start_metastores
+from hmsproxy.dev.metastore import LocalMetastore, start_metastores
 
 # The proxy / federation / Spark-through-the-proxy fixtures built on `metastores`.
-pytest_plugins = ["tests.support.fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.postgres", "tests.support.hive_cli"]
 
 
 def _say(msg: str) -> None:

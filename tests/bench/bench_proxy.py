@@ -6,7 +6,7 @@ and it has no ``test_`` functions.
 
 What it does, in one run (~1.5-2 minutes on 2 cores):
 
-1. starts one real Hive 2.3 metastore (``hmsproxy.dev.stack``, state in a temp
+1. starts one real Hive 2.3 metastore (``hmsproxy.dev.metastore``, state in a temp
    dir) and ``hmsproxy serve`` as a separate process with that metastore as its
    primary;
 2. seeds ``bench.events`` (partitioned by ``ds string``, 200 partitions by
@@ -717,7 +717,8 @@ def main(argv=None) -> int:
 
     from hmsproxy import __version__
     from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
-    from hmsproxy.dev.stack import free_port, start_metastores
+    from hmsproxy.dev.metastore import start_metastores
+    from hmsproxy.dev.ports import free_port
 
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-"))
     # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.

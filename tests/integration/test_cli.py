@@ -9,7 +9,8 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy import idl
-from hmsproxy.dev.stack import free_port
+from hmsproxy.dev.ports import free_port
+from tests.support.federation import ANSWER_DEADLINE_MS
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
 
@@ -52,9 +53,11 @@ def waggle_dance_files(tmp_path, metastores, federated_dbs):
         "  name: primary\n"
         f"  remote-meta-store-uris: {metastores[0].uri}\n"
         "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
+        f"  latency: {ANSWER_DEADLINE_MS}\n"  # Waggle Dance's key: a busy machine's slow answer still counts
         "federated-meta-stores:\n"
         "- name: waggle\n"
         f"  remote-meta-store-uris: {metastores[1].uri}\n"
+        f"  latency: {ANSWER_DEADLINE_MS}\n"
         "  mapped-databases:\n"
         "  - sales\n"
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.dev.stack import free_port
+from hmsproxy.dev.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"

@@ -25,7 +25,7 @@ def test_show_remote_databases_is_a_dataframe(spark, proxy, metastores):
         rows = {r["database_name"]: r for r in df.collect()}
         assert rows[db]["remote_database"] == "sales"
         assert rows[db]["owner"] == spark.sparkContext.sparkUser()
-        assert proxy.handler.store.remotes.get_database(db).owner == spark.sparkContext.sparkUser()
+        assert proxy.handler.features.get("remotes").repo.get_database(db).owner == spark.sparkContext.sparkUser()
     finally:
         sql(spark, f"DROP REMOTE DATABASE IF EXISTS {db}")
     assert db not in {r["database_name"] for r in sql(spark, "SHOW REMOTE DATABASES").collect()}

@@ -1,8 +1,10 @@
 """A real SparkSession using hmsproxy as its metastore, in front of two real metastores."""
 
 import pytest
+from pyspark.errors import AnalysisException
 
 from tests.support.federation import manual_config
+from tests.support.spark_errors import META_EXCEPTION, jvm_causes
 
 pytestmark = pytest.mark.spark
 
@@ -55,16 +57,18 @@ def test_federated_table_metadata_carries_client_names(spark, federated_orders):
 
 
 def test_write_to_read_only_federated_database_is_refused(spark, federated_dbs):
-    with pytest.raises(Exception) as err:
+    with pytest.raises(AnalysisException) as err:
         spark.sql("CREATE TABLE waggle_hr.people (id INT) STORED AS PARQUET")
+    assert META_EXCEPTION in jvm_causes(err.value)  # create_table's declared MetaException, through Hive's client
     message = str(err.value)
     assert "waggle_hr" in message
     assert "writable-database-white-list" in message and "waggle" in message
 
 
 def test_create_database_on_federated_metastore_is_refused(spark):
-    with pytest.raises(Exception) as err:
+    with pytest.raises(AnalysisException) as err:
         spark.sql("CREATE DATABASE waggle_newdb")
+    assert META_EXCEPTION in jvm_causes(err.value)
     assert "waggle_newdb" in str(err.value) and "access-control-type" in str(err.value)
 
 

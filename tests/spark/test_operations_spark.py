@@ -56,7 +56,7 @@ def test_audit_lines_for_a_spark_session(spark, proxy_config, federated_dbs, tmp
     assert "sales" in r["args"]  # the name as sent to the metastore, prefix removed
 
 
-def test_reload_swaps_a_mapping_under_an_open_spark_session(spark, proxy, default_config, metastores, federated_dbs, tmp_path):
+def test_reload_swaps_a_mapping_under_an_open_spark_session(spark, proxy, default_config, metastores, federated_orders, tmp_path):
     assert "waggle_sales" in databases(spark)
     connections = handler_metric(proxy.handler, "hmsproxy_client_connections")
     cfg = tmp_path / "hmsproxy.yml"
@@ -66,7 +66,16 @@ def test_reload_swaps_a_mapping_under_an_open_spark_session(spark, proxy, defaul
         assert reload_config(proxy.handler, lambda: load_config(cfg)) is True
         names = databases(spark)
         assert "dw_sales" in names and "waggle_sales" not in names
-        assert spark.sql("SHOW TABLES IN dw_sales").collect() is not None
+        # The new prefix serves the federated "sales" tables (orders, from federated_orders) under dw_sales.
+        backend = metastores[1].client()
+        try:
+            expected = set(backend.get_all_tables("sales"))
+        finally:
+            backend.close()
+        rows = spark.sql("SHOW TABLES IN dw_sales").collect()
+        assert "orders" in expected
+        assert {r.tableName for r in rows} == expected
+        assert {r.namespace for r in rows} == {"dw_sales"}
 
         cfg.write_text(federation_yaml(prefix="dw_", **values) + "    latency: soon\n")
         assert reload_config(proxy.handler, lambda: load_config(cfg)) is False

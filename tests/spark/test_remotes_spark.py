@@ -11,9 +11,11 @@ database `sales` of its own, with Parquet files Spark wrote.
 from __future__ import annotations
 
 import pytest
+from pyspark.errors import AnalysisException
 
 from hmsproxy import idl
 from hmsproxy.clients.spark import sql as hmsproxy_sql
+from tests.support.spark_errors import META_EXCEPTION, jvm_causes
 
 pytestmark = pytest.mark.spark
 hive = idl.hive
@@ -134,21 +136,25 @@ def test_writes_to_remotes_are_refused(spark, metastores, federated_orders):
     spark.sql("CREATE DATABASE IF NOT EXISTS linked")
     spark.sql(f"CREATE TABLE linked.orders_ro (id INT) TBLPROPERTIES ({link_props(metastores[1].uri, 'sales', 'orders')})")
     try:
-        with pytest.raises(Exception) as err:
+        with pytest.raises(AnalysisException) as err:
             spark.sql("ALTER TABLE linked.orders_ro SET TBLPROPERTIES ('x'='y')")
+        assert META_EXCEPTION in jvm_causes(err.value)
         assert "remote table linked.orders_ro is read-only: it links to sales.orders" in str(err.value)
-        with pytest.raises(Exception) as err:
+        with pytest.raises(AnalysisException) as err:
             spark.sql("ALTER TABLE linked.orders_ro ADD PARTITION (ds='2026-12-01')")
+        assert META_EXCEPTION in jvm_causes(err.value)
         assert "read-only" in str(err.value)
-        with pytest.raises(Exception) as err:
+        with pytest.raises(AnalysisException) as err:
             spark.sql("CREATE TABLE sales_ro.new_table (id INT) STORED AS PARQUET")
+        assert META_EXCEPTION in jvm_causes(err.value)
         assert "remote database sales_ro is read-only" in str(err.value)
-        with pytest.raises(Exception) as err:
+        with pytest.raises(AnalysisException) as err:
             spark.sql("ALTER TABLE sales_ro.orders DROP PARTITION (ds='2026-11-01')")
+        assert META_EXCEPTION in jvm_causes(err.value)
         assert "read-only" in str(err.value)
         # Remote tables look external, so Spark refuses to delete their files itself.
         for table in ("linked.orders_ro", "sales_ro.orders"):
-            with pytest.raises(Exception, match="(?i)external"):
+            with pytest.raises(AnalysisException, match="(?i)external"):  # Spark's own check, no metastore call
                 spark.sql(f"TRUNCATE TABLE {table}")
         assert spark.sql("SELECT count(*) FROM linked.orders_ro").collect()[0][0] == 3
         parts = [r[0] for r in spark.sql("SHOW PARTITIONS waggle_sales.orders").collect()]
@@ -164,8 +170,9 @@ def test_remote_metastore_down_fails_only_its_entities_and_recovers(spark, third
         assert spark.sql("SELECT sum(target) FROM sales_eu.targets").collect()[0][0] == 75
         third.stop()
         try:
-            with pytest.raises(Exception) as err:
+            with pytest.raises(AnalysisException) as err:
                 spark.sql("SELECT sum(target) FROM sales_eu.targets").collect()
+            assert META_EXCEPTION in jvm_causes(err.value)
             message = str(err.value)
             assert "remote database sales_eu" in message and "is unavailable" in message, message
             # Everything else keeps working.

@@ -20,6 +20,15 @@ from hmsproxy.config_model import (
 #: The federated metastore's databases the tests create; "sales" is writable through the proxy.
 FEDERATED_WRITABLE = ("sales",)
 
+#: Fan-out deadline of a backend a test expects an answer from: far above any normal latency, so
+#: a busy 2-core machine (JVM GC, JIT, parallel tests) never turns a slow answer into a missing one.
+ANSWER_DEADLINE_MS = 60_000
+
+#: Fan-out deadline of a backend a test expects to be left out. Only backends that provably never
+#: answer (a socket that accepts and never replies, a SIGSTOPped metastore) get it; see
+#: `leave_out_after`.
+LEAVE_OUT_DEADLINE_MS = 1_000
+
 
 @lru_cache(maxsize=1)
 def temp_store() -> StoreConfig:
@@ -44,8 +53,30 @@ def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **feder
         writable_database_white_list=FEDERATED_WRITABLE,
     )
     fed = replace(fed, **federated)
-    server = ServerConfig(port=port, fanout_timeout_ms=1500, connect_timeout_s=2.0, backend_timeout_s=120)
+    server = ServerConfig(port=port, fanout_timeout_ms=ANSWER_DEADLINE_MS, connect_timeout_s=2.0, backend_timeout_s=120)
     return Config(server, DatabaseResolution.PREFIXED, primary, (fed,), store=temp_store())
+
+
+def leave_out_after(config: Config, *never_answering: MetastoreConfig, deadline_ms: int = LEAVE_OUT_DEADLINE_MS) -> Config:
+    """`config` plus `never_answering` metastores, which fan-out calls leave out after `deadline_ms`.
+
+    The fan-out deadline is the server's base plus each metastore's `latency`, so the base
+    becomes `deadline_ms` and every other metastore (named in `never_answering` or already in
+    `config`, matched by name) keeps ANSWER_DEADLINE_MS through its latency. Which backend is
+    left out then depends only on which one never answers, not on how fast the others are.
+    """
+    quiet = {m.name for m in never_answering}
+
+    def deadline(m: MetastoreConfig) -> MetastoreConfig:
+        return replace(m, latency_ms=0 if m.name in quiet else ANSWER_DEADLINE_MS - deadline_ms)
+
+    added = tuple(m for m in never_answering if m.name not in {config.primary.name, *(f.name for f in config.federated)})
+    return replace(
+        config,
+        server=replace(config.server, fanout_timeout_ms=deadline_ms),
+        primary=deadline(config.primary),
+        federated=tuple(deadline(m) for m in (*config.federated, *added)),
+    )
 
 
 def manual_config(base: Config, **federated) -> Config:
@@ -58,9 +89,8 @@ def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "wagg
 
     `state_dir` holds the proxy's store, so a served proxy never writes into the repository.
     """
-    lines = []
-    if port is not None:
-        lines.append(f"server: {{host: 127.0.0.1, port: {port}}}")
+    server = f"fanout-timeout-ms: {ANSWER_DEADLINE_MS}"  # as prefixed_config: slow answers are still answers
+    lines = [f"server: {{host: 127.0.0.1, port: {port}, {server}}}" if port is not None else f"server: {{{server}}}"]
     if state_dir is not None:
         lines.append(f"store: {{url: 'sqlite:///{state_dir}/hmsproxy.db'}}")
     lines += [

@@ -3,7 +3,8 @@
 Host key, client key, authorized_keys and known_hosts are generated in a temp
 dir; the server listens on 127.0.0.1:<free port> and allows TCP forwarding, so
 remotes can reach a metastore through it (one hop, or several hops through the
-same server).
+same server). Without an sshd binary, `require_sshd()` skips the test, or fails
+it when CI=true (`make test` installs openssh-server there).
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hmsproxy.dev.stack import free_port
+from hmsproxy.dev.ports import free_port
+from tests.support.required import unavailable
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
 def sshd_available() -> bool:
     return Path(SSHD).exists() and shutil.which("ssh-keygen") is not None
+
+
+def require_sshd() -> None:
+    """Skip (or, with CI=true, fail) the calling test when there is no OpenSSH server here."""
+    if not sshd_available():
+        unavailable(f"no OpenSSH server ({SSHD} and ssh-keygen); `make test` installs it")
 
 
 @dataclass
