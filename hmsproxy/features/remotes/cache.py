@@ -1,7 +1,8 @@
 """The proxy's cached view of the remote databases and tables in the store.
 
 Every call looks remotes up, so the view lives in memory: an immutable
-snapshot, replaced when the store's generation counter moves. The counter is
+snapshot, replaced when the remotes' generation counter in the store moves
+(other components' changes don't move it). The counter is
 read at most once per `check_interval_s`, so a second proxy on the same store
 sees a new remote within about a second, and a proxy's own changes are seen at
 once (`refresh()` after each write).
@@ -75,7 +76,7 @@ class RemotesCache:
     """Remote databases and tables of one store, reloaded when its generation changes."""
 
     def __init__(self, repository, check_interval_s: float = 1.0):
-        self.repository = repository  # store.remotes
+        self.repository = repository  # a RemoteRepository (generation, list_databases, list_tables)
         self.check_interval_s = check_interval_s
         self._snapshot = RemotesSnapshot()
         self._checked_at = float("-inf")
@@ -125,4 +126,4 @@ class RemotesCache:
             tables[key] = rt
             by_db.setdefault(key[0], []).append(rt)
         self._snapshot = RemotesSnapshot(generation, databases, tables, by_db)
-        log.info("remotes: %d databases, %d tables (store generation %s)", len(databases), len(tables), generation)
+        log.info("remotes: %d databases, %d tables (remotes generation %s)", len(databases), len(tables), generation)

@@ -1,19 +1,62 @@
-"""Remote databases and tables as the store keeps them. Names are stored lower-cased."""
+"""Remote databases and tables as the store keeps them: the `remotes` component. Names are stored lower-cased.
+
+Open the store with REMOTES_SCHEMA among its schemas, then wrap it in a RemoteRepository.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
+from sqlalchemy import Column, Connection, Float, MetaData, PrimaryKeyConstraint, String, Table, Text, delete, select
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
-from hmsproxy.store import schema
 from hmsproxy.store.db import AlreadyExists
+from hmsproxy.store.schema import StoreSchema
 
 if TYPE_CHECKING:
     from hmsproxy.store.db import Store
+
+COMPONENT = "remotes"
+
+metadata = MetaData()
+
+remote_databases = Table(
+    "hmsproxy_remote_databases",
+    metadata,
+    Column("local_name", String(256), primary_key=True),
+    Column("remote_name", String(256), nullable=False),
+    Column("factory", String(512), nullable=False),
+    Column("properties", Text, nullable=False),  # JSON object of strings
+    Column("owner", String(256), nullable=True),
+    Column("created_at", Float, nullable=False),
+)
+
+remote_tables = Table(
+    "hmsproxy_remote_tables",
+    metadata,
+    Column("local_db", String(256), nullable=False),
+    Column("local_name", String(256), nullable=False),
+    Column("remote_db", String(256), nullable=False),
+    Column("remote_name", String(256), nullable=False),
+    Column("factory", String(512), nullable=False),
+    Column("properties", Text, nullable=False),
+    Column("owner", String(256), nullable=True),
+    Column("created_at", Float, nullable=False),
+    PrimaryKeyConstraint("local_db", "local_name"),
+)
+
+
+def _m001_remote_tables(conn: Connection) -> None:
+    # Stores of the previous release already have these tables: the store records them as
+    # version 1 when it adopts such a store, so this never runs there.
+    remote_databases.create(conn)
+    remote_tables.create(conn)
+
+
+#: Append-only: never edit or reorder a released migration.
+REMOTES_SCHEMA = StoreSchema(COMPONENT, (_m001_remote_tables,))
 
 
 def _props(text: str) -> dict[str, str]:
@@ -37,13 +80,15 @@ def _table(row) -> RemoteTable:
 
 class RemoteRepository:
     def __init__(self, store: Store):
+        if COMPONENT not in store.components:
+            raise ValueError(f"{store!r} was opened without REMOTES_SCHEMA")
         self._store = store
 
     # -- databases -----------------------------------------------------------------
 
     def add_database(self, rd: RemoteDatabase) -> None:
         """Raises AlreadyExists if a remote database already has this local name."""
-        t = schema.remote_databases
+        t = remote_databases
         try:
             with self._store.writing() as conn:
                 conn.execute(
@@ -56,26 +101,26 @@ class RemoteRepository:
                         created_at=rd.created_at,
                     )
                 )
-                self._store.bump(conn)
+                self._store.bump(conn, COMPONENT)
         except IntegrityError:
             raise AlreadyExists(f"remote database '{rd.local_name.lower()}' already exists") from None
 
     def drop_database(self, local_name: str) -> bool:
-        t = schema.remote_databases
+        t = remote_databases
         with self._store.writing() as conn:
             gone = conn.execute(delete(t).where(t.c.local_name == local_name.lower())).rowcount > 0
             if gone:
-                self._store.bump(conn)
+                self._store.bump(conn, COMPONENT)
         return gone
 
     def get_database(self, local_name: str) -> RemoteDatabase | None:
-        t = schema.remote_databases
+        t = remote_databases
         with self._store.reading() as conn:
             row = conn.execute(select(t).where(t.c.local_name == local_name.lower())).first()
         return _database(row) if row is not None else None
 
     def list_databases(self) -> list[RemoteDatabase]:
-        t = schema.remote_databases
+        t = remote_databases
         with self._store.reading() as conn:
             return [_database(r) for r in conn.execute(select(t).order_by(t.c.local_name))]
 
@@ -83,7 +128,7 @@ class RemoteRepository:
 
     def add_table(self, rt: RemoteTable) -> None:
         """Raises AlreadyExists if a remote table already has this local db.name."""
-        t = schema.remote_tables
+        t = remote_tables
         try:
             with self._store.writing() as conn:
                 conn.execute(
@@ -98,26 +143,26 @@ class RemoteRepository:
                         created_at=rt.created_at,
                     )
                 )
-                self._store.bump(conn)
+                self._store.bump(conn, COMPONENT)
         except IntegrityError:
             raise AlreadyExists(f"remote table '{rt.local_db.lower()}.{rt.local_name.lower()}' already exists") from None
 
     def drop_table(self, local_db: str, local_name: str) -> bool:
-        t = schema.remote_tables
+        t = remote_tables
         with self._store.writing() as conn:
             gone = conn.execute(delete(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())).rowcount > 0
             if gone:
-                self._store.bump(conn)
+                self._store.bump(conn, COMPONENT)
         return gone
 
     def get_table(self, local_db: str, local_name: str) -> RemoteTable | None:
-        t = schema.remote_tables
+        t = remote_tables
         with self._store.reading() as conn:
             row = conn.execute(select(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())).first()
         return _table(row) if row is not None else None
 
     def list_tables(self, local_db: str | None = None) -> list[RemoteTable]:
-        t = schema.remote_tables
+        t = remote_tables
         query = select(t).order_by(t.c.local_db, t.c.local_name)
         if local_db is not None:
             query = query.where(t.c.local_db == local_db.lower())
@@ -125,4 +170,5 @@ class RemoteRepository:
             return [_table(r) for r in conn.execute(query)]
 
     def generation(self) -> int:
-        return self._store.generation()
+        """Moves with every change of a remote (and nothing else), so caches reload only then."""
+        return self._store.generation(COMPONENT)
