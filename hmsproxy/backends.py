@@ -13,12 +13,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol
 
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
 from hmsproxy.config_model import Config, MetastoreConfig
-from hmsproxy.wire import BackendUnavailable, ThriftConnection
+from hmsproxy.wire import BackendUnavailable, Connection, ThriftConnection
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,17 @@ TRANSLATIONS: dict[str, Translation] = {
 }
 
 
+class ConnectionFactory(Protocol):
+    """Makes a (not yet open) connection to one metastore; the seam tests replace (hmsproxy.testing)."""
+
+    def __call__(self, metastore_name: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float) -> Connection: ...
+
+
+def thrift_connect(metastore_name: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float) -> Connection:
+    """The default factory: a real Thrift connection."""
+    return ThriftConnection(metastore_name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s)
+
+
 @dataclass
 class BackendState:
     """What the proxy knows about one metastore right now."""
@@ -75,8 +87,9 @@ class BackendState:
 class Backends:
     """Health, versions and translations for every metastore of the current config."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, connect: ConnectionFactory | None = None):
         self._lock = threading.Lock()
+        self._connect: ConnectionFactory = connect or thrift_connect
         self.config = config
         self.states: dict[str, BackendState] = {}
         #: Metastores outside the config that calls go to (remote databases' and tables' targets).
@@ -135,17 +148,17 @@ class Backends:
         configured = version_tuple(self.metastore(name).hive_version)
         return tr if configured and configured >= tr.since else None
 
-    def new_connection(self, metastore: MetastoreConfig, *, read_only: bool = False) -> ThriftConnection:
+    def new_connection(self, metastore: MetastoreConfig, *, read_only: bool = False) -> Connection:
         server = self.config.server
         uris = metastore.read_only_uris if (read_only and metastore.read_only_uris) else metastore.uris
-        return ThriftConnection(
+        return self._connect(
             metastore.name,
-            uris,
+            tuple(uris),
             connect_timeout_s=server.connect_timeout_s,
             call_timeout_s=server.backend_timeout_s,
         )
 
-    def call(self, conn: ThriftConnection, method: str, args):
+    def call(self, conn: Connection, method: str, args):
         """Call `method` over `conn`, translating for the backend's version; returns the result struct."""
         name = conn.metastore
         tr = self.translation_for(name, method)
@@ -169,7 +182,7 @@ class Backends:
         return result
 
     @staticmethod
-    def _translated(conn: ThriftConnection, method: str, args, tr: Translation):
+    def _translated(conn: Connection, method: str, args, tr: Translation):
         inner = conn.call(tr.target, tr.build(args))
         result = getattr(idl.HmsProxy, method + "_result")()
         success = getattr(inner, "success", None)
@@ -179,7 +192,7 @@ class Backends:
                 setattr(result, fname, value)
         return result
 
-    def probe_version(self, conn: ThriftConnection) -> None:
+    def probe_version(self, conn: Connection) -> None:
         """Record what the backend reports as its version (fb303 getVersion), once."""
         st = self.state(conn.metastore)
         if st.probed_version is not None:

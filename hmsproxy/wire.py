@@ -8,6 +8,7 @@ included) through without unpacking them. Transport errors become
 
 from __future__ import annotations
 
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from thriftpy2.protocol import TCyBinaryProtocol
@@ -25,6 +26,29 @@ class BackendUnavailable(Exception):
         self.metastore = metastore
         self.uri = uri
         self.reason = reason
+
+
+class Connection(Protocol):
+    """What the proxy needs of a connection to one metastore (ThriftConnection; fakes in hmsproxy.testing)."""
+
+    metastore: str  # the metastore's name in the config
+    uri: str | None  # the URI it is connected to; None before open()
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def open(self) -> None:
+        """Connect; raises BackendUnavailable when no URI answers."""
+
+    def close(self) -> None:
+        """Disconnect; never raises."""
+
+    def call(self, method: str, args) -> Any:
+        """Send a `<method>_args` struct, return the `<method>_result` struct.
+
+        Raises TApplicationException when the server answers with one (e.g.
+        UNKNOWN_METHOD) and BackendUnavailable when the transport fails.
+        """
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
