@@ -1,39 +1,51 @@
-"""The composition root: which features a handler runs, built from one config.
+"""The composition root: which features a proxy runs, and the one place that builds a handler.
 
-Every entry point (``hmsproxy serve``, ``dev up``, the tests' proxy) builds its
-handler here, so a feature is wired in exactly one place. Features are added
-in the order their hooks should run.
+Every entry point (``hmsproxy serve``, ``dev up``, the tests' proxy) builds its handler
+here. FEATURES is in hook order: access control refuses before anything is answered,
+the catalog lists what the features after it contribute, audit and metrics observe
+everything. Adding a feature is one line here (see docs/architecture.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hmsproxy.config_model import Config
+from hmsproxy.features.access import AccessControl
 from hmsproxy.features.audit import Audit
-from hmsproxy.features.ddl import DdlStatements
+from hmsproxy.features.base import ConfigSection, Feature
+from hmsproxy.features.catalog import Catalog
+from hmsproxy.features.ddl import Statements
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.handler import Handler
-from hmsproxy.ops.readiness import default_readiness
-from hmsproxy.store import Store, store_check
+from hmsproxy.store import Store
+
+FEATURES: tuple[type[Feature], ...] = (
+    AccessControl,  # who may write where (Waggle Dance's access-control types)
+    Audit,  # one JSON line per call
+    Metrics,  # /metrics
+    Statements,  # hmsproxy_execute(_script): every feature's statements
+    Catalog,  # virtual databases and tables in every listing
+    Remotes,  # remote databases and tables
+)
 
 
-def build_handler(config: Config) -> Handler:
-    handler = Handler(config)
+def config_sections(features: Sequence[type[Feature]] = FEATURES) -> list[ConfigSection]:
+    """The top-level config keys the features own (the config loader reads them)."""
+    return [f.config_section for f in features if f.config_section is not None]
+
+
+def build_handler(config: Config, features: Sequence[type[Feature]] = FEATURES, *, connect=None) -> Handler:
+    """A handler running `features`, with the store at `config.store.url` migrated for them.
+
+    `connect`: how backend connections are made (hmsproxy.testing's fakes; default Thrift).
+    """
+    store = Store(config.store.url, [f.store_schema for f in features if f.store_schema is not None])
+    handler = Handler(config, store=store, connect=connect)
     try:
-        handler.store = Store(config.store.url)  # one per handler: remotes, ...; closed by handler.close()
+        handler.install(*features)
     except BaseException:
         handler.close()
         raise
-    handler.closers.append(handler.store.close)
-    # Feature wiring goes here, one line each, e.g. handler.add_feature(Audit(config.audit)).
-    handler.audit = handler.add_feature(Audit())  # reads config.audit per call, so reloads apply
-    handler.closers.append(handler.audit.close)
-    handler.metrics = handler.add_feature(Metrics(handler.backends))  # served on /metrics
-    handler.store.on_error = handler.metrics.store_errors.inc
-    handler.readiness = default_readiness(handler)  # /readyz; the store adds its check here
-    handler.readiness.add(store_check(handler.store))
-    handler.ddl = handler.add_feature(DdlStatements(handler.store, lambda: handler.config))  # hmsproxy_execute
-    handler.remotes = handler.add_feature(Remotes(handler, handler.store))  # remote databases and tables
-    handler.ddl.exists_locally = handler.remotes.exists_locally  # CREATE REMOTE ... name clashes
-    handler.ddl.table_exists_locally = handler.remotes.table_exists_locally
     return handler

@@ -1,7 +1,7 @@
 """One client call on its way through the proxy, as features see it.
 
-Features are objects with any of these hook methods (mitmproxy-style, named
-after the moment they run); each is optional:
+Features (features/base.py) may have any of these hook methods (mitmproxy-style,
+named after the moment they run); each is optional:
 
 - ``on_request(call)``: before routing. May set ``call.route`` itself, answer
   locally by returning a ``<method>_result``, or refuse by raising ProxyError.
@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.routing.router import Route, Router
 from hmsproxy.session import Session
-
-HOOKS = ("on_request", "on_routed", "on_response", "on_complete")
 
 #: Outcomes besides "ok", a ProxyError's own (refused, denied, not_found) and the
 #: name of a declared exception the backend returned.
@@ -45,6 +43,8 @@ class Call:
     backend: str | None = None
     outcome: str = "ok"
     error: str | None = None
+    #: What features note about this call for their later hooks, by feature name.
+    notes: dict[str, object] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
     elapsed_s: float = 0.0
 

@@ -7,9 +7,9 @@ these, so a reload is one reference swap.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-
-from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 
 class DatabaseResolution(enum.Enum):
@@ -116,15 +116,6 @@ class StoreConfig:
 
 
 @dataclass(frozen=True)
-class RemotesConfig:
-    #: Users (from set_ugi) who may create remote databases and tables; None: everyone.
-    creators: tuple[str, ...] | None = None
-    #: Remotes the admin defines in the config; they win over the store's and can't be dropped.
-    databases: tuple[RemoteDatabase, ...] = ()
-    tables: tuple[RemoteTable, ...] = ()
-
-
-@dataclass(frozen=True)
 class Config:
     server: ServerConfig
     database_resolution: DatabaseResolution
@@ -133,9 +124,14 @@ class Config:
     http: HttpConfig = field(default_factory=HttpConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
-    remotes: RemotesConfig = field(default_factory=RemotesConfig)
     #: The files this snapshot was read from, for messages.
     sources: tuple[str, ...] = ()
+    #: Features' own sections by top-level key (features/base.py ConfigSection), read-only.
+    sections: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+    def with_section(self, key: str, settings: object) -> Config:
+        """This snapshot with one feature section replaced."""
+        return replace(self, sections=MappingProxyType({**self.sections, key: settings}))
 
     @property
     def metastores(self) -> tuple[MetastoreConfig, ...]:

@@ -13,13 +13,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from prometheus_client import CollectorRegistry
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import __version__, idl
 from hmsproxy.backends import Backends
 from hmsproxy.call import (
     APPLICATION_ERROR,
-    HOOKS,
     INTERNAL_ERROR,
     NOT_FOUND,
     UNAVAILABLE,
@@ -35,9 +35,10 @@ from hmsproxy.errors import (
     declared_result,
     internal_error,
 )
-from hmsproxy.features.access import AccessControl
+from hmsproxy.features.base import Feature, FeatureRegistry, Platform
+from hmsproxy.internal_client import InternalClient
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
-from hmsproxy.routing.methods import METHOD_SPECS, TABLE_CREATING, Kind, MethodSpec, locate
+from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
 from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
 from hmsproxy.routing.visibility import filter_tables, has_table_lists
@@ -46,34 +47,43 @@ from hmsproxy.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
 
-#: Routed calls naming two databases that must live on the same metastore.
-SECOND_DB_ARG = {"exchange_partition": "dest_db", "exchange_partitions": "dest_db"}
-
 
 class Handler:
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, store=None, connect=None):
+        """`store`: the proxy's own database (features keep their state there); `connect`: how
+        backend connections are made (hmsproxy.testing's fakes in unit tests; default Thrift)."""
         self.started_at = int(time.time())
-        self.backends = Backends(config)
+        self.backends = Backends(config) if connect is None else Backends(config, connect=connect)
+        self.store = store
         self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="fanout")
         self._directory_session = Session(self.backends, "directory")
         self._directory_lock = threading.Lock()
         self.directory = DatabaseDirectory(self._list_databases)
-        self.access = AccessControl()
-        self._hooks: dict[str, list] = {name: [] for name in HOOKS}
-        #: Called by close(), last added first (e.g. the store's close).
-        self.closers: list = []
-        self.add_feature(self.access)
+        self.features = FeatureRegistry()
+        self.platform = Platform(
+            backends=self.backends,
+            features=self.features,
+            executor=self.executor,
+            metrics=CollectorRegistry(),
+            config=lambda: self.config,
+            store=store,
+            client=self.internal_client,
+        )
         self.router: Router
         self.fanout: FanOutCalls
         self.apply_config(config)
 
-    def add_feature(self, feature):
-        """Plug in a feature (returned): its hook methods run in the order features were added."""
-        for name in HOOKS:
-            hook = getattr(feature, name, None)
-            if hook is not None:
-                self._hooks[name].append(hook)
-        return feature
+    def install(self, *feature_classes: type[Feature]) -> None:
+        """Build and plug in features, in hook order, and hand them the current config."""
+        for cls in feature_classes:
+            self.features.add(cls(self.platform)).configure(self.config)
+
+    def internal_client(self, user: str | None) -> InternalClient:
+        """Calls through this proxy's own routing as `user` (close it after use)."""
+        session = Session(self.backends, "hmsproxy")
+        if user is not None:
+            session.set_ugi(user, [])
+        return InternalClient(self.dispatch, session)
 
     # -- configuration -------------------------------------------------------------
 
@@ -83,6 +93,16 @@ class Handler:
         self.directory.forget()
         self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
         self.router = Router(config, self.directory)
+        self.features.configure(config)
+
+    # -- client sessions (server.py) -----------------------------------------------------
+
+    def session_opened(self, session: Session) -> None:
+        self.features.session_opened(session)
+
+    def session_closed(self, session: Session) -> None:
+        self.features.session_closed(session)
+        session.close()
 
     @property
     def config(self) -> Config:
@@ -127,7 +147,7 @@ class Handler:
             raise internal_error(method) from e
         finally:
             call.elapsed_s = time.perf_counter() - call.started
-            for hook in self._hooks["on_complete"]:
+            for hook in self.features.hooks("on_complete", spec):
                 try:
                     hook(call)
                 except Exception:  # an observer's failure must never fail the call
@@ -135,7 +155,7 @@ class Handler:
 
     def _run(self, hook_name: str, call: Call):
         """Run one kind of hook; the first that answers wins."""
-        for hook in self._hooks[hook_name]:
+        for hook in self.features.hooks(hook_name, call.spec):
             answer = hook(call)
             if answer is not None:
                 return answer
@@ -152,7 +172,7 @@ class Handler:
             call.backend = "*"
             result = spec.result_cls()
             result.success = getattr(self.fanout, spec.name)(call.session, router, call.args)
-            for hook in self._hooks["on_response"]:  # e.g. remotes add their databases
+            for hook in self.features.hooks("on_response", spec):  # e.g. the catalog adds virtual databases
                 hook(call, result)
             return result
         if spec.kind is Kind.ROUTED:
@@ -166,15 +186,15 @@ class Handler:
             call.route = router.route(call.client_db) if call.client_db else router.route_primary()
         call.backend = call.route.metastore.name
         if call.client_db:
-            self._check_second_db(spec, router, call.route, call.args)
+            self._check_same_metastore(spec, router, call.route, call.args)
             self._check_table_visible(spec, call.route, call.table)
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
         result = self._forward(call.session, spec, call.route, call.args)
-        if call.client_db and has_table_lists(spec.name) and result.success is not None:
-            result.success = filter_tables(spec.name, call.route, result.success)
-        for hook in self._hooks["on_response"]:
+        if call.client_db and has_table_lists(spec) and result.success is not None:
+            result.success = filter_tables(spec, call.route, result.success)
+        for hook in self.features.hooks("on_response", spec):
             hook(call, result)
         return result
 
@@ -190,18 +210,19 @@ class Handler:
 
     @staticmethod
     def _check_table_visible(spec: MethodSpec, route: Route, table: str | None) -> None:
-        if spec.name in TABLE_CREATING:
+        if spec.creates_table:
             return
         if table and not route.naming.table_visible(route.backend_db, table):
             raise NotFound(f"hmsproxy: table {route.outbound(route.backend_db)}.{table} is not mapped (mapped-tables)")
 
     @staticmethod
-    def _check_second_db(spec: MethodSpec, router: Router, route: Route, args) -> None:
-        other = SECOND_DB_ARG.get(spec.name)
-        if other is None or not getattr(args, other, None):
-            return
-        if router.route(getattr(args, other)).metastore is not route.metastore:
-            raise ProxyError(f"hmsproxy: {spec.name} needs both databases on the same metastore")
+    def _check_same_metastore(spec: MethodSpec, router: Router, route: Route, args) -> None:
+        """A call naming several databases goes to one metastore, so they must all live there."""
+        for db in other_databases(spec, args):
+            if router.route(db).metastore is not route.metastore:
+                raise ProxyError(
+                    f"hmsproxy: {spec.name} needs all its databases on one metastore: {db!r} is not on '{route.metastore.name}'"
+                )
 
     # -- answered by the proxy itself ------------------------------------------------
 
@@ -238,15 +259,12 @@ class Handler:
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
         for db, owners in sorted(self.router.clashes.items()):
             lines.append(f"clash: database '{db}' is on {', '.join(owners)}; served from '{owners[0]}'")
-        if getattr(self, "remotes", None) is not None:  # features/remotes.py, wired by app.py
-            lines += ["", *self.remotes.describe()]
+        lines += self.features.describe()
         return "\n".join(lines)
 
     def close(self) -> None:
-        for close in reversed(self.closers):
-            try:
-                close()
-            except Exception:
-                log.exception("closing %r failed", close)
+        self.features.close()
+        if self.store is not None:
+            self.store.close()
         self._directory_session.close()
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -18,7 +18,6 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
-from hmsproxy.features.metrics import connection_gauge
 from hmsproxy.handler import Handler
 from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.routing.methods import METHOD_SPECS
@@ -49,7 +48,6 @@ class ProxyServer:
         self._clients: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._connections = connection_gauge(handler)
 
     @property
     def uri(self) -> str:
@@ -67,7 +65,6 @@ class ProxyServer:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._clients.add(conn)
-            self._connections.inc()
             threading.Thread(target=self._serve_client, args=(conn, addr), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
 
     def start(self) -> ProxyServer:
@@ -95,6 +92,7 @@ class ProxyServer:
 
     def _serve_client(self, conn: socket.socket, addr) -> None:
         session = Session(self.handler.backends, f"{addr[0]}:{addr[1]}")
+        self.handler.session_opened(session)
         try:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
@@ -107,10 +105,9 @@ class ProxyServer:
         except Exception:
             log.exception("client %s: unreadable message; closing the connection", session.client_address)
         finally:
-            session.close()
+            self.handler.session_closed(session)
             with self._lock:
                 self._clients.discard(conn)
-            self._connections.dec()
             try:
                 conn.close()
             except OSError:

@@ -22,9 +22,18 @@ class Session:
         self.groups: list[str] = []
         self._conns: dict[tuple[str, bool], ThriftConnection] = {}
         self._lock = threading.Lock()
+        #: Each feature's own state for this client (features/base.py: new_session_state).
+        self._states: dict[str, object] = {}
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
         self.user, self.groups = user, list(groups or [])
+
+    def state(self, feature):
+        """The state `feature` keeps for this client, made by its new_session_state() on first use."""
+        state = self._states.get(feature.name)
+        if state is None:
+            state = self._states.setdefault(feature.name, feature.new_session_state())
+        return state
 
     def _connection(self, metastore: MetastoreConfig, read_only: bool) -> ThriftConnection:
         key = (metastore.name, read_only and bool(metastore.read_only_uris))

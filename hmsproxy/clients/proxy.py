@@ -5,8 +5,10 @@
         c.execute("CREATE REMOTE DATABASE sales WITH DBPROPERTIES ('hive.metastore.uris'='thrift://hms:9083')")
         [rs] = c.execute("SHOW REMOTE DATABASES")
 
-A script is split into statements here (syntax errors are found before anything
-runs, with their line and column); each statement is one `hmsproxy_execute` call.
+A script is checked here first (syntax errors are found before anything runs, with
+their line and column), then sent whole: one `hmsproxy_execute_script` call answers
+one result per statement. A proxy from before that call gets one `hmsproxy_execute`
+per statement.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import getpass
 
 import thriftpy2.rpc
+from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
 from hmsproxy import idl
@@ -50,14 +53,19 @@ class HmsProxyClient:
         `database` is the current database (where `CREATE REMOTE TABLE t` goes); default "default".
         Raises DdlSyntaxError (nothing ran) or HmsProxyError (statements before it ran).
         """
-        results = []
-        for statement in split(sql):
+        statements = split(sql)
+        if not statements:
+            return []
+        try:
             try:
-                r = self._client.hmsproxy_execute(statement, database or "default")
-            except idl.hive.MetaException as e:
-                raise HmsProxyError(e.message) from None
-            results.append(ResultSet(list(r.columns or []), [list(row) for row in r.rows or []]))
-        return results
+                answers = self._client.hmsproxy_execute_script(sql, database or "default")
+            except TApplicationException as e:
+                if e.type != TApplicationException.UNKNOWN_METHOD:
+                    raise
+                answers = [self._client.hmsproxy_execute(s, database or "default") for s in statements]
+        except idl.hive.MetaException as e:
+            raise HmsProxyError(e.message) from None
+        return [ResultSet(list(r.columns or []), [list(row) for row in r.rows or []]) for r in answers]
 
     def close(self) -> None:
         self._client.close()

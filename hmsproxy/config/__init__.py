@@ -14,7 +14,7 @@ from __future__ import annotations
 from hmsproxy.config.description import describe
 from hmsproxy.config.errors import ConfigError
 from hmsproxy.config.loading import load, load_from_paths
-from hmsproxy.config.own_format import DEFAULT_RESOLUTION, STATIC_OWNER, load_config
+from hmsproxy.config.own_format import DEFAULT_RESOLUTION, load_config
 from hmsproxy.config.waggle_dance import (
     WAGGLE_DANCE_DEFAULT_PORT,
     WAGGLE_DANCE_DEFAULT_RESOLUTION,
@@ -25,7 +25,6 @@ from hmsproxy.config.waggle_dance import (
 __all__ = [
     "ConfigError",
     "DEFAULT_RESOLUTION",
-    "STATIC_OWNER",
     "WAGGLE_DANCE_DEFAULT_PORT",
     "WAGGLE_DANCE_DEFAULT_RESOLUTION",
     "WAGGLE_DANCE_HOST",

@@ -41,15 +41,20 @@ def _describe_operations(config: Config) -> list[str]:
         audit_text = f"{audit.level} calls to {where} (arguments cut at {audit.max_arg_chars} chars)"
     else:
         audit_text = "off"
-    creators = "everyone" if config.remotes.creators is None else ", ".join(config.remotes.creators) or "nobody"
     return [
         f"TLS: {tls}",
         f"Workers: {server.workers} process{'es' if server.workers > 1 else ''}",
         f"Operations endpoint: {ops}",
         f"Audit: {audit_text}",
         f"Store: {config.store.url}",
-        f"Remote database creators: {creators}",
+        *_feature_lines(config),
     ]
+
+
+def _feature_lines(config: Config) -> list[str]:
+    from hmsproxy.app import config_sections
+
+    return [line for s in config_sections() for line in s.describe(config.sections.get(s.key, s.default))]
 
 
 def describe(config: Config) -> str:

@@ -2,25 +2,26 @@
 
 Its keys are kebab-case and mirror Waggle Dance's where the concept is the same; unknown
 keys are errors.  Beyond the metastores it holds the server (including TLS and workers),
-the operations HTTP port, the audit log, the store and the remote databases and tables
-the admin defines statically.
+the operations HTTP port, the audit log, the store, and one section per feature that has
+settings (features/base.py ConfigSection; e.g. `remotes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from hmsproxy.config.errors import Ctx, at_index, join_key, read_yaml
+from hmsproxy.config.errors import Ctx, join_key, read_yaml
 from hmsproxy.config.fields import (
     present,
     read_bool,
     read_choice,
     read_enum,
     read_int,
-    read_list,
     read_mapping,
     read_positive_number,
     read_section,
@@ -33,19 +34,18 @@ from hmsproxy.config_model import (
     Config,
     DatabaseResolution,
     HttpConfig,
-    RemotesConfig,
     ServerConfig,
     StoreConfig,
     TlsConfig,
 )
-from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+
+if TYPE_CHECKING:
+    from hmsproxy.features.base import ConfigSection
 
 #: hmsproxy's own format uses Waggle Dance's default resolution too.
 DEFAULT_RESOLUTION = WAGGLE_DANCE_DEFAULT_RESOLUTION
 
 _TRANSPORTS = ("buffered", "framed")
-#: The owner shown for remotes the admin defines in the config file.
-STATIC_OWNER = "config"
 
 _OWN_TOP_KEYS = (
     "server",
@@ -55,7 +55,6 @@ _OWN_TOP_KEYS = (
     "http",
     "audit",
     "store",
-    "remotes",
 )
 _OWN_SERVER_KEYS = (
     "host",
@@ -72,9 +71,6 @@ _HTTP_KEYS = ("host", "port")
 _AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
 _AUDIT_LEVELS = ("all", "writes", "errors")
 _STORE_KEYS = ("url",)
-_REMOTES_KEYS = ("creators", "databases", "tables")
-_REMOTE_DB_KEYS = ("name", "remote-database", "factory", "uris", "properties")
-_REMOTE_TABLE_KEYS = ("database", "name", "remote-database", "remote-table", "factory", "uris", "properties")
 
 
 def _parse_tls(ctx: Ctx, path: str, raw: Any) -> TlsConfig:
@@ -129,67 +125,6 @@ def _parse_store(ctx: Ctx, raw: Any) -> StoreConfig:
     return StoreConfig(url)
 
 
-def _parse_remotes(ctx: Ctx, raw: Any) -> RemotesConfig:
-    path = "remotes"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), _REMOTES_KEYS)
-    creators = None
-    if present(section, "creators"):
-        raw_creators = read_list(ctx, join_key(path, "creators"), section["creators"])
-        creators = tuple(read_str(ctx, at_index(join_key(path, "creators"), i), c) for i, c in enumerate(raw_creators))
-    databases, tables = [], []
-    for key, keys, out in (("databases", _REMOTE_DB_KEYS, databases), ("tables", _REMOTE_TABLE_KEYS, tables)):
-        if present(section, key):
-            list_path = join_key(path, key)
-            for i, entry in enumerate(read_list(ctx, list_path, section[key])):
-                out.append(_parse_static_remote(ctx, at_index(list_path, i), entry, keys))
-    _check_unique(ctx, path, databases, tables)
-    return RemotesConfig(creators, tuple(databases), tuple(tables))
-
-
-def _parse_static_remote(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]):
-    """One `remotes.databases` / `remotes.tables` entry; its factory validates its properties."""
-    from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
-
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), keys)
-    text = {k: read_str(ctx, join_key(path, k), section[k]) for k in keys if k != "properties" and present(section, k)}
-    props = {}
-    if present(section, "properties"):
-        raw_props = read_mapping(ctx, join_key(path, "properties"), section["properties"])
-        props = {read_str(ctx, join_key(path, "properties"), k): str(v) for k, v in raw_props.items()}
-    if "uris" in text:
-        props[URIS_PROPERTY] = text["uris"]
-    for required in ("name", "database") if "database" in keys else ("name",):
-        if required not in text:
-            raise ctx.error(join_key(path, required), "is required")
-    factory = text.get("factory", "thrift")
-    try:
-        get_factory("thrift" if factory.lower().endswith("thrifthivemetastoreclientfactory") else factory).validate(props)
-    except (ValueError, UnknownFactory) as e:
-        raise ctx.error(path, str(e)) from None
-    name = text["name"].lower()
-    if "database" not in keys:
-        return RemoteDatabase(name, text.get("remote-database", name).lower(), factory, props, owner=STATIC_OWNER)
-    db = text["database"].lower()
-    return RemoteTable(
-        db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(), factory, props, owner=STATIC_OWNER
-    )
-
-
-def _check_unique(ctx: Ctx, path: str, databases: list, tables: list) -> None:
-    seen: set = set()
-    for kind, entries, key in (("databases", databases, lambda d: d.local_name), ("tables", tables, lambda t: (t.local_db, t.local_name))):
-        for i, entry in enumerate(entries):
-            if key(entry) in seen:
-                raise ctx.error(at_index(join_key(path, kind), i), f"{key(entry)!r} is defined twice")
-            seen.add(key(entry))
-    remote_dbs = {d.local_name for d in databases}
-    for i, t in enumerate(tables):
-        if t.local_db in remote_dbs:
-            raise ctx.error(
-                at_index(join_key(path, "tables"), i), f"database {t.local_db!r} is a remote database; remote tables go in local ones"
-            )
-
-
 def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
     path = "server"
     section = read_section(ctx, path, read_mapping(ctx, path, raw), _OWN_SERVER_KEYS)
@@ -213,11 +148,19 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
     return dataclasses.replace(ServerConfig(), **kwargs)
 
 
-def load_config(path: str | PathLike[str]) -> Config:
-    """Load hmsproxy's own YAML configuration file (see config/hmsproxy.example.yml)."""
+def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSection] | None = None) -> Config:
+    """Load hmsproxy's own YAML configuration file (see config/hmsproxy.example.yml).
+
+    `feature_sections`: the top-level keys features own; default: those of the features app.py lists.
+    """
+    if feature_sections is None:
+        from hmsproxy.app import config_sections
+
+        feature_sections = config_sections()
     data = read_yaml(path)
     ctx = Ctx(str(path), strict=True)
-    primary, federated, section = parse_federation(ctx, data, "", _OWN_TOP_KEYS, waggle_dance=False)
+    top_keys = (*_OWN_TOP_KEYS, *(s.key for s in feature_sections))
+    primary, federated, section = parse_federation(ctx, data, "", top_keys, waggle_dance=False)
 
     server = ServerConfig()
     if present(section, "server"):
@@ -232,14 +175,16 @@ def load_config(path: str | PathLike[str]) -> Config:
         "http": ("http", _parse_http),
         "audit": ("audit", _parse_audit),
         "store": ("store", _parse_store),
-        "remotes": ("remotes", _parse_remotes),
     }
     extras = {field: parse(ctx, section[key]) for key, (field, parse) in sections.items() if present(section, key)}
+    # Features' own sections (features/base.py ConfigSection), e.g. `remotes`.
+    owned = {s.key: s.parse(ctx, section[s.key]) for s in feature_sections if present(section, s.key)}
     return Config(
         server=server,
         database_resolution=resolution,
         primary=primary.metastore,
         federated=tuple(p.metastore for p in federated),
         sources=(str(path),),
+        sections=MappingProxyType(owned),
         **extras,
     )

@@ -7,23 +7,33 @@ import threading
 from hmsproxy.call import Call
 from hmsproxy.config_model import AccessControlType as ACT
 from hmsproxy.errors import AccessDenied
-from hmsproxy.routing.methods import MethodSpec
+from hmsproxy.features.base import Feature, Platform
+from hmsproxy.routing.methods import MethodSpec, other_databases
 from hmsproxy.routing.router import Route
 
 CAN_CREATE = frozenset({ACT.READ_AND_WRITE_AND_CREATE, ACT.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST})
 WHITELISTED = frozenset({ACT.READ_AND_WRITE_ON_DATABASE_WHITELIST, ACT.READ_AND_WRITE_AND_CREATE_ON_DATABASE_WHITELIST})
 
 
-class AccessControl:
-    def __init__(self):
+class AccessControl(Feature):
+    name = "access"
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
         # Databases created through the proxy under *_AND_CREATE_ON_DATABASE_WHITELIST
         # become writable, as in Waggle Dance (kept for the life of the process).
         self._created: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
+    def wants(self, spec: MethodSpec) -> bool:
+        return spec.writes
+
     def on_routed(self, call: Call) -> None:
-        if call.client_db:
-            self.check(call.spec, call.route, call.client_db)
+        if not call.client_db:
+            return
+        self.check(call.spec, call.route, call.client_db)
+        for db in other_databases(call.spec, call.args):  # every database a call writes to, not only the first
+            self.check(call.spec, call.router.route(db), db)
 
     def check(self, spec: MethodSpec, route: Route, client_db: str) -> None:
         """Raise AccessDenied if `spec` writes and the route's metastore does not allow it."""

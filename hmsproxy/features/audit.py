@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from hmsproxy.call import Call
 from hmsproxy.config_model import AuditConfig
+from hmsproxy.features.base import Feature, Platform
 
 
 def wanted(cfg: AuditConfig, call: Call) -> bool:
@@ -45,8 +46,11 @@ def audit_record(call: Call, max_arg_chars: int) -> dict:
     }
 
 
-class Audit:
-    def __init__(self):
+class Audit(Feature):
+    name = "audit"
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
         self._lock = threading.Lock()  # one writer at a time keeps lines whole
         self._path: str | None = None
         self._file = None

@@ -1,92 +1,80 @@
-"""hmsproxy_execute: the proxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) over Thrift.
+"""hmsproxy's own statements over Thrift: hmsproxy_execute_script (one result per statement) and
+hmsproxy_execute (the last result, for clients from before it).
 
-The statements run as the connection's set_ugi user against the store opened
-by app.build_handler. Every error (syntax, validation, store) reaches the
-client as MetaException naming the failing statement.
+The grammar is composed from the installed features' StatementSets and each statement
+runs with the runner its feature gives (Feature.statement_runners), as the connection's
+set_ugi user. Errors reach the client as MetaException naming the failing statement.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from functools import cached_property
 
 from hmsproxy import idl
 from hmsproxy.call import Call
-from hmsproxy.config_model import Config
-from hmsproxy.ddl.executor import DdlError, ExecContext, NoSuchObject, NotPermitted, RemoteAlreadyExists, execute
-from hmsproxy.ddl.parser import DdlSyntaxError, parse
+from hmsproxy.ddl import executor
+from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.ddl.registry import Grammar
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import Statement
-from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound, ProxyError
-from hmsproxy.store import Store, StoreError
+from hmsproxy.errors import ProxyError
+from hmsproxy.features.base import Feature
+from hmsproxy.store import StoreError
 
 log = logging.getLogger(__name__)
 
-METHOD = "hmsproxy_execute"
 
+class Statements(Feature):
+    name = "ddl"
+    methods = frozenset({"hmsproxy_execute", "hmsproxy_execute_script"})
 
-class DdlStatements:
-    def __init__(
-        self,
-        store: Store,
-        config: Callable[[], Config],
-        exists_locally: Callable[[str], bool] | None = None,
-        table_exists_locally: Callable[[str, str], bool] | None = None,
-    ):
-        self.store = store
-        self._config = config  # read per call, so a reload's remotes.creators applies at once
-        #: Lent by the remotes feature, which knows the backends' databases (None: not checked).
-        self.exists_locally = exists_locally
-        self.table_exists_locally = table_exists_locally
+    @cached_property
+    def grammar(self) -> Grammar:
+        return Grammar(f.statements for f in self.platform.features if f.statements is not None)
 
     def on_request(self, call: Call):
-        if call.method != METHOD:
-            return None
-        rs = self.run(call.args.statements or "", call.session.user, call.args.current_database)
-        result = call.spec.result_cls()
-        result.success = idl.hms.HmsProxyResult(columns=list(rs.columns), rows=[list(r) for r in rs.rows])
-        return result
+        args = call.args
+        results = self.run_script(args.statements or "", call.session.user, args.current_database)
+        answer = call.spec.result_cls()
+        if call.method == "hmsproxy_execute_script":
+            answer.success = [_as_thrift(rs) for rs in results]
+        else:
+            answer.success = _as_thrift(results[-1] if results else ResultSet([], []))
+        return answer
 
-    def context(self, user: str | None, current_database: str | None) -> ExecContext:
-        return ExecContext(
-            self.store,
-            user,
-            current_database or "default",
-            self._config().remotes.creators,
-            self.exists_locally,
-            self.table_exists_locally,
-        )
-
-    def run(self, text: str, user: str | None, current_database: str | None) -> ResultSet:
-        """Run a script; answers the last statement's result (an empty one for an empty script)."""
-        ctx = self.context(user, current_database)
+    def run_script(self, text: str, user: str | None, current_database: str | None) -> list[ResultSet]:
+        """Every statement's result, in order; the first error stops the script (nothing runs on a syntax error)."""
         try:
-            statements = parse(text)
+            statements = self.grammar.parse(text)
         except DdlSyntaxError as e:
-            raise ProxyError(f"hmsproxy: syntax error at {e}") from None
-        result = ResultSet([], [])
+            raise DdlSyntaxError(f"hmsproxy: syntax error at {e}", e.line, e.column, e.expected) from None
+        results = []
         for n, statement in enumerate(statements, start=1):
             where = f" (statement {n} of {len(statements)})" if len(statements) > 1 else ""
-            result = self.execute(statement, ctx, where)
-        return result
+            results.append(self.execute(statement, user, current_database, where))
+        return results
 
-    def execute(self, statement: Statement, ctx: ExecContext, where: str = "") -> ResultSet:
-        """Run one statement; its refusal becomes the ProxyError a client's call declares best.
+    def execute(self, statement: Statement, user: str | None, current_database: str | None, where: str = "") -> ResultSet:
+        """Run one statement as `user`; a refusal becomes the ProxyError a client's call declares best.
 
-        Both ways to make a remote come through here: hmsproxy_execute, and plain
-        clients' CREATE DATABASE/TABLE with hmsproxy.remote.* properties (features/remotes.py).
+        Other features run statements through here too (remotes: a plain client's CREATE DATABASE
+        with hmsproxy.remote.* properties is the CREATE REMOTE DATABASE it means).
         """
-        try:
-            result = execute(statement, ctx)
-        except DdlError as e:
-            error = _PROXY_ERRORS.get(type(e), InvalidRequest)
-            raise error(f"hmsproxy: {e}{where}") from None
-        except StoreError as e:
-            log.warning("store error executing %r: %s", statement.source or statement, e)
-            raise ProxyError(f"hmsproxy: the proxy's store failed: {e}{where}") from None
-        log.info("user %s: %s", ctx.user, statement.source or statement)
+        runners = {t: r for f in self.platform.features for t, r in f.statement_runners().items()}
+        with self.platform.client(user) as client:
+            ctx = executor.StatementContext(user, current_database, client, self.platform.config())
+            try:
+                result = executor.run(statement, runners, ctx)
+            except ProxyError as e:
+                message = str(e) if str(e).startswith("hmsproxy:") else f"hmsproxy: {e}"
+                raise type(e)(f"{message}{where}") from None
+            except StoreError as e:
+                log.warning("store error executing %r: %s", statement.source or statement, e)
+                raise ProxyError(f"hmsproxy: the proxy's store failed: {e}{where}") from None
+        log.info("user %s: %s", user, statement.source or statement)
         return result
 
 
-#: How each kind of refused statement reaches a client.
-_PROXY_ERRORS = {RemoteAlreadyExists: Conflict, NotPermitted: AccessDenied, NoSuchObject: NotFound}
+def _as_thrift(rs: ResultSet):
+    return idl.hms.HmsProxyResult(columns=list(rs.columns), rows=[list(r) for r in rs.rows])

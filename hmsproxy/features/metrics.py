@@ -7,12 +7,14 @@ is the one place that turns them into the text format served on /metrics.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from hmsproxy.backends import Backends
 from hmsproxy.call import Call
+from hmsproxy.features.base import Feature, Platform
+from hmsproxy.session import Session
 
 #: Error texts become label values; keep them short so one bad backend can't bloat a scrape.
 MAX_ERROR_LABEL = 200
@@ -48,17 +50,14 @@ class _BackendCollector:
         return [up, error, timeouts]
 
 
-class _NullGauge:
-    def inc(self, amount: float = 1) -> None:
-        pass
+class Metrics(Feature):
+    """Counts every call; other features register their own metrics in the same registry."""
 
-    def dec(self, amount: float = 1) -> None:
-        pass
+    name = "metrics"
 
-
-class Metrics:
-    def __init__(self, backends: Backends):
-        self.registry = CollectorRegistry()
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self.registry = platform.metrics
         self.requests = Counter(
             "hmsproxy_requests",
             "Calls handled, by method, answering metastore and outcome",
@@ -73,9 +72,16 @@ class Metrics:
             registry=self.registry,
         )
         self.client_connections = Gauge("hmsproxy_client_connections", "Open client connections", registry=self.registry)
-        #: Incremented by the store on every failed operation (Store.on_error, wired in app.py).
         self.store_errors = Counter("hmsproxy_store_errors", "Failed operations on the proxy's own store", registry=self.registry)
-        self.registry.register(_BackendCollector(backends))
+        if platform.store is not None:
+            platform.store.on_error = self.store_errors.inc
+        self.registry.register(_BackendCollector(platform.backends))
+
+    def session_opened(self, session: Session) -> None:
+        self.client_connections.inc()
+
+    def session_closed(self, session: Session) -> None:
+        self.client_connections.dec()
 
     def on_complete(self, call: Call) -> None:
         backend = call.backend or "-"
@@ -85,9 +91,3 @@ class Metrics:
     def render(self) -> tuple[bytes, str]:
         """The scrape body and its content type."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
-
-
-def connection_gauge(handler):
-    """The open-connections gauge of a handler's metrics, or a no-op one when it has none."""
-    metrics = getattr(handler, "metrics", None)
-    return metrics.client_connections if metrics is not None else _NullGauge()

@@ -12,7 +12,7 @@ import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from hmsproxy.ops.readiness import default_readiness
+from hmsproxy.ops.readiness import readiness_of
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +44,13 @@ class OpsHttpServer:
 
 
 def _make_request_handler(handler):
-    readiness = getattr(handler, "readiness", None) or default_readiness(handler)
+    readiness = readiness_of(handler)
+    metrics = handler.features.get("metrics")
 
     class RequestHandler(BaseHTTPRequestHandler):
         def do_GET(self):
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
-                metrics = getattr(handler, "metrics", None)
                 if metrics is None:
                     return self._send(404, b"metrics are not enabled\n", "text/plain")
                 body, content_type = metrics.render()

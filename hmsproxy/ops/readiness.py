@@ -1,7 +1,7 @@
 """Is this proxy ready to serve? A list of checks, each a callable returning a CheckResult.
 
-/readyz runs them all. Parts that the proxy cannot serve without add their own
-check with ``handler.readiness.add(fn)`` (e.g. the store, when one is configured).
+/readyz runs them all: the config, a live call on the primary, the store when the
+handler has one, and whatever checks features contribute (Feature.readiness_checks).
 """
 
 from __future__ import annotations
@@ -88,3 +88,15 @@ class PrimaryCheck:
 
 def default_readiness(handler) -> Readiness:
     return Readiness([config_check(handler), PrimaryCheck(handler)])
+
+
+def readiness_of(handler) -> Readiness:
+    """Every check of a handler: the defaults, its store's, its features'."""
+    from hmsproxy.store import store_check
+
+    readiness = default_readiness(handler)
+    if handler.store is not None:
+        readiness.add(store_check(handler.store))
+    for check in handler.features.readiness_checks():
+        readiness.add(check)
+    return readiness

@@ -43,6 +43,7 @@ LOCAL_METHODS = frozenset(
         "shutdown",
         "hmsproxy_describe",
         "hmsproxy_execute",
+        "hmsproxy_execute_script",
     }
 )
 FANOUT_METHODS = frozenset({"get_all_databases", "get_databases", "get_table_meta", "set_ugi", "get_all_functions"})
@@ -70,6 +71,20 @@ WRITE_PREFIXES = (
     "setMetaConf",
 )
 
+#: Lock calls change metadata (locks are state in the metastore) though their names don't say so.
+WRITE_METHODS = frozenset({"lock", "unlock", "check_lock"})
+#: Routed calls naming a second database that must live on the same metastore as the first.
+SECOND_DB_ARGS = {"exchange_partition": ("dest_db",), "exchange_partitions": ("dest_db",)}
+#: Routed calls whose table is the new object itself, not one that must already be visible.
+TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints"})
+TABLE_DROPPING = frozenset({"drop_table", "drop_table_with_environment_context"})
+#: Calls answering the table names of one database (a pattern, a type or a filter chooses which).
+TABLE_NAME_LISTS = frozenset({"get_all_tables", "get_tables", "get_tables_by_type", "get_table_names_by_filter"})
+#: Calls answering Table objects of one database by name, and one table by name.
+TABLE_OBJECT_LISTS = frozenset({"get_table_objects_by_name", "get_table_objects_by_name_req"})
+TABLE_GETS = frozenset({"get_table", "get_table_req"})
+DATABASE_LISTS = frozenset({"get_all_databases", "get_databases"})
+
 #: Table names among plain string arguments.
 TABLE_NAME_ARGS = ("tbl_name", "table_name", "base_tbl_name", "source_table_name", "tableName")
 #: Table-name fields inside request structs, next to the db field.
@@ -87,6 +102,43 @@ class MethodSpec:
     writes: bool = False
     creates_database: bool = False
     oneway: bool = False
+    #: Where a second database sits that must be on the same metastore (exchange_partition's dest_db).
+    second_db: Path | None = None
+
+    # -- traits: what kind of call this is, for features that care -----------------------
+
+    @property
+    def creates_table(self) -> bool:
+        return self.name in TABLE_CREATING
+
+    @property
+    def drops_table(self) -> bool:
+        return self.name in TABLE_DROPPING
+
+    @property
+    def lists_table_names(self) -> bool:
+        return self.name in TABLE_NAME_LISTS
+
+    @property
+    def lists_table_objects(self) -> bool:
+        return self.name in TABLE_OBJECT_LISTS
+
+    @property
+    def gets_table(self) -> bool:
+        return self.name in TABLE_GETS
+
+    @property
+    def lists_databases(self) -> bool:
+        return self.name in DATABASE_LISTS
+
+    @cached_property
+    def db_list(self) -> tuple[Path, Path] | None:
+        """(path to a list, path inside each element) when the db sits in list elements: every
+        element names a database (add_partitions' parts, lock's components), not only the first."""
+        if self.db is None or 0 not in self.db:
+            return None
+        i = self.db.index(0)
+        return self.db[:i], self.db[i + 1 :]
 
     @cached_property
     def args_cls(self) -> type:
@@ -155,7 +207,7 @@ def _derive(name: str) -> MethodSpec:
     oneway = bool(getattr(result_cls, "oneway", False))
     if name in LOCAL_METHODS:
         return MethodSpec(name, Kind.LOCAL, oneway=oneway)
-    writes = name.startswith(WRITE_PREFIXES)
+    writes = name.startswith(WRITE_PREFIXES) or name in WRITE_METHODS
     if name in FANOUT_METHODS:
         return MethodSpec(name, Kind.FANOUT, writes=writes)
     args = getattr(idl.HmsProxy, name + "_args")
@@ -196,11 +248,9 @@ def _derive(name: str) -> MethodSpec:
         writes=writes,
         creates_database=name == "create_database",
         oneway=oneway,
+        second_db=SECOND_DB_ARGS.get(name),
     )
 
-
-#: Routed calls whose table is the new object itself, not one that must already be visible.
-TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints"})
 
 METHOD_SPECS: dict[str, MethodSpec] = {m: _derive(m) for m in idl.HmsProxy.thrift_services}
 
@@ -216,3 +266,14 @@ def locate(args, path: Path):
         else:
             value = getattr(value, step, None)
     return value
+
+
+def other_databases(spec: MethodSpec, args) -> list[str]:
+    """The databases a call names besides the first (exchange_partition's dest_db, lock's other components)."""
+    found = []
+    if spec.second_db is not None:
+        found.append(locate(args, spec.second_db))
+    if spec.db_list is not None:
+        list_path, in_element = spec.db_list
+        found += [locate(element, in_element) for element in (locate(args, list_path) or [])[1:]]
+    return [db for db in found if db]

@@ -5,7 +5,7 @@ include "hive_metastore.thrift"
 
 namespace java io.hmsproxy.api
 
-// The answer to hmsproxy_execute: the last statement's result as text.
+// One statement's result as text.
 struct HmsProxyResult {
   1: list<string> columns,
   2: list<list<string>> rows,
@@ -18,5 +18,8 @@ service HmsProxy extends hive_metastore.ThriftHiveMetastore {
   // set_ugi user; `current_database` is where unqualified remote tables go. Answers the last
   // statement's result; a failing statement stops the script and arrives as MetaException.
   HmsProxyResult hmsproxy_execute(1: string statements, 2: string current_database)
+      throws (1: hive_metastore.MetaException o1),
+  // The same, answering one result per statement, in order (nothing runs on a syntax error).
+  list<HmsProxyResult> hmsproxy_execute_script(1: string statements, 2: string current_database)
       throws (1: hive_metastore.MetaException o1),
 }

@@ -44,6 +44,7 @@ ALLOWED_ADDITIONS = frozenset(
         # The proxy's own calls.
         "HmsProxy.hmsproxy_describe",
         "HmsProxy.hmsproxy_execute",
+        "HmsProxy.hmsproxy_execute_script",
     }
 )
 

@@ -19,11 +19,11 @@ from thriftpy2.transport import TTransportException
 from hmsproxy import idl
 from hmsproxy.app import build_handler
 from hmsproxy.config_model import AuditConfig, TlsConfig
-from hmsproxy.dev.stack import free_port
+from hmsproxy.dev.ports import free_port
 from hmsproxy.ops.http import OpsHttpServer
 from hmsproxy.server import ProxyServer
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
-from tests.support.federation import federation_yaml, prefixed_config
+from tests.support.federation import federation_yaml, leave_out_after, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
 
 hive = idl.hive
@@ -84,7 +84,7 @@ def test_metrics_count_calls_by_method_backend_and_outcome(proxy, proxy_client, 
     assert handler_metric(h, "hmsproxy_backend_up", backend="primary") == 1
     assert handler_metric(h, "hmsproxy_backend_up", backend="waggle") == 1
     assert handler_metric(h, "hmsproxy_client_connections") >= 1
-    assert "hmsproxy_store_errors_total 0.0" in h.metrics.render()[0].decode()
+    assert "hmsproxy_store_errors_total 0.0" in h.features.get("metrics").render()[0].decode()
 
 
 def test_client_connections_gauge_follows_connects_and_disconnects(own_proxy, metastores):
@@ -105,7 +105,8 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
     """/healthz stays 200; /readyz and the fan-out timeout counter follow the real primary."""
     ms = private_metastore
     config = prefixed_config(ms.uri, metastores[1].uri)
-    config = replace(config, server=replace(config.server, fanout_timeout_ms=500))
+    # The stopped primary is left out after 500 ms; waggle keeps a far deadline, however busy the machine.
+    config = leave_out_after(config, config.primary, deadline_ms=500)
     server = own_proxy(config)
     ops = OpsHttpServer(server.handler, "127.0.0.1", 0).start()
     try:
@@ -128,7 +129,8 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
                 assert metric_sum(text, "hmsproxy_fanout_timeouts_total", backend="primary") == 1
                 assert metric_sum(text, "hmsproxy_fanout_timeouts_total", backend="waggle") == 0
                 assert metric_sum(text, "hmsproxy_requests_total", method="get_all_databases", outcome="unavailable") == 1
-                time.sleep(1.1)  # past the readiness cache
+                # Readiness answers from a short cache: wait (bounded) until it has seen the hung primary.
+                assert poll(lambda: http_json(f"{ops.url}/readyz")[0] == 503, 30)
                 status, body = http_json(f"{ops.url}/readyz")
                 assert status == 503 and body["ready"] is False
                 primary = next(c for c in body["checks"] if c["name"] == "primary")
@@ -153,11 +155,18 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
         ops.stop()
 
 
-def test_readiness_checks_are_a_list_others_can_extend(own_proxy, metastores):
+def test_features_add_readiness_checks(own_proxy, metastores):
+    from hmsproxy.features.base import Feature
     from hmsproxy.ops.readiness import CheckResult
 
+    class NeedsSomething(Feature):
+        name = "needs_something"
+
+        def readiness_checks(self):
+            return [lambda: CheckResult("extra", False, "something it needs is unreachable")]
+
     server = own_proxy(prefixed_config(metastores[0].uri, metastores[1].uri))
-    server.handler.readiness.add(lambda: CheckResult("extra", False, "something it needs is unreachable"))
+    server.handler.install(NeedsSomething)
     ops = OpsHttpServer(server.handler, "127.0.0.1", 0).start()
     try:
         status, body = http_json(f"{ops.url}/readyz")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import uuid
@@ -12,8 +11,8 @@ import pytest
 
 from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-from hmsproxy.config_model import RemotesConfig
 from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.features.remotes.config import RemotesConfig
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
 REPO = Path(__file__).resolve().parents[2]
@@ -58,14 +57,14 @@ def test_cli_create_show_describe_drop(uri, remote_uri, proxy):
         assert [c.strip() for c in row.split("|")][:4] == [db, "sales", "thrift", "alice"]
         # the columns line up
         assert len({line.index("|") for line in lines[2:-1]} | {lines[0].index("|")}) == 1
-        assert proxy.handler.store.remotes.get_database(db).owner == "alice"
+        assert proxy.handler.features.get("remotes").repo.get_database(db).owner == "alice"
 
         out = hmsproxy_sql(uri, "-e", f"describe remote database {db}")
         assert out.returncode == 0 and remote_uri in out.stdout
     finally:
         out = hmsproxy_sql(uri, "--user", "alice", "-e", f"DROP REMOTE DATABASE {db};")
     assert out.returncode == 0 and out.stdout.strip() == f"dropped remote database '{db}'"
-    assert proxy.handler.store.remotes.get_database(db) is None
+    assert proxy.handler.features.get("remotes").repo.get_database(db) is None
 
 
 def test_cli_runs_a_script_file_in_the_current_database(uri, remote_uri, tmp_path, proxy, federated_dbs):
@@ -87,11 +86,14 @@ def test_cli_runs_a_script_file_in_the_current_database(uri, remote_uri, tmp_pat
         assert blocks[1] == f"created remote table '{other}.{t}' connected to '{other}.{t}' via 'thrift'"
         [row] = [line for line in blocks[2].splitlines() if t in line]
         assert [c.strip() for c in row.split("|")][:6] == [db, t, "sales", "orders", "thrift", "bob"]
-        rt = proxy.handler.store.remotes.get_table(db, t)
+        rt = proxy.handler.features.get("remotes").repo.get_table(db, t)
         assert (rt.remote_db, rt.remote_name, rt.owner) == ("sales", "orders", "bob")
     finally:
         hmsproxy_sql(uri, "--database", db, "-e", f"DROP REMOTE TABLE IF EXISTS {t}; DROP REMOTE TABLE IF EXISTS {other}.{t}")
-    assert proxy.handler.store.remotes.get_table(db, t) is None and proxy.handler.store.remotes.get_table(other, t) is None
+    assert (
+        proxy.handler.features.get("remotes").repo.get_table(db, t) is None
+        and proxy.handler.features.get("remotes").repo.get_table(other, t) is None
+    )
 
 
 def test_cli_remote_table_needs_an_existing_database(uri, remote_uri):
@@ -122,7 +124,7 @@ def test_cli_refusals_and_missing_objects(uri, proxy_config):
     assert "hmsproxy: remote database 'no_such_remote' does not exist" in out.stderr
     out = hmsproxy_sql(uri, "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('a'='b')")
     assert out.returncode == 1 and "property 'hive.metastore.uris' is required" in out.stderr
-    with proxy_config(lambda base: dataclasses.replace(base, remotes=RemotesConfig(creators=("admin",)))):
+    with proxy_config(lambda base: base.with_section("remotes", RemotesConfig(creators=("admin",)))):
         out = hmsproxy_sql(
             uri, "--user", "mallory", "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')"
         )
@@ -149,7 +151,7 @@ def test_python_client(uri, remote_uri, proxy):
         with pytest.raises(DdlSyntaxError) as e:
             c.execute(f"DROP REMOTE DATABASE {db}; DROP REMOTE TABLE")
         assert e.value.line == 1
-        assert proxy.handler.store.remotes.get_database(db) is not None  # the syntax error stopped everything
+        assert proxy.handler.features.get("remotes").repo.get_database(db) is not None  # the syntax error stopped everything
         [dropped] = c.execute(f"DROP REMOTE DATABASE {db}")
         assert dropped.rows == [[f"dropped remote database '{db}'"]]
 

@@ -24,7 +24,7 @@ def metric_sum(text: str | bytes, name: str, **labels) -> float:
 
 
 def handler_metric(handler, name: str, **labels) -> float:
-    return metric_sum(handler.metrics.render()[0], name, **labels)
+    return metric_sum(handler.features.get("metrics").render()[0], name, **labels)
 
 
 def http_get(url: str, timeout_s: float = 10) -> tuple[int, str, str]:

@@ -1,4 +1,8 @@
-"""The composition root opens one store per handler; the DDL feature answers only hmsproxy_execute."""
+"""The composition root opens one store per handler; the statements feature answers hmsproxy_execute(_script).
+
+The backends are hmsproxy.testing fakes, so a statement's checks (does the name exist
+in the federation?) really go through the proxy's routing as the user.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,16 @@ import pytest
 
 from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import RemotesConfig, StoreConfig
-from hmsproxy.errors import ProxyError
+from hmsproxy.config_model import StoreConfig
+from hmsproxy.errors import AccessDenied, Conflict
+from hmsproxy.features.remotes.config import RemotesConfig
+from hmsproxy.ops.readiness import readiness_of
 from hmsproxy.session import Session
 from hmsproxy.store import StoreError
+from hmsproxy.testing import FakeMetastore, database, fake_connect
 from tests.support.federation import prefixed_config
+
+LINK = "WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')"
 
 
 @pytest.fixture
@@ -21,13 +30,35 @@ def config(tmp_path):
     return dataclasses.replace(base, store=StoreConfig(f"sqlite:///{tmp_path / 'st' / 'hmsproxy.db'}"))
 
 
+@pytest.fixture
+def primary():
+    m = FakeMetastore("primary")
+    m.create_database(database("shop"))
+    return m
+
+
+@pytest.fixture
+def handler(config, primary):
+    h = build_handler(config, connect=fake_connect({"primary": primary, "waggle": FakeMetastore("waggle")}))
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def session(handler):
+    s = Session(handler.backends, "test")
+    s.set_ugi("erin", [])
+    yield s
+    s.close()
+
+
 def test_build_handler_opens_the_store_and_close_closes_it(config, tmp_path):
     handler = build_handler(config)
     try:
         assert (tmp_path / "st" / "hmsproxy.db").is_file()
         handler.store.ping()
-        checks = {c.__name__: c for c in handler.readiness.checks if hasattr(c, "__name__")}
-        result = checks["store_reachable"]()
+        (store_check,) = [c for c in readiness_of(handler).checks if getattr(c, "__name__", "") == "store_reachable"]
+        result = store_check()
         assert result.ok and result.name == "store"
     finally:
         handler.close()
@@ -39,36 +70,44 @@ def test_build_handler_refuses_a_bad_store_url(config):
         build_handler(dataclasses.replace(config, store=StoreConfig("nonsense")))
 
 
-def test_hmsproxy_execute_is_answered_locally_as_the_session_user(config):
-    handler = build_handler(config)
-    session = Session(handler.backends, "test")
-    session.set_ugi("erin", [])
-    try:
-        args = idl.HmsProxy.hmsproxy_execute_args(
-            statements="CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1'); SHOW REMOTE DATABASES",
-            current_database="default",
-        )
-        # The remotes feature would ask the (unreachable) backends whether 'x' exists; not this test's subject.
-        handler.ddl.exists_locally = None
-        result = handler.dispatch(session, "hmsproxy_execute", args)
-        assert result.success.columns[0] == "database_name"
-        assert [r[0] for r in result.success.rows] == ["x"] and result.success.rows[0][3] == "erin"
-        bad = handler.dispatch(session, "hmsproxy_execute", idl.HmsProxy.hmsproxy_execute_args("DROP REMOTE TABLE", "default"))
-        assert "syntax error at line 1, column 18" in bad.o1.message
-        # other local calls are still the handler's own
-        assert handler.dispatch(session, "getName", idl.HmsProxy.getName_args()).success == "hmsproxy"
-    finally:
-        session.close()
-        handler.close()
+def test_hmsproxy_execute_is_answered_locally_as_the_session_user(handler, session, primary):
+    args = idl.HmsProxy.hmsproxy_execute_args(
+        statements=f"CREATE REMOTE DATABASE x {LINK}; SHOW REMOTE DATABASES", current_database="default"
+    )
+    result = handler.dispatch(session, "hmsproxy_execute", args)
+    assert result.success.columns[0] == "database_name"
+    assert [r[0] for r in result.success.rows] == ["x"] and result.success.rows[0][3] == "erin"
+    # The name check went through the proxy's routing to the primary, as erin.
+    (asked,) = primary.calls_to("get_database")
+    assert asked.args.name == "x" and asked.user == "erin"
+    bad = handler.dispatch(session, "hmsproxy_execute", idl.HmsProxy.hmsproxy_execute_args("DROP REMOTE TABLE", "default"))
+    assert "syntax error at line 1, column 18" in bad.o1.message
+    # other local calls are still the handler's own
+    assert handler.dispatch(session, "getName", idl.HmsProxy.getName_args()).success == "hmsproxy"
 
 
-def test_creators_follow_config_reloads(config):
-    handler = build_handler(config)
-    try:
-        handler.ddl.exists_locally = None
-        handler.apply_config(dataclasses.replace(config, remotes=RemotesConfig(creators=("root",))))
-        with pytest.raises(ProxyError, match="user 'erin' may not create remote database 'y'.*remotes.creators"):
-            handler.ddl.run("CREATE REMOTE DATABASE y WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')", "erin", None)
-        handler.ddl.run("CREATE REMOTE DATABASE y WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')", "root", None)
-    finally:
-        handler.close()
+def test_hmsproxy_execute_script_answers_each_statement(handler, session):
+    script = f"CREATE REMOTE DATABASE x {LINK}; SHOW REMOTE DATABASES; DESCRIBE REMOTE DATABASE x"
+    result = handler.dispatch(session, "hmsproxy_execute_script", idl.HmsProxy.hmsproxy_execute_script_args(script, "default"))
+    created, shown, described = result.success
+    assert "created remote database 'x'" in created.rows[0][0]
+    assert [r[0] for r in shown.rows] == ["x"]
+    assert dict(map(tuple, described.rows))["remote_database"] == "x"
+    # A failing statement names its place and stops the script.
+    failed = handler.dispatch(
+        session,
+        "hmsproxy_execute_script",
+        idl.HmsProxy.hmsproxy_execute_script_args(f"DROP REMOTE DATABASE x; CREATE REMOTE DATABASE shop {LINK}", "default"),
+    )
+    message = failed.o1.message
+    assert "a database 'shop' already exists in the federation" in message and message.endswith("(statement 2 of 2)")
+
+
+def test_creators_follow_config_reloads(handler, config):
+    statements = handler.features.get("ddl")
+    handler.apply_config(config.with_section("remotes", RemotesConfig(creators=("root",))))
+    with pytest.raises(AccessDenied, match="user 'erin' may not create remote database 'y'.*remotes.creators"):
+        statements.run_script(f"CREATE REMOTE DATABASE y {LINK}", "erin", None)
+    statements.run_script(f"CREATE REMOTE DATABASE y {LINK}", "root", None)
+    with pytest.raises(Conflict, match="remote database 'y' already exists"):
+        statements.run_script(f"CREATE REMOTE DATABASE y {LINK}", "root", None)

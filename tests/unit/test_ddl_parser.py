@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hmsproxy.ddl import DdlSyntaxError, is_hmsproxy_statement, parse, split
-from hmsproxy.ddl.statements import (
+from hmsproxy.features.remotes.statements import (
     CreateRemoteDatabase,
     CreateRemoteTable,
     DescribeRemoteDatabase,

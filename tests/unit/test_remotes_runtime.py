@@ -11,6 +11,7 @@ from hmsproxy.backends import Backends
 from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.features.remotes.cache import RemotesCache
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets, is_link, link_properties, normalize_factory
 from hmsproxy.features.remotes.tunnels import Hop, parse_route, tunnel_spec
 from hmsproxy.store import Store
@@ -18,18 +19,23 @@ from hmsproxy.store import Store
 
 @pytest.fixture
 def store(tmp_path):
-    s = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    s = Store(f"sqlite:///{tmp_path / 'store.db'}", [REMOTES_SCHEMA])
     yield s
     s.close()
 
 
-def test_registry_sees_changes_of_another_writer_within_its_interval(store, tmp_path):
-    mine = RemotesCache(store.remotes, check_interval_s=0.2)
+@pytest.fixture
+def repo(store):
+    return RemoteRepository(store)
+
+
+def test_registry_sees_changes_of_another_writer_within_its_interval(repo, tmp_path):
+    mine = RemotesCache(repo, check_interval_s=0.2)
     assert mine.snapshot().empty
-    other = Store(f"sqlite:///{tmp_path / 'store.db'}")  # a second proxy on the same store
+    other = Store(f"sqlite:///{tmp_path / 'store.db'}", [REMOTES_SCHEMA])  # a second proxy on the same store
     try:
-        other.remotes.add_database(RemoteDatabase("Sales_EU", "sales", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
-        other.remotes.add_table(RemoteTable("loc", "t_link", "sales", "t", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
+        RemoteRepository(other).add_database(RemoteDatabase("Sales_EU", "sales", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
+        RemoteRepository(other).add_table(RemoteTable("loc", "t_link", "sales", "t", "thrift", {"hive.metastore.uris": "thrift://h:1"}))
     finally:
         other.close()
     deadline = time.monotonic() + 2
@@ -44,7 +50,7 @@ def test_registry_sees_changes_of_another_writer_within_its_interval(store, tmp_
     assert snap.database("loc") is None and snap.table("loc", "t") is None
 
 
-def test_registry_reads_the_store_only_when_its_generation_moved(store):
+def test_registry_reads_the_store_only_when_its_generation_moved(repo):
     calls = []
 
     class Counting:
@@ -61,11 +67,11 @@ def test_registry_reads_the_store_only_when_its_generation_moved(store):
         def list_tables(self, local_db=None):
             return self.repo.list_tables(local_db)
 
-    registry = RemotesCache(Counting(store.remotes), check_interval_s=0)
+    registry = RemotesCache(Counting(repo), check_interval_s=0)
     registry.snapshot()
     registry.snapshot()
     assert calls == ["db"]
-    store.remotes.add_database(RemoteDatabase("x", "x", "thrift", {}))
+    repo.add_database(RemoteDatabase("x", "x", "thrift", {}))
     assert registry.snapshot().database("x") is not None
     assert calls == ["db", "db"]
 
@@ -133,7 +139,7 @@ def test_config_remotes_are_parsed_and_validated(tmp_path):
             "      properties: {hive.metastore.uris: 'thrift://hms-eu:9083', ssh.tunnel.route: 'u@b'}\n"
         )
     )
-    remotes = load_config(good).remotes
+    remotes = load_config(good).sections["remotes"]
     assert remotes.creators == ("alice",)
     (db,) = remotes.databases
     assert (db.local_name, db.remote_name, db.factory, db.properties) == (
@@ -155,14 +161,14 @@ def test_config_remotes_are_parsed_and_validated(tmp_path):
         load_config(twice)
 
 
-def test_config_remotes_win_over_the_stores_and_are_marked(store):
-    from hmsproxy.config_model import RemotesConfig
+def test_config_remotes_win_over_the_stores_and_are_marked(repo):
+    from hmsproxy.features.remotes.config import RemotesConfig
     from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
-    store.remotes.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
-    store.remotes.add_database(RemoteDatabase("b", "b", "thrift", {}))
+    repo.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
+    repo.add_database(RemoteDatabase("b", "b", "thrift", {}))
     static = RemotesConfig(None, (RemoteDatabase("a", "from_config"),), (RemoteTable("shop", "t", "sales", "t"),))
-    registry = RemotesCache(store.remotes, check_interval_s=0)
+    registry = RemotesCache(repo, check_interval_s=0)
     view = registry.view(static)
     assert view.database("a").remote_name == "from_config" and view.database("b").remote_name == "b"
     assert view.static_databases == {"a"} and view.static_tables == {("shop", "t")}

@@ -19,19 +19,24 @@ and are seen through a cached view (remotes/registry.py). This feature:
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hmsproxy import idl
 from hmsproxy.call import Call
 from hmsproxy.config_model import DatabaseResolution
-from hmsproxy.ddl import statements as st
 from hmsproxy.errors import UNAVAILABLE_TYPES, AccessDenied, Conflict, InvalidRequest, ProxyError
+from hmsproxy.features.base import Feature, Platform
+from hmsproxy.features.catalog import VirtualDatabase, VirtualTable
+from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.cache import RemotesCache
+from hmsproxy.features.remotes.config import SECTION
 from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory
+from hmsproxy.features.remotes.runners import RemoteRunners
+from hmsproxy.features.remotes.statements import STATEMENTS
+from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import (
     LINK_DATABASE,
     LINK_FACTORY,
@@ -44,17 +49,13 @@ from hmsproxy.features.remotes.targets import (
     normalize_factory,
 )
 from hmsproxy.features.remotes.tunnels import TunnelError
-from hmsproxy.routing.methods import TABLE_CREATING, Kind
+from hmsproxy.routing.methods import Kind, MethodSpec
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
-from hmsproxy.routing.patterns import hive_match
-from hmsproxy.routing.router import Route, UnknownDatabase
+from hmsproxy.routing.router import Route
 from hmsproxy.routing.table_rewrite import rewrite_table_value, rewrite_tables, table_renamer
-from hmsproxy.session import Session
 
 log = logging.getLogger(__name__)
 
-DROP_TABLE = frozenset({"drop_table", "drop_table_with_environment_context"})
-TABLE_LISTS = frozenset({"get_all_tables", "get_tables"})
 #: Where a remote managed table's own type is kept (clients see it as EXTERNAL_TABLE).
 REMOTE_TABLE_TYPE = "hmsproxy.remote.table.type"
 #: Seconds a target that failed during a listing is left out of further listings.
@@ -110,31 +111,56 @@ def _table_link(rt) -> Link:
     return Link("table", f"{rt.local_db}.{rt.local_name}", rt.remote_db, rt.remote_name, rt.factory, rt.properties)
 
 
-class Remotes:
-    def __init__(self, handler, store, *, check_interval_s: float = 1.0):
-        self.handler = handler
-        self.store = store
-        self.cache = RemotesCache(store.remotes, check_interval_s)
-        self.targets = Targets(handler.backends, lambda: handler.config.server.connect_timeout_s)
+@dataclass
+class RemotesSessionState:
+    #: Target metastore -> the URIs this client's connection to it was made for.
+    seen_uris: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Remotes(Feature):
+    """Remote databases and tables: routes calls on them, lists them (features/catalog.py), refuses writes."""
+
+    name = "remotes"
+    config_section = SECTION
+    store_schema = REMOTES_SCHEMA
+    statements = STATEMENTS
+    #: How often the store's remotes generation is checked (another proxy may have changed them).
+    check_interval_s = 1.0
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self.repo = RemoteRepository(platform.store)
+        self.cache = RemotesCache(self.repo, self.check_interval_s)
+        self.targets = Targets(platform.backends, lambda: platform.config().server.connect_timeout_s)
+        self._runners = RemoteRunners(self.repo)
         self._backoff: dict[str, float] = {}
         self._backoff_lock = threading.Lock()
-        # The proxy's own connections, for existence checks outside client calls (DDL statements).
-        self._session = Session(handler.backends, "remotes")
-        self._session_lock = threading.Lock()
-        handler.closers.append(self.close)
+
+    def wants(self, spec: MethodSpec) -> bool:
+        return spec.kind is Kind.ROUTED
+
+    def new_session_state(self) -> RemotesSessionState:
+        return RemotesSessionState()
 
     def close(self) -> None:
         self.targets.close()
-        self._session.close()
 
-    def on_complete(self, call: Call) -> None:
-        # hmsproxy_execute (features/ddl.py) may have changed remotes: see them at once.
-        if call.method == "hmsproxy_execute":
-            self.cache.refresh()
+    def statement_runners(self) -> dict:
+        # After a statement changed the store, this proxy serves the change at once.
+        return {kind: self._then_refresh(run) for kind, run in self._runners.runners().items()}
+
+    def _then_refresh(self, run):
+        def run_and_refresh(statement, ctx):
+            try:
+                return run(statement, ctx)
+            finally:
+                self.cache.refresh()
+
+        return run_and_refresh
 
     def describe(self) -> list[str]:
         """Lines for hmsproxy_describe (`hmsproxy status`): the remotes and their targets' health."""
-        snap = self.cache.view(self.handler.config.remotes)
+        snap = self.cache.view(self.settings(self.platform.config()))
         lines = [f"remotes: {len(snap.databases)} databases, {len(snap.tables)} tables (store generation {snap.generation})"]
         targets = {}
         for rd in snap.databases.values():
@@ -142,48 +168,23 @@ class Remotes:
         for rt in snap.tables.values():
             targets.setdefault(self.targets.key(normalize_factory(rt.factory), rt.properties), []).append(f"{rt.local_db}.{rt.local_name}")
         for key, users in sorted(targets.items()):
-            st = self.handler.backends.state(key)
-            state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
-            err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
-            lines.append(f"  {key}: {state}{err}; serves {', '.join(sorted(users))}")
+            state = self.platform.backends.state(key)
+            up = {None: "not contacted", True: "up", False: "DOWN"}[state.up]
+            err = f" (last error: {state.last_error})" if state.up is False and state.last_error else ""
+            lines.append(f"  {key}: {up}{err}; serves {', '.join(sorted(users))}")
         return lines
-
-    # -- what the DDL statements ask (features/ddl.py) ------------------------------------
-
-    def exists_locally(self, db: str) -> bool:
-        """Does a real (non-remote) database `db` exist in the federation? (True if unsure.)"""
-        with self._session_lock:
-            found = _database_exists(self._session, self.handler.router, db)
-        return found is not False
-
-    def table_exists_locally(self, db: str, table: str) -> bool:
-        """Does a real table db.table exist in the federation? (False if unsure.)"""
-        try:
-            route = self.handler.router.route(db)
-        except UnknownDatabase:
-            return False
-        args = idl.HmsProxy.get_table_args(dbname=route.backend_db, tbl_name=table)
-        try:
-            with self._session_lock:
-                result = self._session.call(route.metastore, "get_table", args, read_only=True)
-        except Exception as e:
-            log.info("can't tell whether table %s.%s exists: %s", db, table, e)
-            return False
-        return getattr(result, "success", None) is not None
 
     def _view(self, call: Call):
         """The remotes this call sees: the store's plus the config's (remotes.databases / .tables)."""
-        return self.cache.view(call.router.config.remotes)
+        return self.cache.view(self.settings(call.router.config))
 
     # -- routing -------------------------------------------------------------------
 
     def on_request(self, call: Call):
         spec = call.spec
-        if spec.kind is not Kind.ROUTED:
-            return None
         if spec.name == "create_database" and call.args.database is not None and is_link(call.args.database.parameters):
             return self._create_database(call, call.args.database)
-        if spec.name in TABLE_CREATING and call.args.tbl is not None and is_link(call.args.tbl.parameters):
+        if spec.creates_table and call.args.tbl is not None and is_link(call.args.tbl.parameters):
             return self._create_table(call, call.args.tbl)
         snap = self._view(call)
         if snap.empty:
@@ -198,12 +199,12 @@ class Remotes:
             if spec.writes:
                 raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
             call.route = self._route(call, link, local_db=rd.local_name, catalog=catalog)
-            call.remote_link = link
+            call.notes[self.name] = link
             return None
         rt = snap.table(call.client_db, call.table)
         if rt is not None:
             link = _table_link(rt)
-            if spec.name in DROP_TABLE:
+            if spec.drops_table:
                 static = (rt.local_db, rt.local_name) in snap.static_tables
                 return self._unlink(call, link, st.DropRemoteTable(rt.local_db, rt.local_name), static)
             if spec.writes:
@@ -211,14 +212,14 @@ class Remotes:
             call.route = self._route(call, link, local_db=rt.local_db, catalog=catalog)
             if rt.local_name != rt.remote_name:
                 rewrite_tables(call.args, table_renamer(rt.local_name, rt.remote_name))
-            call.remote_link = link
+            call.notes[self.name] = link
         return None
 
     def _route(self, call: Call, link: Link, *, local_db: str, catalog: str | None) -> Route:
         call.subject = link.subject
         ms = self._metastore(link)
         # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
-        seen = call.session.__dict__.setdefault("remote_uris", {})
+        seen = call.session.state(self).seen_uris
         if seen.get(ms.name, ms.uris) != ms.uris:
             call.session.discard(ms.name)
         seen[ms.name] = ms.uris
@@ -234,40 +235,14 @@ class Remotes:
         except (ValueError, UnknownFactory) as e:
             raise InvalidRequest(f"hmsproxy: {link.subject}: {e}") from None
 
-    # -- answers -------------------------------------------------------------------
+    # -- answers of calls on a remote ---------------------------------------------------
 
     def on_response(self, call: Call, result) -> None:
-        name = call.spec.name
-        if call.spec.kind is Kind.FANOUT:
-            if name in ("get_all_databases", "get_databases") and result.success is not None:
-                self._add_databases(call, result)
-            elif name == "get_table_meta" and result.success is not None:
-                self._add_table_metas(call, result)
-            return
-        link = getattr(call, "remote_link", None)
+        link = call.notes.get(self.name)
         if link is not None:
             self._link_response(call, link, result)
-            return
-        if call.spec.kind is not Kind.ROUTED or not call.client_db:
-            return
-        if name == "drop_database" and not _has_error(result):
+        elif call.spec.name == "drop_database" and call.client_db and not _has_error(result):
             self._drop_links_of(call.client_db)
-            return
-        snap = self._view(call)
-        tables = snap.tables_of(call.client_db)
-        if not tables or getattr(result, "success", None) is None:
-            return
-        if name in TABLE_LISTS:
-            pattern = getattr(call.args, "pattern", None)
-            have = {t.lower() for t in result.success}
-            for rt in tables:
-                if rt.local_name not in have and hive_match(pattern, rt.local_name):
-                    result.success.append(rt.local_name)
-        elif name == "get_table_objects_by_name":
-            result.success = self._with_remote_tables(call, snap, call.args.tbl_names, result.success)
-        elif name == "get_table_objects_by_name_req":
-            req = call.args.req
-            result.success.tables = self._with_remote_tables(call, snap, req.tblNames, result.success.tables or [])
 
     def _link_response(self, call: Call, link: Link, result) -> None:
         name = call.spec.name
@@ -289,78 +264,55 @@ class Remotes:
             for t in success.tables or []:
                 _add_params(t, link)
 
-    # -- listings ------------------------------------------------------------------
+    # -- the virtual catalog (features/catalog.py) ----------------------------------------
 
-    def _add_databases(self, call: Call, result) -> None:
-        snap = self._view(call)
-        if not snap.databases:
-            return
-        pattern = None
-        if call.spec.name == "get_databases":
-            pattern = split_catalog(call.args.pattern or "*")[1]
-        have = {n.lower() for n in result.success}
-        for local in snap.databases:
-            if local not in have and hive_match(pattern, local):
-                result.success.append(local)
+    def virtual_databases(self, call: Call) -> list[VirtualDatabase]:
+        return [VirtualDatabase(local, self._metas_of(rd)) for local, rd in self._view(call).databases.items()]
 
-    def _add_table_metas(self, call: Call, result) -> None:
+    def virtual_tables(self, call: Call, db: str | None) -> list[VirtualTable]:
         snap = self._view(call)
-        if snap.empty:
-            return
-        _, db_patterns = split_catalog(call.args.db_patterns or "*")
-        tbl_patterns, tbl_types = call.args.tbl_patterns, call.args.tbl_types
-        remote_dbs = [rd for local, rd in snap.databases.items() if hive_match(db_patterns, local)]
-        shadowed = {rd.local_name for rd in remote_dbs}
-        metas = [m for m in result.success if m.dbName.lower() not in shadowed]
-        for rd in remote_dbs:
-            link = _db_link(rd)
-            for meta in self._remote_metas(call, link, rd.remote_name, tbl_patterns or "*", tbl_types):
+        tables = snap.tables.values() if db is None else snap.tables_of(db)
+        return [VirtualTable(rt.local_db, rt.local_name, self._loader(rt), routed=True, matches_filter=self._filter(rt)) for rt in tables]
+
+    def _metas_of(self, rd):
+        """get_table_meta of a remote database's tables, asked of its metastore."""
+
+        def table_metas(call: Call, tbl_patterns: str, tbl_types) -> list:
+            args = idl.HmsProxy.get_table_meta_args(db_patterns=rd.remote_name, tbl_patterns=tbl_patterns, tbl_types=tbl_types)
+            answer = self._listing_call(call, _db_link(rd), "get_table_meta", args)
+            metas = list(answer.success or []) if answer is not None else []
+            for meta in metas:
                 meta.dbName = rd.local_name
-                metas.append(meta)
-        # Remote tables: one call per target metastore and remote database.
-        groups: dict[tuple, list] = {}
-        for (local_db, local_name), rt in snap.tables.items():
-            if local_db in shadowed or not hive_match(db_patterns, local_db) or not hive_match(tbl_patterns, local_name):
-                continue
-            groups.setdefault((rt.factory, tuple(sorted(rt.properties.items())), rt.remote_db), []).append(rt)
-        linked = {(rt.local_db, rt.local_name) for rts in groups.values() for rt in rts}
-        metas = [m for m in metas if (m.dbName.lower(), m.tableName.lower()) not in linked]
-        for (_, _, remote_db), rts in groups.items():
-            by_remote: dict[str, list] = {}
-            for rt in rts:
-                by_remote.setdefault(rt.remote_name, []).append(rt)
-            pattern = "|".join(sorted(by_remote))
-            for meta in self._remote_metas(call, _table_link(rts[0]), remote_db, pattern, tbl_types):
-                for rt in by_remote.get(meta.tableName.lower(), []):
-                    mine = copy.copy(meta)
-                    mine.dbName, mine.tableName = rt.local_db, rt.local_name
-                    metas.append(mine)
-        result.success = metas
+            return metas
 
-    def _remote_metas(self, call: Call, link: Link, db_pattern: str, tbl_pattern: str, tbl_types) -> list:
-        args = idl.HmsProxy.get_table_meta_args(db_patterns=db_pattern, tbl_patterns=tbl_pattern, tbl_types=tbl_types)
-        answer = self._listing_call(call, link, "get_table_meta", args)
-        return list(answer.success or []) if answer is not None else []
+        return table_metas
 
-    def _with_remote_tables(self, call: Call, snap, names, tables: list) -> list:
-        wanted = [snap.table(call.client_db, n) for n in names or []]
-        wanted = [rt for rt in wanted if rt is not None]
-        if not wanted:
-            return tables
-        remote_names = {rt.local_name for rt in wanted}
-        tables = [t for t in tables if t.tableName.lower() not in remote_names]
-        catalog = split_catalog(call.client_db)[0]
-        for rt in wanted:
+    def _loader(self, rt):
+        """The remote table as clients see it: local names, the link in its parameters."""
+
+        def load(call: Call):
             link = _table_link(rt)
+            catalog = split_catalog(call.client_db or "")[0]
             args = idl.HmsProxy.get_table_args(dbname=join_catalog(catalog, rt.remote_db), tbl_name=rt.remote_name)
             answer = self._listing_call(call, link, "get_table", args)
             if answer is None or answer.success is None:
-                continue
+                return None
             table = answer.success
             table.dbName, table.tableName = join_catalog(catalog, rt.local_db), rt.local_name
             _add_params(table, link)
-            tables.append(table)
-        return tables
+            return table
+
+        return load
+
+    def _filter(self, rt):
+        """get_table_names_by_filter: the remote metastore evaluates the filter on its own table."""
+
+        def matches(call: Call, filter_text: str) -> bool:
+            args = idl.HmsProxy.get_table_names_by_filter_args(dbname=rt.remote_db, filter=filter_text, max_tables=-1)
+            answer = self._listing_call(call, _table_link(rt), "get_table_names_by_filter", args)
+            return answer is not None and rt.remote_name in {n.lower() for n in answer.success or []}
+
+        return matches
 
     def _listing_call(self, call: Call, link: Link, method: str, args):
         """A call for a listing; a remote that fails is left out (and skipped for a few seconds)."""
@@ -374,12 +326,15 @@ class Remotes:
             if self._backoff.get(ms.name, 0) > now:
                 return None
         try:
-            return call.session.call(ms, method, args, read_only=True)
+            answer = call.session.call(ms, method, args, read_only=True)
         except Exception as e:  # unavailable or a TApplicationException: a listing must not fail for it
             with self._backoff_lock:
                 self._backoff[ms.name] = now + LISTING_BACKOFF_S
             log.warning("%s: left %s out: %s", call.spec.name, link.subject, e)
             return None
+        if any(v is not None for k, v in vars(answer).items() if k != "success"):
+            return None  # e.g. the remote table was dropped over there
+        return answer
 
     # -- creating and dropping links -------------------------------------------------
 
@@ -415,7 +370,7 @@ class Remotes:
     def _create(self, call: Call, statement, *, static_clash: bool):
         """A plain client's CREATE with hmsproxy.remote.* properties, run as the statement it means.
 
-        The DDL executor holds the rules (who may, valid factory and properties, name
+        The statement's runner holds the rules (who may, valid factory and properties, name
         clashes); only the config's own remotes, which the store doesn't know, are checked here.
         """
         what = f"remote {'table' if isinstance(statement, st.CreateRemoteTable) else 'database'}"
@@ -423,43 +378,26 @@ class Remotes:
             raise Conflict(
                 f"hmsproxy: can't create {what} {statement.name}: the name is taken by a remote defined in the proxy's configuration"
             )
-        ddl = self.handler.ddl
-        ddl.execute(statement, ddl.context(call.session.user, None))
-        self.cache.refresh()
-        call.backend = "hmsproxy"
+        self._run(call, statement)
         return call.spec.result_cls()
 
     def _unlink(self, call: Call, link: Link, statement, static: bool):
         """DROP DATABASE/TABLE of a remote from a plain client: the link goes, nothing remote is touched."""
         if static:
             raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration (remotes.{link.kind}s); remove it there")
-        ddl = self.handler.ddl
-        ddl.execute(statement, ddl.context(call.session.user, None))
-        self.cache.refresh()
+        self._run(call, statement)
         log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user, link.remote, link.where)
-        call.backend = "hmsproxy"
         return call.spec.result_cls()
+
+    def _run(self, call: Call, statement) -> None:
+        self.platform.features.get("ddl").execute(statement, call.session.user, None)
+        call.backend = "hmsproxy"
 
     def _drop_links_of(self, client_db: str) -> None:
         db = split_catalog(client_db)[1].lower()
         for rt in self.cache.snapshot().tables_of(db):
-            self.store.remotes.drop_table(rt.local_db, rt.local_name)
+            self.repo.drop_table(rt.local_db, rt.local_name)
         self.cache.refresh()
-
-
-def _database_exists(session: Session, router, db: str) -> bool | None:
-    """Whether a real database exists on the metastore the federation routes it to; None if unsure."""
-    try:
-        route = router.route(db)
-    except UnknownDatabase:
-        return False
-    try:
-        args = idl.HmsProxy.get_database_args(name=route.backend_db)
-        result = session.call(route.metastore, "get_database", args, read_only=True)
-    except Exception as e:  # its metastore is down: can't tell
-        log.info("can't tell whether database %s exists: %s", db, e)
-        return None
-    return result.success is not None
 
 
 def _add_params(table, link: Link) -> None:

@@ -1,0 +1,1 @@
+"""The worked example of docs/architecture.md: a whole feature in one small package."""
