@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from hmsproxy import __version__
+from hmsproxy.jobs.cli import add_job_parser
 from hmsproxy.ops.reload import DEFAULT_PID_FILE
 
 
@@ -279,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     hms.add_argument("--port", type=int, required=True)
     hms.add_argument("--state-dir", required=True)
     hms.set_defaults(func=cmd_dev_hms)
+    add_job_parser(sub)
     return p
 
 

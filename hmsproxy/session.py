@@ -11,7 +11,7 @@ import threading
 from hmsproxy import idl
 from hmsproxy.backends import Backends
 from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.wire import BackendUnavailable, ThriftConnection
+from hmsproxy.wire import BackendUnavailable, Connection
 
 
 class Session:
@@ -20,7 +20,7 @@ class Session:
         self.client_address = client_address
         self.user: str | None = None
         self.groups: list[str] = []
-        self._conns: dict[tuple[str, bool], ThriftConnection] = {}
+        self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
         #: Each feature's own state for this client (features/base.py: new_session_state).
         self._states: dict[str, object] = {}
@@ -35,7 +35,7 @@ class Session:
             state = self._states.setdefault(feature.name, feature.new_session_state())
         return state
 
-    def _connection(self, metastore: MetastoreConfig, read_only: bool) -> ThriftConnection:
+    def _connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection:
         key = (metastore.name, read_only and bool(metastore.read_only_uris))
         with self._lock:
             conn = self._conns.get(key)

@@ -12,7 +12,6 @@ from hmsproxy.config_model import (
     ServerConfig,
 )
 
-
 DEV_FANOUT_TIMEOUT_MS = 30_000
 
 

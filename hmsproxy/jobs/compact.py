@@ -1,0 +1,158 @@
+"""compact: rewrite each partition's files into N files, swapped in through the metastore.
+
+Many small files make every read slow (one task and one footer read each); this
+job rewrites a partition's data as N files and swaps the partition to them
+atomically (see swap.py). The transformation is `compact_frame`, a pure
+DataFrame function; the rest is the I/O shell around it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from hmsproxy.jobs.errors import JobError, one_line
+from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
+from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files
+from hmsproxy.jobs.swap import Catalog, Written, swap_in
+from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_unsupported, split_table_name
+
+NAME = "compact"
+
+
+def compact_frame(df: Any, files: int) -> Any:
+    """The same rows in `files` Spark partitions, so writing it makes `files` files (fewer if there are fewer rows).
+
+    coalesce when narrowing: no shuffle, and each input file's rows stay together
+    in order (sorted or clustered data stays so). repartition when widening: Spark
+    packs small files into few read splits, so the input may have fewer than N.
+    """
+    if files < 1:
+        raise ValueError(f"files must be at least 1, not {files}")
+    return df.coalesce(files) if df.rdd.getNumPartitions() >= files else df.repartition(files)
+
+
+# --- the I/O shell -----------------------------------------------------------------------------
+
+
+def read_files(spark: Any, fmt: str, paths: list[str]) -> Any:
+    """Exactly these files (the snapshot the swap checks against), not whatever the table lists later.
+
+    mergeSchema: files written before a column was added lack it; the union keeps every column of every file.
+    """
+    return spark.read.format(fmt).option("mergeSchema", "true").load(paths)
+
+
+def write_files(df: Any, fmt: str, location: str) -> None:
+    # errorifexists: the directory is fresh by construction, so anything there means something is wrong.
+    # No _SUCCESS marker: Hive's own writes don't leave one in partition directories.
+    writer = df.write.format(fmt).mode("errorifexists")
+    writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(location)
+
+
+def count_rows(spark: Any, fmt: str, location: str) -> int:
+    return spark.read.format(fmt).load(location).count()
+
+
+def compact_target(
+    spark: Any, storage: Storage, catalog: Catalog, fmt: str, target: Target, files: int, token: str | None = None
+) -> ItemResult:
+    """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was."""
+    if not target.location:
+        raise JobError("it has no location")
+    if not storage.exists(target.location):
+        return ItemResult(SKIPPED, note="its directory does not exist (no data)")
+    entries = storage.list(target.location)
+    subdirs = data_dirs(entries)
+    if subdirs:
+        raise JobError(f"it has subdirectories ({', '.join(e.name for e in subdirs[:3])}); a flat rewrite would drop their data")
+    snapshot = data_files(entries)
+    if len(snapshot) <= files:
+        return ItemResult(SKIPPED, note=f"{len(snapshot)} file(s) already, at most {files} wanted")
+
+    def write(new_location: str) -> Written:
+        frame = read_files(spark, fmt, [e.path for e in snapshot])
+        rows = frame.count()
+        write_files(compact_frame(frame, files), fmt, new_location)
+        written = data_files(storage.list(new_location))
+        check = count_rows(spark, fmt, new_location)
+        if check != rows:  # never swap in a file set that lost or gained rows
+            raise JobError(f"wrote {check} rows but read {rows}; not swapped")
+        return Written(rows, len(written), sum(e.size for e in written))
+
+    swapped = swap_in(target, write, storage=storage, catalog=catalog, snapshot=snapshot, job=NAME, token=token)
+    w = swapped.written
+    note = f"{len(snapshot)} → {w.files} files"
+    if swapped.warning:
+        note += f"; warning: {swapped.warning}"
+    return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table", metavar="TABLE", help="DATABASE.TABLE (or TABLE in database 'default')")
+    parser.add_argument(
+        "--partition",
+        action="append",
+        default=[],
+        metavar="K=V[/K2=V2]",
+        help="only partitions matching this spec (repeatable; default: every partition)",
+    )
+    parser.add_argument("--files", type=_positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def run(args: argparse.Namespace, context) -> int:
+    db, name = split_table_name(args.table)
+    specs = [parse_spec(s) for s in args.partition]
+    spark = context.spark
+    storage = HadoopStorage(spark)
+    failures: list[tuple[str, str]] = []
+    with context.metastore() as ms:
+        table = ms.get_table(db, name)
+        refuse_unsupported(table)
+        fmt = data_format(table)
+        targets = list_targets(ms, table, specs)
+        if not targets:
+            context.out(f"{NAME} {db}.{name}: no partitions; nothing to do")
+            return 0
+        with context.progress(f"{NAME} {db}.{name}", len(targets)) as progress:
+            for target in targets:
+                progress.start(target.name)
+                try:
+                    result = compact_target(spark, storage, ms, fmt, target, args.files)
+                except Exception as e:  # this partition failed and was left as it was; go on with the others
+                    result = ItemResult(FAILED, note=one_line(e))
+                    failures.append((target.name, result.note))
+                progress.finish(target.name, result)
+            done = progress.done - progress.failed - progress.skipped
+            context.out(
+                f"{NAME} {db}.{name}: {done} rewritten, {progress.skipped} skipped, {progress.failed} failed; "
+                f"{format_count(progress.rows)} rows, {format_bytes(progress.bytes)} "
+                f"in {format_duration(progress.elapsed)}"
+            )
+    _refresh(spark, f"`{db}`.`{name}`")
+    if failures:
+        first, reason = failures[0]
+        raise JobError(f"failed for {len(failures)} of {len(targets)} partitions (left as they were); {first}: {reason}")
+    return 0
+
+
+def _refresh(spark: Any, table: str) -> None:
+    """Spark caches file listings; without this the session would still read the deleted directories."""
+    try:
+        spark.catalog.refreshTable(table)
+    except Exception:  # e.g. a table Spark can't resolve; the next session sees the new files anyway
+        pass
+
+
+JOB = Job(NAME, "rewrite each partition's files into N files, swapping locations through the metastore", add_arguments, run)

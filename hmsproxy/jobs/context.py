@@ -1,0 +1,76 @@
+"""What a job gets besides its arguments: Spark, the metastore, progress and output streams.
+
+Everything is made on first use, so a job that needs no Spark (`list`) never
+starts a JVM, and a test can hand in the process's existing SparkSession.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from hmsproxy.jobs.metastore import MetastoreClient
+from hmsproxy.jobs.progress import Progress, make_progress
+from hmsproxy.jobs.session import DEFAULT_URI, bound_uri, build_session, check_same_metastore
+
+
+class JobContext:
+    def __init__(
+        self,
+        uri: str | None = None,
+        *,
+        spark: Any = None,
+        spark_conf: dict[str, str] | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        user: str | None = None,
+    ):
+        #: The proxy as given (--uri); None: the session's metastore, else the local dev proxy.
+        self.requested_uri = uri
+        self.spark_conf = dict(spark_conf or {})
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.user = user
+        self._spark = spark
+        self._owns_spark = False
+        if spark is not None:
+            check_same_metastore(spark, uri)
+
+    @property
+    def spark_started(self) -> bool:
+        return self._spark is not None
+
+    @property
+    def spark(self) -> Any:
+        if self._spark is None:
+            self._spark, self._owns_spark = build_session(self.requested_uri, self.spark_conf)
+        return self._spark
+
+    @property
+    def uri(self) -> str:
+        """The proxy the job's metastore calls go to: always the one Spark reads and writes through."""
+        if self.requested_uri:
+            return self.requested_uri
+        if self._spark is not None:
+            return bound_uri(self._spark) or DEFAULT_URI
+        return DEFAULT_URI
+
+    def metastore(self) -> MetastoreClient:
+        """A new connection to the proxy; close it (it is a context manager)."""
+        user = self.user
+        if user is None and self._spark is not None:
+            user = self._spark.sparkContext.sparkUser()  # the same user Spark's own metastore calls use
+        return MetastoreClient(self.uri, user=user)
+
+    def progress(self, title: str, total: int, **kwargs) -> Progress:
+        return make_progress(title, total, self.stderr, **kwargs)
+
+    def out(self, line: str) -> None:
+        print(line, file=self.stdout, flush=True)
+
+    def close(self) -> None:
+        """Stop Spark if this context started it (never a session it was given or found)."""
+        if self._owns_spark and self._spark is not None:
+            self._spark.stop()
+        self._spark = None
+        self._owns_spark = False

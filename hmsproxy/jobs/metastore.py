@@ -1,0 +1,92 @@
+"""A metastore client to the proxy: the few calls the jobs make, errors in words.
+
+Plain thriftpy2 on the proxy's own IDL (`hmsproxy.idl`), as every hmsproxy
+client does; the jobs talk to the proxy, never to a backend, so routing,
+prefixes and write rules apply to them like to any other client.
+"""
+
+from __future__ import annotations
+
+import getpass
+from urllib.parse import urlparse
+
+import thriftpy2.rpc
+from thriftpy2.thrift import TException
+
+from hmsproxy import idl
+from hmsproxy.jobs.errors import JobError, UsageError, error_text
+
+hive = idl.hive
+
+#: get_partitions_by_names per call: keeps each answer small on tables with many partitions.
+NAMES_PER_CALL = 100
+
+
+def parse_uris(uris: str) -> list[tuple[str, int]]:
+    """'thrift://a:9083,thrift://b:9083' -> [(host, port), ...], as hive.metastore.uris is written."""
+    result = []
+    for uri in (u.strip() for u in uris.split(",")):
+        if not uri:
+            continue
+        parsed = urlparse(uri)
+        if parsed.scheme != "thrift" or not parsed.hostname or not parsed.port:
+            raise UsageError(f"not a thrift://host:port URI: {uri!r}")
+        result.append((parsed.hostname, parsed.port))
+    if not result:
+        raise UsageError(f"no metastore URI in {uris!r}")
+    return result
+
+
+class MetastoreClient:
+    """One connection to the proxy (the first of the URIs that answers). Not thread-safe."""
+
+    def __init__(self, uris: str, user: str | None = None, timeout_s: float = 600.0):
+        self.uris = uris
+        errors = []
+        for host, port in parse_uris(uris):
+            try:
+                self._client = thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=int(timeout_s * 1000))
+                break
+            except (TException, OSError) as e:
+                errors.append(f"{host}:{port}: {error_text(e)}")
+        else:
+            raise JobError(f"can't reach the metastore at {uris}: {'; '.join(errors)}")
+        try:
+            # Who the proxy's write rules and the metastore see as the caller, as Hive's clients do.
+            self._client.set_ugi(user or getpass.getuser(), [])
+        except BaseException:
+            self._client.close()
+            raise
+
+    def get_table(self, db: str, table: str):
+        try:
+            return self._client.get_table(db, table)
+        except hive.NoSuchObjectException:
+            raise JobError(f"table {db}.{table} does not exist (metastore {self.uris})") from None
+
+    def partition_names(self, db: str, table: str) -> list[str]:
+        return list(self._client.get_partition_names(db, table, -1))
+
+    def partitions_by_names(self, db: str, table: str, names: list[str]) -> list:
+        parts = []
+        for i in range(0, len(names), NAMES_PER_CALL):
+            parts.extend(self._client.get_partitions_by_names(db, table, names[i : i + NAMES_PER_CALL]))
+        return parts
+
+    def get_partition(self, db: str, table: str, values: list[str]):
+        return self._client.get_partition(db, table, values)
+
+    def alter_partition(self, db: str, table: str, partition) -> None:
+        self._client.alter_partition(db, table, partition)
+
+    def alter_table(self, db: str, table: str, new_table) -> None:
+        self._client.alter_table(db, table, new_table)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> MetastoreClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,89 @@
+"""The SparkSession a job runs on, wired to the proxy.
+
+From the command line there is no Spark yet: build a local one whose Hive
+metastore is the proxy. Under spark-submit (or in a notebook, or a test process)
+a session may already exist, and a process can only have one whose metastore is
+fixed at start, so that one is used; if it talks to another metastore than the
+job was told to, the job stops rather than write through one metastore and
+swap through another.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hmsproxy.jobs.errors import UsageError
+
+#: The local development proxy (`hmsproxy dev up`).
+DEFAULT_URI = "thrift://127.0.0.1:9083"
+METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
+
+
+def under_spark_submit() -> bool:
+    """spark-submit starts the JVM first and tells the Python driver where it is."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+def bound_uri(spark: Any) -> str | None:
+    """The metastore URI(s) a session's Hive client uses."""
+    conf = spark.sparkContext.getConf()
+    uri = conf.get(METASTORE_URIS_CONF, None)
+    if not uri:
+        uri = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
+    return uri or None
+
+
+def active_session() -> Any | None:
+    """The process's session if Spark is already running in it."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None and SparkContext._active_spark_context is not None:
+        session = SparkSession.builder.getOrCreate()  # a context without a session on this thread
+    return session
+
+
+def check_same_metastore(spark: Any, uri: str | None) -> None:
+    if uri is None:
+        return
+    bound = bound_uri(spark)
+    if bound is not None and _uris(bound) != _uris(uri):
+        raise UsageError(
+            f"--uri {uri} but this process's SparkSession uses metastore {bound}; "
+            "a process has one SparkSession: leave out --uri or run the job in its own process"
+        )
+
+
+def build_session(uri: str | None, conf: dict[str, str] | None = None, app_name: str = "hmsproxy-job") -> tuple[Any, bool]:
+    """(session, whether this call started it). `uri` None: the session's own, else the dev proxy."""
+    session = active_session()
+    if session is not None:
+        check_same_metastore(session, uri)
+        return session, False
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if not under_spark_submit():
+        builder = builder.master("local[*]")
+        # The job draws its own per-partition progress; Spark's stage bar would fight it for the line.
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    if uri is not None:
+        builder = builder.config(METASTORE_URIS_CONF, uri)
+    elif not under_spark_submit() and METASTORE_URIS_CONF not in (conf or {}):
+        builder = builder.config(METASTORE_URIS_CONF, DEFAULT_URI)
+    spark = builder.enableHiveSupport().getOrCreate()
+    if not under_spark_submit():
+        spark.sparkContext.setLogLevel("WARN")
+    if bound_uri(spark) is None:
+        spark.stop()
+        raise UsageError(f"no metastore: give --uri or --conf {METASTORE_URIS_CONF}=thrift://host:port")
+    return spark, True
+
+
+def _uris(value: str) -> list[str]:
+    return [u.strip() for u in value.split(",") if u.strip()]
