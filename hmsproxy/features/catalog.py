@@ -50,6 +50,8 @@ class VirtualDatabase:
 
 @runtime_checkable
 class CatalogSource(Protocol):
+    #: Optional class attribute: True when every virtual table of the source is routed by the
+    #: source itself (VirtualTable.routed), so the catalog never needs to answer get_table for it.
     def virtual_databases(self, call: Call) -> Iterable[VirtualDatabase]: ...
 
     def virtual_tables(self, call: Call, db: str | None) -> Iterable[VirtualTable]:
@@ -80,13 +82,15 @@ class Catalog(Feature):
     def __init__(self, platform):
         super().__init__(platform)
         self._sources_cache: list = []
-        self._sources_of = -1  # how many features were installed when the cache was made
+        self._answering: list = []  # the sources whose tables the catalog may have to answer get_table for
+        self._sources_of = -1  # how many features were installed when the caches were made
 
     def _sources(self) -> list:
         # Asked on every listing and get_table: remembered until another feature is installed.
         features = list(self.platform.features)
         if self._sources_of != len(features):
             self._sources_cache = [f for f in features if f is not self and isinstance(f, CatalogSource)]
+            self._answering = [f for f in self._sources_cache if not getattr(type(f), "routes_its_tables", False)]
             self._sources_of = len(features)
         return self._sources_cache
 
@@ -105,8 +109,11 @@ class Catalog(Feature):
     def on_request(self, call: Call):
         if not call.spec.gets_table or not call.client_db or not call.table:
             return None
-        vt = self.tables(call, call.client_db).get(call.table.lower())
-        if vt is None or vt.routed:
+        self._sources()
+        db, name = split_catalog(call.client_db)[1].lower(), call.table.lower()
+        found = [t for s in self._answering for t in s.virtual_tables(call, db) if t.name == name and not t.routed]
+        vt = found[0] if found else None
+        if vt is None:
             return None
         table = vt.load(call)
         if table is None:

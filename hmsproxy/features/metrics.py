@@ -58,6 +58,7 @@ class Metrics(Feature):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self.registry = platform.metrics
+        self._children: dict[tuple[str, str, str], tuple] = {}
         self.requests = Counter(
             "hmsproxy_requests",
             "Calls handled, by method, answering metastore and outcome",
@@ -84,9 +85,12 @@ class Metrics(Feature):
         self.client_connections.dec()
 
     def on_complete(self, call: Call) -> None:
-        backend = call.backend or "-"
-        self.requests.labels(call.method, backend, call.outcome).inc()
-        self.duration.labels(call.method, backend).observe(call.elapsed_s)
+        key = (call.method, call.backend or "-", call.outcome)
+        children = self._children.get(key)
+        if children is None:  # labels() costs microseconds on every call; the label sets are few
+            children = self._children[key] = (self.requests.labels(*key), self.duration.labels(*key[:2]))
+        children[0].inc()
+        children[1].observe(call.elapsed_s)
 
     def render(self) -> tuple[bytes, str]:
         """The scrape body and its content type."""

@@ -126,6 +126,8 @@ class Remotes(Feature):
     statements = STATEMENTS
     #: How often the store's remotes generation is checked (another proxy may have changed them).
     check_interval_s = 1.0
+    #: Calls on remote tables are routed here (on_request), never answered by the catalog.
+    routes_its_tables = True
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
