@@ -70,6 +70,7 @@ def make_table(spark, db: str) -> tuple[str, str]:
         src = spark.createDataFrame([(i, f"{ds}-{i}") for i in range(ROWS_PER_DAY)], "id INT, name STRING")
         src.repartition(FILES_BEFORE).createOrReplaceTempView("jobs_src")
         spark.sql(f"INSERT INTO {db}.{name} PARTITION (ds='{ds}') SELECT id, name FROM jobs_src")
+    spark.catalog.dropTempView("jobs_src")  # the session is shared with other tests
     return db, name
 
 
@@ -291,6 +292,7 @@ def test_compact_an_unpartitioned_table_in_process(spark, proxy, proxy_client, j
     src = spark.createDataFrame([(i, f"n{i}") for i in range(30)], "id INT, name STRING")
     src.repartition(FILES_BEFORE).createOrReplaceTempView("jobs_src")
     spark.sql(f"INSERT INTO {table} SELECT id, name FROM jobs_src")
+    spark.catalog.dropTempView("jobs_src")
     old = proxy_client.get_table(jobs_db, name).sd.location
     assert len(data_files(old)) >= 3
     expected = sorted(tuple(r) for r in spark.table(table).collect())
