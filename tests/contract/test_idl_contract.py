@@ -15,23 +15,18 @@ compare that dump with hmsproxy.idl:
   (and everything listed there is really an addition).
 
 javac and java are required: the tests fail, never skip, when they are missing.
+tests/contract/jars.py finds the jars and runs the dump (for Hive 3.1 and 4.x too:
+see test_version_diff.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import shutil
-import subprocess
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import pytest
 
-from hmsproxy import idl
-
-JAVA_SRC = Path(__file__).parent / "java" / "ContractDump.java"
+from tests.contract import jars
+from tests.contract.model import Contract, Field, jar_contract, our_contract, show, wire
 
 #: What our IDL may have beyond the 2.3 jar: "Struct.id:name" for a field,
 #: "Service.method" for a method, "Struct" / "Enum" / "Enum.VALUE" for whole types.
@@ -48,247 +43,7 @@ ALLOWED_ADDITIONS = frozenset(
     }
 )
 
-# Thrift TType codes as ContractDump prints them (Java's org.apache.thrift.protocol.TType).
-BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST, ENUM = (
-    2,
-    3,
-    4,
-    6,
-    8,
-    10,
-    11,
-    12,
-    13,
-    14,
-    15,
-    16,
-)
-TP2_BINARY = 18  # thriftpy2's own code for `binary`; STRING on the wire
-PRIMITIVES = {BOOL: "bool", BYTE: "byte", DOUBLE: "double", I16: "i16", I32: "i32", I64: "i64"}
-REQUIRED = 1  # org.apache.thrift.TFieldRequirementType.REQUIRED
-
-#: The services we check, by their Java simple name, with the service each extends.
-SERVICE_PARENTS = {"FacebookService": None, "ThriftHiveMetastore": "FacebookService"}
-
-
-# --------------------------------------------------------------------------- types
-# Both sides are turned into the same nested tuples:
-#   ("bool",) ... ("i64",), ("string", is_binary), ("struct", Name), ("enum", Name),
-#   ("list", elem), ("set", elem), ("map", key, value)
-
-
-def jar_type(t: dict) -> tuple:
-    code = t["t"]
-    if code in PRIMITIVES:
-        return (PRIMITIVES[code],)
-    if code == STRING:
-        return ("string", bool(t.get("binary")))
-    if code == STRUCT:
-        return ("struct", t["struct"])
-    if code == ENUM:
-        return ("enum", t["enum"])
-    if code == LIST:
-        return ("list", jar_type(t["elem"]))
-    if code == SET:
-        return ("set", jar_type(t["elem"]))
-    if code == MAP:
-        return ("map", jar_type(t["key"]), jar_type(t["value"]))
-    raise AssertionError(f"ContractDump printed an unknown type code: {t!r}")
-
-
-def _is_enum_class(obj) -> bool:
-    return isinstance(obj, type) and hasattr(obj, "_VALUES_TO_NAMES") and not hasattr(obj, "thrift_spec")
-
-
-def our_type(ttype: int, arg=None) -> tuple:
-    """A thriftpy2 (ttype, type-argument) pair, as found in thrift_spec."""
-    if ttype == I32 and _is_enum_class(arg):
-        return ("enum", arg.__name__)
-    if ttype in PRIMITIVES:
-        return (PRIMITIVES[ttype],)
-    if ttype in (STRING, TP2_BINARY):
-        return ("string", ttype == TP2_BINARY)
-    if ttype == STRUCT:
-        return ("struct", arg.__name__)
-    if ttype in (LIST, SET):
-        return ("list" if ttype == LIST else "set", _our_inner(arg))
-    if ttype == MAP:
-        key, value = arg
-        return ("map", _our_inner(key), _our_inner(value))
-    raise AssertionError(f"unexpected thriftpy2 type {ttype!r} ({arg!r})")
-
-
-def _our_inner(spec) -> tuple:
-    """A container's element spec in thriftpy2: a bare ttype or (ttype, argument)."""
-    return our_type(spec) if isinstance(spec, int) else our_type(*spec)
-
-
-def wire(t: tuple) -> tuple:
-    """The type as the wire sees it: binary and string are both STRING."""
-    if t[0] == "string":
-        return ("string",)
-    return (t[0],) + tuple(wire(x) if isinstance(x, tuple) else x for x in t[1:])
-
-
-def show(t: tuple) -> str:
-    kind = t[0]
-    if kind == "string":
-        return "binary" if len(t) > 1 and t[1] else "string"
-    if kind in ("struct", "enum"):
-        return f"{kind} {t[1]}"
-    if kind in ("list", "set"):
-        return f"{kind}<{show(t[1])}>"
-    if kind == "map":
-        return f"map<{show(t[1])},{show(t[2])}>"
-    return kind
-
-
-# ------------------------------------------------------------------------ models
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str
-    type: tuple
-    required: bool
-
-
-@dataclass
-class Struct:
-    name: str
-    kind: str  # "struct" | "union" | "exception"
-    fields: dict[int, Field]
-
-
-@dataclass
-class Method:
-    name: str
-    args: dict[int, Field]
-    returns: tuple | None  # None: void
-    throws: dict[int, Field]  # exception fields of the result
-    oneway: bool
-    declared_throws: frozenset[str] = field(default_factory=frozenset)
-
-
-@dataclass
-class Contract:
-    structs: dict[str, Struct]
-    enums: dict[str, dict[str, int]]
-    services: dict[str, dict[str, Method]]
-
-
-def _result_parts(result: dict[int, Field] | None) -> tuple[tuple | None, dict[int, Field]]:
-    if result is None:
-        return None, {}
-    success = result.get(0)
-    return (success.type if success else None), {i: f for i, f in result.items() if i != 0}
-
-
-def jar_contract(lines: list[str]) -> Contract:
-    structs: dict[str, Struct] = {}
-    enums: dict[str, dict[str, int]] = {}
-    declared: dict[tuple[str, str], list[str]] = {}
-    for line in lines:
-        d = json.loads(line)
-        if d["kind"] == "struct":
-            kind = "union" if d["union"] else "exception" if d["exception"] else "struct"
-            fields = {f["id"]: Field(f["name"], jar_type(f["type"]), f["req"] == REQUIRED) for f in d["fields"]}
-            structs[d["name"]] = Struct(d["name"], kind, fields)
-        elif d["kind"] == "enum":
-            enums[d["name"]] = dict(d["values"])
-        elif d["kind"] == "method":
-            declared[(d["service"], d["name"])] = d["throws"]
-
-    services: dict[str, dict[str, Method]] = {}
-    used: set[str] = set()
-    for (service, name), throws in declared.items():
-        # The Iface lists inherited methods too; their args/result classes live on the parent.
-        owner = service
-        while owner and f"{owner}${name}_args" not in structs:
-            owner = SERVICE_PARENTS.get(owner)
-        assert owner, f"jar: no {service}${name}_args class found (nor on a parent service)"
-        args = structs[f"{owner}${name}_args"]
-        result = structs.get(f"{owner}${name}_result")
-        used |= {f"{owner}${name}_args", f"{owner}${name}_result"}
-        returns, exc = _result_parts(result.fields if result else None)
-        services.setdefault(service, {})[name] = Method(name, args.fields, returns, exc, result is None, frozenset(throws))
-    # Service args/results are checked with their methods, not as structs.
-    unused = sorted(n for n in structs if "$" in n and n not in used)
-    assert not unused, f"jar: classes that belong to no dumped method: {unused}"
-    structs = {n: s for n, s in structs.items() if "$" not in n}
-    return Contract(structs, enums, services)
-
-
-def _our_fields(cls) -> dict[int, Field]:
-    out = {}
-    for fid, spec in cls.thrift_spec.items():
-        if len(spec) == 3:
-            ttype, name, required = spec
-            arg = None
-        else:
-            ttype, name, arg, required = spec
-        out[fid] = Field(name, our_type(ttype, arg), bool(required))
-    return out
-
-
-def _our_methods(service) -> dict[str, Method]:
-    methods = {}
-    for name in service.thrift_services:
-        args = getattr(service, f"{name}_args")
-        result = getattr(service, f"{name}_result")
-        returns, exc = _result_parts(_our_fields(result))
-        declared = frozenset(f.type[1] for f in exc.values())
-        methods[name] = Method(name, _our_fields(args), returns, exc, bool(result.oneway), declared)
-    return methods
-
-
-def our_contract() -> Contract:
-    structs: dict[str, Struct] = {}
-    enums: dict[str, dict[str, int]] = {}
-    for module in (idl.fb303, idl.hive):
-        meta = module.__thrift_meta__
-        for kind, key in (("struct", "structs"), ("union", "unions"), ("exception", "exceptions")):
-            for cls in meta[key]:
-                assert cls.__name__ not in structs, f"ours: {cls.__name__} is defined twice"
-                structs[cls.__name__] = Struct(cls.__name__, kind, _our_fields(cls))
-        for cls in meta["enums"]:
-            enums[cls.__name__] = dict(cls._NAMES_TO_VALUES)
-    services = {
-        "FacebookService": _our_methods(idl.fb303.FacebookService),
-        "ThriftHiveMetastore": _our_methods(idl.ThriftHiveMetastore),
-        "HmsProxy": _our_methods(idl.HmsProxy),
-    }
-    return Contract(structs, enums, services)
-
-
 # ----------------------------------------------------------------------- fixtures
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if not found and os.environ.get("JAVA_HOME"):
-        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / name
-        found = str(candidate) if candidate.exists() else None
-    if not found:
-        pytest.fail(f"`{name}` not found on PATH (nor in $JAVA_HOME/bin): the IDL contract test needs a JDK")
-    return found
-
-
-def _jars_dir() -> Path:
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.fail("pyspark is not installed: its jars/ directory holds the Hive metastore jar we check against")
-    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
-    if not jars.is_dir():
-        pytest.fail(f"{jars} does not exist")
-    return jars
-
-
-def _one_jar(jars: Path, pattern: str) -> Path:
-    found = sorted(jars.glob(pattern))
-    if len(found) != 1:
-        pytest.fail(f"expected exactly one {pattern} in {jars}, found {[p.name for p in found]}")
-    return found[0]
 
 
 @dataclass
@@ -300,25 +55,12 @@ class Dumps:
 
 @pytest.fixture(scope="session")
 def contract(tmp_path_factory) -> Dumps:
-    javac, java = _tool("javac"), _tool("java")
-    jars = _jars_dir()
-    hive_jar = _one_jar(jars, "hive-metastore-*.jar")
-    fb303_jar = _one_jar(jars, "libfb303-*.jar")
-    classpath = f"{jars}{os.sep}*"
-    out = tmp_path_factory.mktemp("contract-dump")
-
-    def run(cmd: list[str]) -> str:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-        return proc.stdout
-
-    run([javac, "-nowarn", "-d", str(out), "-cp", classpath, str(JAVA_SRC)])
-    run_cp = f"{out}{os.pathsep}{classpath}"
-    lines = run([java, "-cp", run_cp, "ContractDump", str(hive_jar), "org.apache.hadoop.hive.metastore.api."])
-    lines += run([java, "-cp", run_cp, "ContractDump", str(fb303_jar), "com.facebook.fb303."])
-    jar = jar_contract([line for line in lines.splitlines() if line.strip()])
-    return Dumps(jar, our_contract(), f"{hive_jar.name} + {fb303_jar.name}")
+    try:
+        found = jars.pyspark_jars()
+        lines = jars.dump(found, tmp_path_factory.mktemp("contract-dump"))
+    except (jars.JarsUnavailable, jars.DumpFailed) as e:
+        pytest.fail(str(e))
+    return Dumps(jar_contract(lines), our_contract(), found.names)
 
 
 def _report(problems: list[str], what: str, jar_names: str) -> None:

@@ -6,24 +6,35 @@ import java.util.*;
 import java.util.jar.*;
 import org.apache.thrift.*;
 import org.apache.thrift.meta_data.*;
+import org.apache.thrift.protocol.TType;
 
 public class ContractDump {
   static String q(String s) { return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\""; }
 
-  static String type(FieldValueMetaData m) {
+  // `java` is the Java type of the value (the struct's public field, or a type argument of it).
+  // Older Thrift generators (0.9.3, Hive 3.1) write a bare FieldValueMetaData(STRUCT) for
+  // exceptions and structs declared later in the IDL; the Java type names those.
+  static String type(FieldValueMetaData m, Type java) {
     if (m instanceof StructMetaData) {
       return "{\"t\":" + m.type + ",\"struct\":" + q(((StructMetaData) m).structClass.getSimpleName()) + "}";
     }
-    if (m instanceof ListMetaData) return "{\"t\":15,\"elem\":" + type(((ListMetaData) m).elemMetaData) + "}";
-    if (m instanceof SetMetaData) return "{\"t\":14,\"elem\":" + type(((SetMetaData) m).elemMetaData) + "}";
+    if (m instanceof ListMetaData) return "{\"t\":15,\"elem\":" + type(((ListMetaData) m).elemMetaData, typeArg(java, 0)) + "}";
+    if (m instanceof SetMetaData) return "{\"t\":14,\"elem\":" + type(((SetMetaData) m).elemMetaData, typeArg(java, 0)) + "}";
     if (m instanceof MapMetaData) {
       MapMetaData mm = (MapMetaData) m;
-      return "{\"t\":13,\"key\":" + type(mm.keyMetaData) + ",\"value\":" + type(mm.valueMetaData) + "}";
+      return "{\"t\":13,\"key\":" + type(mm.keyMetaData, typeArg(java, 0)) + ",\"value\":" + type(mm.valueMetaData, typeArg(java, 1)) + "}";
     }
     if (m instanceof EnumMetaData) {
       return "{\"t\":16,\"enum\":" + q(((EnumMetaData) m).enumClass.getSimpleName()) + "}";
     }
+    if (m.type == TType.STRUCT && java instanceof Class) {
+      return "{\"t\":12,\"struct\":" + q(((Class<?>) java).getSimpleName()) + "}";
+    }
     return "{\"t\":" + m.type + (m.isBinary() ? ",\"binary\":true" : "") + "}";
+  }
+
+  static Type typeArg(Type t, int i) {
+    return t instanceof ParameterizedType ? ((ParameterizedType) t).getActualTypeArguments()[i] : null;
   }
 
   @SuppressWarnings("unchecked")
@@ -44,9 +55,22 @@ public class ContractDump {
       sb.append("{\"id\":").append(e.getKey().getThriftFieldId())
         .append(",\"name\":").append(q(md.fieldName))
         .append(",\"req\":").append(md.requirementType)
-        .append(",\"type\":").append(type(md.valueMetaData)).append('}');
+        .append(",\"type\":").append(type(md.valueMetaData, javaType(c, md.fieldName))).append('}');
     }
     System.out.println(sb.append("]}"));
+  }
+
+  static Type javaType(Class<?> c, String field) {
+    try {
+      return c.getDeclaredField(field).getGenericType();
+    } catch (NoSuchFieldException e) {
+      // Unions keep their value in TUnion's own field; their getter has the type.
+      try {
+        return c.getMethod("get" + Character.toUpperCase(field.charAt(0)) + field.substring(1)).getGenericReturnType();
+      } catch (NoSuchMethodException e2) {
+        return null;
+      }
+    }
   }
 
   static void dumpEnum(Class<?> c) throws Exception {
