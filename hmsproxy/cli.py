@@ -196,11 +196,15 @@ def cmd_sql(args) -> int:
 
 
 def cmd_dev_hms(args) -> int:
+    from hmsproxy.dev.maven import FetchError
     from hmsproxy.dev.metastore import LocalMetastore
 
-    hms = LocalMetastore(args.port, Path(args.state_dir))
-    hms.start()
-    print(f"metastore ready at {hms.uri} (state in {args.state_dir}); Ctrl-C stops it", flush=True)
+    hms = LocalMetastore(args.port, Path(args.state_dir), hive_version=args.hive)
+    try:
+        hms.start()
+    except FetchError as e:
+        raise SystemExit(f"hmsproxy: {e}") from None
+    print(f"Hive {args.hive} metastore ready at {hms.uri} (state in {args.state_dir}); Ctrl-C stops it", flush=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -279,6 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
     hms.add_argument("--port", type=int, required=True)
     hms.add_argument("--state-dir", required=True)
+    from hmsproxy.dev.versions import HIVE_VERSIONS  # light: no pyspark, no JVM
+
+    hms.add_argument(
+        "--hive",
+        choices=tuple(HIVE_VERSIONS),
+        default="2.3",
+        help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
+    )
     hms.set_defaults(func=cmd_dev_hms)
     add_job_parser(sub)
     return p

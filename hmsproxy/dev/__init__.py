@@ -1,9 +1,12 @@
-"""Local development: real Hive metastores from pyspark's jars and the federation `hmsproxy dev up` starts.
+"""Local development: real Hive metastores (2.3 from pyspark's jars; 3.1 and 4.0 fetched with Maven)
+and the federation `hmsproxy dev up` starts.
 
 - ``ports``: free TCP ports
 - ``jvm``: ``java``, pyspark's Hive jars, JVM flags
+- ``maven``: fetching a Hive version's jars once into a cache (poms/)
+- ``versions``: what each Hive version needs to start (classpath, main class, settings, schema)
 - ``lifetime``: no metastore JVM outlives its Python process
-- ``metastore``: ``LocalMetastore`` (one Hive 2.3 metastore, Derby) and ``start_metastores``
+- ``metastore``: ``LocalMetastore`` (one Hive metastore of any version, Derby) and ``start_metastores``
 - ``config``: ``dev_config``, the federation ``dev up`` serves
 - ``demo``: the sample data of ``dev up --demo``
 - ``federation``: ``start_federation``, what ``dev up`` starts

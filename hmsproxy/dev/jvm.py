@@ -11,6 +11,7 @@ METASTORE_MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 
 #: Packages Hive 2.3 / Hadoop / DataNucleus reach into reflectively; Java 17
 #: refuses that unless the package is opened (the same list Spark passes).
+#: Hive 3.1 and 4.0 need exactly these too (JDK notes in hmsproxy.dev.versions).
 ADD_OPENS: tuple[str, ...] = tuple(
     f"--add-opens=java.base/{pkg}=ALL-UNNAMED"
     for pkg in (

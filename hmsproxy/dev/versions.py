@@ -1,0 +1,129 @@
+"""What differs between the Hive versions a :class:`~hmsproxy.dev.metastore.LocalMetastore` runs.
+
+One :class:`HiveVersion` per version: where its jars come from, extra hive-site
+settings, and how its Derby schema is made. Everything else (JVM flags, process
+handling, readiness) is shared.
+
+- **2.3**: the jars inside pyspark's wheel, exactly as before; DataNucleus creates
+  the schema, ``hive.in.test`` the transaction tables.
+- **3.1** (3.1.3): ``hive-standalone-metastore`` fetched with Maven
+  (``poms/hive-3.1.xml``); schema as 2.3 (``TxnDbUtil.prepDb`` still runs under
+  ``hive.in.test``).
+- **4.0** (4.0.1): ``hive-standalone-metastore-server`` fetched with Maven
+  (``poms/hive-4.0.xml``). 4.x no longer creates the transaction tables itself,
+  so the schema tool (``-initSchema -dbType derby``, scripts from the binary
+  release) makes the whole schema before the first start.
+
+JDK: 3.1 and 4.0 run on JDK 17 (the default ``java``) with the same flags as 2.3
+(:data:`~hmsproxy.dev.jvm.ADD_OPENS`, :data:`~hmsproxy.dev.jvm.FAST_START_JVM_FLAGS`).
+They do not start on Temurin 25: their Hadoop (3.1.0, 3.3.6) calls
+``Subject.getSubject``, which throws UnsupportedOperationException since JDK 23
+unless a Security Manager may be enabled, and JDK 24+ refuses
+``-Djava.security.manager=allow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hmsproxy.dev import maven
+from hmsproxy.dev.jvm import METASTORE_MAIN_CLASS, pyspark_jars_dir
+
+LOG_CONFIG_NAME = "metastore-log4j2.properties"
+
+# The default is hive-exec's PartitionExpressionForMetastore, which a standalone
+# metastore does not have; this one evaluates partition filters without it.
+_EXPRESSION_PROXY = {"metastore.expression.proxy": "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy"}
+# hive.in.test makes the metastore refuse clients that lack a TEST capability.
+_NO_CAPABILITY_CHECK = {"metastore.client.capability.check": "false"}
+
+
+@dataclass(frozen=True)
+class HiveVersion:
+    name: str
+    #: dependency-plugin goals of ``poms/hive-<name>.xml``; empty: the jars are pyspark's.
+    maven_goals: tuple[str, ...] = ()
+    #: hive-site settings on top of LocalMetastore's own (the caller's hive_conf still wins).
+    hive_conf: Mapping[str, str] = field(default_factory=dict)
+    #: main class of the schema tool run once on a new Derby database; None: DataNucleus makes it.
+    schema_tool_class: str | None = None
+    main_class: str = METASTORE_MAIN_CLASS
+
+    @property
+    def fetched(self) -> bool:
+        return bool(self.maven_goals)
+
+    def prepare(self, say: Callable[[str], None] | None = None) -> None:
+        """Fetch the jars on first use (no-op for pyspark's 2.3 or when already fetched)."""
+        if self.fetched:
+            maven.fetch(self.name, self.maven_goals, say=say)
+
+    def classpath(self, conf_dir: Path) -> str:
+        if not self.fetched:
+            # hive-site.xml is found through HIVE_CONF_DIR, so just the pyspark jars.
+            return str(pyspark_jars_dir() / "*")
+        # Standalone metastores look for hive-site.xml and their log4j2 file on the classpath.
+        return f"{conf_dir}:{maven.hive_home(self.name) / 'lib' / '*'}"
+
+    def env(self) -> dict[str, str]:
+        """Environment the JVMs of this version need (the schema tool finds its scripts via METASTORE_HOME)."""
+        if not self.fetched:
+            return {}
+        releases = sorted(maven.hive_home(self.name).glob("apache-hive-metastore-*-bin"))
+        return {"METASTORE_HOME": str(releases[-1])} if releases else {}
+
+
+HIVE_VERSIONS: dict[str, HiveVersion] = {
+    "2.3": HiveVersion("2.3"),
+    "3.1": HiveVersion(
+        "3.1",
+        maven_goals=("dependency:copy-dependencies@lib",),
+        hive_conf={
+            **_EXPRESSION_PROXY,
+            **_NO_CAPABILITY_CHECK,
+            # The default list also names repl.DumpDirCleanerTask, which lives in hive-exec.
+            "metastore.task.threads.always": ",".join(
+                f"org.apache.hadoop.hive.metastore.{task}"
+                for task in ("events.EventCleanerTask", "RuntimeStatsCleanerTask", "MaterializationsRebuildLockCleanerTask")
+            ),
+        },
+    ),
+    "4.0": HiveVersion(
+        "4.0",
+        maven_goals=("dependency:copy-dependencies@lib", "dependency:unpack@scripts"),
+        hive_conf={
+            **_EXPRESSION_PROXY,
+            **_NO_CAPABILITY_CHECK,
+            # The schema tool made the whole schema; verification proves it is the right one.
+            "datanucleus.schema.autoCreateAll": "false",
+            "hive.metastore.schema.verification": "true",
+        },
+        schema_tool_class="org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool",
+    ),
+}
+
+
+def hive_version(name: str) -> HiveVersion:
+    try:
+        return HIVE_VERSIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown Hive version {name!r}; known: {', '.join(HIVE_VERSIONS)}") from None
+
+
+def log4j2_properties(level: str) -> str:
+    """A log4j2 config for 3.1/4.0 (they ship none): everything to stderr, i.e. metastore.log."""
+    return (
+        "status = WARN\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{ISO8601} %5p [%t] %c{2}: %m%n\n"
+        f"rootLogger.level = {level}\n"
+        "rootLogger.appenderRef.console.ref = console\n"
+        # DataNucleus at INFO logs every class it enhances.
+        "logger.datanucleus.name = DataNucleus\n"
+        "logger.datanucleus.level = WARN\n"
+    )
