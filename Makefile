@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench check-config clean sshd postgresql
+.PHONY: up test lint bench check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(BIN)/.installed: pyproject.toml
 up: $(BIN)/.installed
 	$(BIN)/hmsproxy dev up --demo
 
-test: $(BIN)/.installed sshd postgresql lint
+test: $(BIN)/.installed sshd postgresql hive-jars lint
 	$(BIN)/python -m pytest -q -rs
 
 lint: $(BIN)/.installed
@@ -36,6 +36,10 @@ sshd:
 
 postgresql:
 	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
+
+# Hive 3.1 and 4.0 metastores for the mixed-version tests: fetched with Maven once (hmsproxy/dev/poms/).
+hive-jars: $(BIN)/.installed
+	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars; their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy

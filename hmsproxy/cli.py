@@ -216,17 +216,35 @@ def cmd_dev_hms(args) -> int:
     return 0
 
 
+def cmd_dev_fetch(args) -> int:
+    from hmsproxy.dev.maven import FetchError, hive_home
+    from hmsproxy.dev.versions import HIVE_VERSIONS, hive_version
+
+    try:
+        versions = [hive_version(v) for v in args.versions] or [v for v in HIVE_VERSIONS.values() if v.fetched]
+        for v in versions:
+            v.prepare(say=lambda m: print(m, flush=True))
+            print(f"Hive {v.name}: {hive_home(v.name) if v.fetched else 'pyspark jars'}", flush=True)
+    except (ValueError, FetchError) as e:
+        raise SystemExit(f"hmsproxy: {e}") from None
+    return 0
+
+
 def cmd_dev_up(args) -> int:
     from hmsproxy.config import describe
     from hmsproxy.config_model import HttpConfig
-    from hmsproxy.dev.federation import start_federation
+    from hmsproxy.dev.federation import parse_backends, start_federation
+    from hmsproxy.dev.maven import FetchError
 
     try:
+        backends = parse_backends(args.backends)
         fed = start_federation(
-            args.backends, Path(args.state_dir), host=args.host, port=args.port, demo=args.demo, say=lambda m: print(m, flush=True)
+            backends, Path(args.state_dir), host=args.host, port=args.port, demo=args.demo, say=lambda m: print(m, flush=True)
         )
-    except ValueError as e:
+    except (ValueError, FetchError) as e:
         raise SystemExit(f"hmsproxy: {e}") from None
+    except OSError as e:  # e.g. the port is taken (the metastores it started are stopped again)
+        raise SystemExit(f"hmsproxy: can't serve on {args.host}:{args.port}: {e.strerror or e}") from None
     print(describe(fed.config))
     ops = _start_ops_http(fed.handler, HttpConfig(args.host, args.http_port))
     print("\n" + fed.usage(), flush=True)
@@ -273,7 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="local federations for development and tests")
     dsub = dev.add_subparsers(dest="dev_command", required=True)
     up = dsub.add_parser("up", help="start local metastores and hmsproxy in front of them")
-    up.add_argument("--backends", type=int, default=2, help="how many metastores (default 2: a primary and one federated)")
+    up.add_argument(
+        "--backends",
+        default="2",
+        help="how many Hive 2.3 metastores (default 2: a primary and one federated), or their Hive versions, primary first: 2.3,3.1,4.0",
+    )
     up.add_argument("--host", default="127.0.0.1")
     up.add_argument("--port", type=int, default=9083)
     up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
@@ -292,6 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
     )
     hms.set_defaults(func=cmd_dev_hms)
+    fetch = dsub.add_parser("fetch", help="download the jars of Hive metastore versions not in pyspark (once; later starts are offline)")
+    fetch.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version that is fetched)")
+    fetch.set_defaults(func=cmd_dev_fetch)
     add_job_parser(sub)
     return p
 

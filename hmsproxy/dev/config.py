@@ -15,7 +15,7 @@ from hmsproxy.config_model import (
 DEV_FANOUT_TIMEOUT_MS = 30_000
 
 
-def dev_config(uris: Sequence[str], *, host: str = "127.0.0.1", port: int = 9083) -> Config:
+def dev_config(uris: Sequence[str], *, host: str = "127.0.0.1", port: int = 9083, hive_versions: Sequence[str] | None = None) -> Config:
     """The federation ``hmsproxy dev up`` serves in front of local metastores.
 
     ``uris[0]`` is the primary (read, write, create); every further URI is a
@@ -25,12 +25,13 @@ def dev_config(uris: Sequence[str], *, host: str = "127.0.0.1", port: int = 9083
     """
     if not uris:
         raise ValueError("dev_config needs at least one metastore URI")
+    versions = list(hive_versions) if hive_versions is not None else ["2.3"] * len(uris)
     primary = MetastoreConfig(
         "primary",
         (uris[0],),
         primary=True,
         access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE,
-        hive_version="2.3",
+        hive_version=versions[0],
     )
     federated = tuple(
         MetastoreConfig(
@@ -39,7 +40,7 @@ def dev_config(uris: Sequence[str], *, host: str = "127.0.0.1", port: int = 9083
             database_prefix=f"fed{i}_",
             access_control_type=AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
             writable_database_white_list=(".*",),
-            hive_version="2.3",
+            hive_version=versions[i],
         )
         for i, uri in enumerate(uris[1:], start=1)
     )

@@ -11,7 +11,7 @@ the handler and then :meth:`DevFederation.stop_metastores`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hmsproxy.config_model import Config, StoreConfig
@@ -50,8 +50,21 @@ class DevFederation:
         return "\n".join(lines)
 
 
+def parse_backends(text: str) -> list[str]:
+    """`--backends`: a count of Hive 2.3 metastores ("2") or their versions, primary first ("2.3,3.1,4.0")."""
+    from hmsproxy.dev.versions import hive_version
+
+    text = text.strip()
+    if text.isdigit():
+        return ["2.3"] * int(text)
+    versions = [v.strip() for v in text.split(",") if v.strip()]
+    for v in versions:
+        hive_version(v)  # ValueError naming the known versions
+    return versions
+
+
 def start_federation(
-    backends: int,
+    backends: int | Sequence[str],
     state_dir: Path,
     *,
     host: str = "127.0.0.1",
@@ -67,16 +80,17 @@ def start_federation(
     from hmsproxy.app import build_handler
     from hmsproxy.server import ProxyServer
 
-    if backends < 1:
+    versions = ["2.3"] * backends if isinstance(backends, int) else list(backends)
+    if len(versions) < 1:
         raise ValueError("--backends must be at least 1")
-    if demo and backends <= DEMO_BACKEND:
+    if demo and len(versions) <= DEMO_BACKEND:
         raise ValueError("--demo puts its sample data on the first federated metastore: use --backends 2 or more")
     state = Path(state_dir).resolve()
-    say(f"starting {backends} local metastores (state in {state}) ...")
-    metastores = start_metastores(backends, state)
+    say(f"starting {len(versions)} local metastores (Hive {', '.join(versions)}; state in {state}) ...")
+    metastores = start_metastores(len(versions), state, hive_versions=versions, log=say)
     handler = None
     try:
-        config = dev_config([m.uri for m in metastores], host=host, port=port)
+        config = dev_config([m.uri for m in metastores], host=host, port=port, hive_versions=versions)
         config = dataclasses.replace(config, store=StoreConfig(f"sqlite:///{state / 'hmsproxy.db'}"))  # the store lives with the state
         demo_table = _add_demo(metastores[DEMO_BACKEND], config, say) if demo else None
         handler = build_handler(config)

@@ -471,12 +471,14 @@ def start_metastores(
     host: str = "127.0.0.1",
     log: LogFn | None = None,
     timeout_s: float = 180,
+    hive_versions: Sequence[str] | None = None,
     **kwargs,
 ) -> list[LocalMetastore]:
     """Start ``count`` metastores in parallel, state in ``state_root/<name>``.
 
     Names default to ``hms0``, ``hms1``, ...; ports default to distinct free
-    ports. Extra keyword arguments go to :class:`LocalMetastore`. If any fails
+    ports; ``hive_versions`` gives each its Hive version (default: all 2.3).
+    Extra keyword arguments go to :class:`LocalMetastore`. If any fails
     to start, all are stopped and the first error is raised.
     """
     state_root = Path(state_root)
@@ -486,9 +488,12 @@ def start_metastores(
     port_list = list(ports) if ports is not None else free_ports(count, host)
     if len(port_list) != count:
         raise ValueError(f"{count} metastores but {len(port_list)} ports")
+    versions = list(hive_versions) if hive_versions is not None else ["2.3"] * count
+    if len(versions) != count:
+        raise ValueError(f"{count} metastores but {len(versions)} Hive versions")
     metastores = [
-        LocalMetastore(port, state_root / name, in_test=in_test, host=host, log=log, name=name, **kwargs)
-        for name, port in zip(names, port_list)
+        LocalMetastore(port, state_root / name, in_test=in_test, host=host, log=log, name=name, hive_version=version, **kwargs)
+        for name, port, version in zip(names, port_list, versions)
     ]
     if count == 0:
         return metastores
