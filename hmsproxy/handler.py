@@ -37,6 +37,7 @@ from hmsproxy.errors import (
 )
 from hmsproxy.features.base import Feature, FeatureRegistry, Platform
 from hmsproxy.internal_client import InternalClient
+from hmsproxy.routing.default_catalog import fill_default_catalog
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
@@ -204,8 +205,10 @@ class Handler:
             rewrite_struct(args, route.inbound)
         # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
         result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
-        if rewrite and spec.success_type is not None and result.success is not None:
-            rewrite_value(result.success, spec.success_type, route.outbound)
+        if spec.success_type is not None and result.success is not None:
+            if rewrite:
+                rewrite_value(result.success, spec.success_type, route.outbound)
+            fill_default_catalog(result.success, spec.success_type)  # Hive 3+ clients expect it
         return result
 
     @staticmethod

@@ -60,3 +60,34 @@ def test_federated_table_read_through_hmsclient(hms, federated_orders):
     assert names == ["ds=2026-11-01", "ds=2026-11-02"]
     parts = hms.get_partitions("waggle_sales", "orders", -1)
     assert {p.dbName for p in parts} == {"waggle_sales"}
+
+
+# -- a Hive 3/4-era client (pymetastore) on the Hive 2.3 backends ----------------------
+
+
+def test_pymetastore_reads_databases_tables_and_partitions_from_a_2_3_backend(proxy, hms, federated_orders):
+    """pymetastore's generated code is Hive 3's and it asserts what Hive 3 sets: Partition.catName among them."""
+    from pymetastore.hive_metastore.ttypes import GetTableRequest
+    from pymetastore.metastore import HMS
+
+    with HMS.create(host="127.0.0.1", port=proxy.port) as client:
+        assert {"default", "waggle_sales"} <= set(client.list_databases())
+        db = client.get_database("waggle_sales")
+        assert db.name == "waggle_sales"
+        assert client.client.get_database("waggle_sales").catalogName == "hive"
+        assert "orders" in client.list_tables("waggle_sales")
+        table = client.get_table("waggle_sales", "orders")
+        assert (table.database_name, table.name) == ("waggle_sales", "orders")
+        assert [c.name for c in table.partition_columns] == ["ds"]
+        assert client.list_partitions("waggle_sales", "orders") == ["ds=2026-11-01", "ds=2026-11-02"]
+        partitions = client.get_partitions("waggle_sales", "orders")
+        assert [(p.database_name, p.table_name, p.values, p.cat_name) for p in partitions] == [
+            ("waggle_sales", "orders", ["2026-11-01"], "hive"),
+            ("waggle_sales", "orders", ["2026-11-02"], "hive"),
+        ]
+        # get_table_req, Hive 3's way, with the catalog named the Hive 3 way.
+        answer = client.client.get_table_req(GetTableRequest(dbName="waggle_sales", tblName="orders", catName="hive"))
+        assert (answer.table.dbName, answer.table.tableName) == ("waggle_sales", "orders")
+    # hmsclient's older generated code has no catName: it skips the field and reads the rest.
+    older = hms.get_partitions("waggle_sales", "orders", -1)
+    assert [p.values for p in older] == [["2026-11-01"], ["2026-11-02"]] and not hasattr(older[0], "catName")

@@ -1,0 +1,69 @@
+"""Hive 3 catalogs in answers from metastores that have none.
+
+Hive 3 and newer clients expect every Database and Partition to name its catalog
+(pymetastore asserts `Partition.catName` is a string); a Hive 2.3 metastore leaves the
+field unset. The proxy fills in Hive's default catalog where it is missing. Both fields
+have the same id and type in every Hive version, so older clients are not disturbed.
+(`Table.catName` is not among them: its id differs between 2.3.10 and 3.x.)
+"""
+
+from __future__ import annotations
+
+from thriftpy2.thrift import TType
+
+DEFAULT_CATALOG = "hive"
+#: struct name -> its catalog field.
+CATALOG_FIELDS = {"Database": "catalogName", "Partition": "catName"}
+
+_plans: dict[type, tuple | None] = {}
+
+
+def _plan(cls: type) -> tuple | None:
+    """(catalog field or None, [(field, container plan)]) for `cls`; None when it can hold no such struct."""
+    if cls in _plans:
+        return _plans[cls]
+    _plans[cls] = None  # recursive structs: assume nothing while planning
+    own = CATALOG_FIELDS.get(cls.__name__)
+    children = []
+    for spec in cls.thrift_spec.values():
+        sub = _container(spec[0], spec[2] if len(spec) > 3 else None)
+        if sub is not None:
+            children.append((spec[1], sub))
+    plan = (own, tuple(children)) if (own or children) else None
+    _plans[cls] = plan
+    return plan
+
+
+def _container(ttype: int, nested) -> tuple | None:
+    if ttype == TType.STRUCT:
+        return ("struct",) if _plan(nested) is not None else None
+    if ttype in (TType.LIST, TType.SET):
+        inner = _container(*nested) if isinstance(nested, tuple) else None
+        return ("list", inner) if inner else None
+    return None  # no answer keeps these structs in maps
+
+
+def fill_default_catalog(value, success_type: tuple | None) -> None:
+    """Set the default catalog on every Database and Partition in an answer that lacks one."""
+    if value is None or success_type is None:
+        return
+    plan = _container(*success_type)
+    if plan is not None:
+        _visit(value, plan)
+
+
+def _visit(value, plan: tuple) -> None:
+    if value is None:
+        return
+    if plan[0] == "list":
+        for item in value:
+            _visit(item, plan[1])
+        return
+    struct_plan = _plan(type(value))
+    if struct_plan is None:
+        return
+    own, children = struct_plan
+    if own is not None and getattr(value, own) is None:
+        setattr(value, own, DEFAULT_CATALOG)
+    for name, sub in children:
+        _visit(getattr(value, name), sub)
