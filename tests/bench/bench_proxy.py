@@ -6,17 +6,20 @@ and it has no ``test_`` functions.
 
 What it does, in one run (~1.5-2 minutes on 2 cores):
 
-1. starts one real Hive 2.3 metastore (``hmsproxy.dev.metastore``, state in a temp
-   dir) and ``hmsproxy serve`` as a separate process with that metastore as its
+1. starts one real Hive metastore (``hmsproxy.dev.metastore``, state in a temp
+   dir; 2.3 by default, ``--hive 3.1`` or ``--hive 4.0`` for the fetched 3.1.3 or
+   4.0.1) and ``hmsproxy serve`` as a separate process with that metastore as its
    primary;
 2. seeds ``bench.events`` (partitioned by ``ds string``, 200 partitions by
    default) directly on the metastore;
 3. measures ``get_table`` and ``get_partitions_by_filter`` DIRECT (client ->
    metastore) and PROXY (client -> hmsproxy -> metastore) at 1 and at 16
-   concurrent clients. Clients are separate processes (thriftpy2, Cython
-   binary protocol over a buffered transport), forked before anything else
-   starts, connected and warmed up before the clock starts and released
-   together at one start time; each calls in a loop for a fixed duration and
+   concurrent clients (on Hive 4.0.1, which has no ``get_table``, the DIRECT path
+   calls ``get_table_req`` as a Hive 4 client does, while the PROXY path still
+   calls ``get_table`` and hmsproxy translates it). Clients are separate
+   processes (thriftpy2, Cython binary protocol over a buffered transport),
+   forked before anything else starts, connected and warmed up before the
+   clock starts and released together at one start time; each calls in a loop for a fixed duration and
    returns every call's latency. Both paths are measured in the same run,
    interleaved, so both see the same metastore state (GC, JIT, caches) and
    the same other load: at 1 client one client holds a direct and a proxied
@@ -64,10 +67,46 @@ FILTER = f"ds = '{FILTER_DS}'"
 TARGET_P50_RATIO = 1.2
 TARGET_THROUGHPUT_RATIO = 0.8
 
+
+def _get_table_req(c):
+    # What a Hive 4 client's getTable(db, table) sends (HiveMetaStoreClient: catalog set, "hive" by default).
+    from hmsproxy import idl
+
+    return c.get_table_req(idl.hive.GetTableRequest(dbName=DB, tblName=TABLE, catName="hive"))
+
+
+#: The measured calls (the table's rows) ...
 CALLS = {
     "get_table": lambda c: c.get_table(DB, TABLE),
     "get_partitions_by_filter": lambda c: c.get_partitions_by_filter(DB, TABLE, FILTER, -1),
 }
+#: ... and every method a path may send for one of them.
+METHODS = {**CALLS, "get_table_req": _get_table_req}
+
+#: --hive: the Hive version of the metastore, as hmsproxy.dev.metastore names it, and
+#: its full version (the proxy config's hive-version, the header line).
+HIVE_VERSIONS = {"2.3": "2.3", "3.1": "3.1.3", "4.0": "4.0.1"}
+
+#: hive-site settings of the benchmark's metastore per version, on top of hmsproxy.dev's.
+#: 4.0.1 with the DBCP pool hmsproxy.dev.metastore configures (commons-pool2 2.10.0)
+#: hangs once ~10 clients call at once: handler threads wait in
+#: GenericObjectPool.create() for good (with a larger maxPoolSize, sooner). HikariCP,
+#: Hive 4's own default pool, serves 32 concurrent clients.
+HIVE_CONF = {"4.0": {"datanucleus.connectionPoolingType": "HikariCP"}}
+
+
+def path_methods(hive_version: str) -> dict[str, dict[str, str]]:
+    """{call: {"direct": method, "proxy": method}}: what each path sends for a measured call.
+
+    Hive 4.0.1 removed ``get_table``: there the direct path calls ``get_table_req``, as a
+    Hive 4 client would; the proxy path calls ``get_table`` on every version (hmsproxy
+    turns it into ``get_table_req`` for a 4.0.1 backend).
+    """
+    out = {call: {"direct": call, "proxy": call} for call in CALLS}
+    if hive_version == "4.0":
+        out["get_table"]["direct"] = "get_table_req"
+    return out
+
 
 CLIENT_TIMEOUT_S = 30.0
 
@@ -128,8 +167,9 @@ def _proc_cpu_s(pid: int | None) -> float | None:
 def _worker_main(conn) -> None:
     """One client process: serves ("prep", ...) / ("go", ...) requests until ("stop",).
 
-    "prep" names one or more targets (host, port); the client opens a connection to
-    each. Once released, it sends its calls to them in turn: call by call
+    "prep" names one or more targets (host, port) and the method to send to each
+    (a name in METHODS); the client opens a connection to each. Once released, it
+    sends its calls to them in turn: call by call
     (slice_s == 0: call 1 to the first target, call 2 to the second, ...) or by
     time slice (slice_s > 0: all calls started in slice j go to target j mod k;
     all clients share the slice clock). Each call's latency is recorded per target.
@@ -144,12 +184,12 @@ def _worker_main(conn) -> None:
             return
         clients = []
         try:
-            _, targets, call, warmup_calls = msg
-            fn = CALLS[call]
+            _, targets, methods, warmup_calls = msg
+            fns = [METHODS[m] for m in methods]
             for host, port in targets:
                 clients.append(make_client(host, port))
             for _ in range(warmup_calls):
-                for client in clients:
+                for fn, client in zip(fns, clients):
                     fn(client)
             conn.send(("ready",))
             go = conn.recv()
@@ -171,7 +211,7 @@ def _worker_main(conn) -> None:
                 t0 = t1
                 if slice_s:
                     i = int((t0 - start_at) / slice_s) % k
-                fn(clients[i])
+                fns[i](clients[i])
                 t1 = perf()
                 lats[i].append(t1 - t0)
                 if not slice_s:
@@ -213,11 +253,15 @@ class ClientPool:
             raise RuntimeError(f"client process failed ({what}):\n{msg[1]}")
         return msg
 
-    def run(self, targets, call: str, clients: int, duration_s: float, warmup_calls: int, snapshot=dict, slice_s: float = 0.0) -> dict:
+    def run(
+        self, targets, call: str, clients: int, duration_s: float, warmup_calls: int, snapshot=dict, slice_s: float = 0.0, methods=None
+    ) -> dict:
         """Prepare ``clients`` processes, release them together, collect latencies.
 
         ``targets``: list of (host, port); each client alternates over all of them,
         call by call (``slice_s`` 0) or in time slices of ``slice_s`` seconds.
+        ``methods``: the method (a name in METHODS) sent to each target; default
+        ``call`` to all.
         ``snapshot()`` is called once all clients are connected and warmed up, just
         before they are released, and again when the last one has finished.
         Returns latencies (one array per target, all clients together), the
@@ -225,8 +269,9 @@ class ClientPool:
         both snapshots.
         """
         active = self.workers[:clients]
+        methods = list(methods) if methods is not None else [call] * len(targets)
         for _, conn in active:
-            conn.send(("prep", list(targets), call, warmup_calls))
+            conn.send(("prep", list(targets), methods, warmup_calls))
         deadline = time.monotonic() + 60
         for _, conn in active:
             self._recv(conn, deadline, f"prepare {call}")
@@ -277,8 +322,12 @@ class ClientPool:
 # the system under test
 
 
-def seed(metastore, partitions: int) -> None:
-    """bench.events: 4 columns, partitioned by ds string, ``partitions`` partitions."""
+def seed(metastore, partitions: int, hive_version: str = "2.3") -> None:
+    """bench.events: 5 columns, partitioned by ds string, ``partitions`` partitions.
+
+    The same calls on every Hive version (create_database, create_table,
+    add_partitions in batches of 50); checked afterwards with the calls measured.
+    """
     from hmsproxy import idl
 
     hive = idl.hive
@@ -331,11 +380,15 @@ def seed(metastore, partitions: int) -> None:
             client.add_partitions(parts)
         got = client.get_partitions_by_filter(DB, TABLE, FILTER, -1)
         assert len(got) == 1 and got[0].values == [FILTER_DS], got
+        direct_get_table = METHODS[path_methods(hive_version)["get_table"]["direct"]](client)
+        got_table = getattr(direct_get_table, "table", direct_get_table)  # GetTableResult or Table
+        assert got_table.tableName == TABLE and [k.name for k in got_table.partitionKeys] == ["ds"], got_table
+        assert len(client.get_partition_names(DB, TABLE, -1)) == partitions
     finally:
         client.close()
 
 
-def write_proxy_config(path: Path, port: int, metastore_uri: str) -> None:
+def write_proxy_config(path: Path, port: int, metastore_uri: str, hive_version: str = "2.3") -> None:
     path.write_text(
         "# written by tests/bench/bench_proxy.py\n"
         "server:\n"
@@ -347,7 +400,7 @@ def write_proxy_config(path: Path, port: int, metastore_uri: str) -> None:
         "  name: primary\n"
         f"  remote-meta-store-uris: {metastore_uri}\n"
         "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
-        '  hive-version: "2.3"\n',
+        f'  hive-version: "{hive_version}"\n',
         encoding="utf-8",
     )
     from hmsproxy.config import load_config
@@ -597,6 +650,16 @@ class Row:
     proxy: dict = field(default_factory=dict)
     p50_ratio: float = math.nan
     throughput_ratio: float = math.nan
+    #: What each path sent: differs from ``call`` for get_table on Hive 4.0.1 (direct: get_table_req).
+    direct_method: str = ""
+    proxy_method: str = ""
+
+    @property
+    def label(self) -> str:
+        """The table's call column: the call, or "direct's / proxy's" where the paths differ."""
+        if self.direct_method in ("", self.call) and self.proxy_method in ("", self.call):
+            return self.call
+        return f"{self.direct_method or self.call} / {self.proxy_method or self.call}"
 
 
 def median_of(runs: list[RunStats]) -> dict:
@@ -619,15 +682,19 @@ def median_of(runs: list[RunStats]) -> dict:
 
 
 def render_table(rows: list[Row]) -> str:
+    differ = any(r.label != r.call for r in rows)
+    # Where a path sends another method than the call, the column names both.
+    title = "call (direct / proxy)" if differ else "call"
+    width = max([26] + [len(r.label) + 2 for r in rows])
     head = (
-        f"{'call':<26}{'clients':>8} | {'direct p50':>10}{'p99':>10} | {'proxy p50':>10}{'p99':>10} | "
+        f"{title:<{width}}{'clients':>8} | {'direct p50':>10}{'p99':>10} | {'proxy p50':>10}{'p99':>10} | "
         f"{'p50 x':>6} | {'direct/s':>9}{'proxy/s':>9} | {'tput x':>6}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         d, p = r.direct, r.proxy
         lines.append(
-            f"{r.call:<26}{r.clients:>8} | {d['p50_ms']:>8.2f}ms{d['p99_ms']:>8.2f}ms | "
+            f"{r.label:<{width}}{r.clients:>8} | {d['p50_ms']:>8.2f}ms{d['p99_ms']:>8.2f}ms | "
             f"{p['p50_ms']:>8.2f}ms{p['p99_ms']:>8.2f}ms | {r.p50_ratio:>5.2f}x | "
             f"{d['throughput']:>9.0f}{p['throughput']:>9.0f} | {r.throughput_ratio:>5.2f}x"
         )
@@ -680,6 +747,12 @@ def evaluate_targets(rows: list[Row]) -> list[dict]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m tests.bench.bench_proxy", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument(
+        "--hive",
+        choices=sorted(HIVE_VERSIONS),
+        default="2.3",
+        help="Hive version of the metastore (default 2.3; 3.1 and 4.0 are fetched with Maven on first use)",
+    )
     p.add_argument("--clients", type=int, default=16, help="concurrent clients of the concurrent runs (default 16)")
     p.add_argument("--duration", type=float, default=1.5, help="seconds per path and repeat (default 1.5)")
     p.add_argument("--slice", type=float, default=0.25, help="seconds per time slice of the concurrent runs (default 0.25)")
@@ -717,6 +790,7 @@ def main(argv=None) -> int:
 
     from hmsproxy import __version__
     from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
+    from hmsproxy.backends import TRANSLATIONS
     from hmsproxy.dev.metastore import start_metastores
     from hmsproxy.dev.ports import free_port
 
@@ -727,25 +801,28 @@ def main(argv=None) -> int:
     metastore = None
     proxy = None
     try:
-        log(f"starting a Hive metastore (state in {tmp}) ...")
-        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=90)
+        log(f"starting a Hive {HIVE_VERSIONS[args.hive]} metastore (state in {tmp}) ...")
+        (metastore,) = start_metastores(
+            1, tmp / "hms", log=lambda m: None, timeout_s=90, hive_versions=[args.hive], hive_conf=HIVE_CONF.get(args.hive)
+        )
         log(
             f"metastore {metastore.uri} ready after {metastore.last_start_seconds:.1f}s; seeding "
             f"{DB}.{TABLE} with {args.partitions} partitions ..."
         )
         t0 = time.monotonic()
-        seed(metastore, args.partitions)
+        seed(metastore, args.partitions, args.hive)
         log(f"seeded in {time.monotonic() - t0:.1f}s; starting hmsproxy ...")
 
         proxy_port = free_port()
         config_path = tmp / "hmsproxy.yml"
-        write_proxy_config(config_path, proxy_port, metastore.uri)
+        write_proxy_config(config_path, proxy_port, metastore.uri, HIVE_VERSIONS[args.hive])
         profile_out = Path(args.profile_proxy).resolve() if args.profile_proxy else None
         proxy = ProxyProcess(config_path, tmp / "hmsproxy.log", profile_out)
         proxy.wait_ready("127.0.0.1", proxy_port)
         log(f"{proxy.banner} (pid {proxy.pid})")
 
         endpoints = {"direct": ("127.0.0.1", metastore.port), "proxy": ("127.0.0.1", proxy_port)}
+        methods = path_methods(args.hive)
         pids = {"jvm": metastore.pid, "proxy": proxy.pid, "self": os.getpid()}
 
         def snapshot():
@@ -758,7 +835,7 @@ def main(argv=None) -> int:
         log("warming up both paths ...")
         for call in CALLS:
             for path in ("direct", "proxy"):
-                pool.run([endpoints[path]], call, args.clients, 0.75, args.warmup_calls)
+                pool.run([endpoints[path]], call, args.clients, 0.75, args.warmup_calls, methods=[methods[call][path]])
         if profile_out is not None:
             os.kill(proxy.pid, signal.SIGUSR1)  # profile the measured runs only
 
@@ -789,7 +866,14 @@ def main(argv=None) -> int:
                     truncated = True
                     continue
                 raw = pool.run(
-                    [endpoints[p] for p in order], call, n, run_s, args.warmup_calls, snapshot, slice_s=0.0 if n == 1 else args.slice
+                    [endpoints[p] for p in order],
+                    call,
+                    n,
+                    run_s,
+                    args.warmup_calls,
+                    snapshot,
+                    slice_s=0.0 if n == 1 else args.slice,
+                    methods=[methods[call][p] for p in order],
                 )
                 for i, path in enumerate(order):
                     record(summarize(path, call, n, i, raw), rep)
@@ -797,7 +881,7 @@ def main(argv=None) -> int:
         rows = []
         for call, n in cases:
             direct, proxied = runs[(call, n, "direct")], runs[(call, n, "proxy")]
-            row = Row(call, n, median_of(direct), median_of(proxied))
+            row = Row(call, n, median_of(direct), median_of(proxied), **{f"{p}_method": m for p, m in methods[call].items()})
             # Ratios: median over the repeats of proxy/direct within one run.
             pairs = list(zip(direct, proxied))
             row.p50_ratio = statistics.median(p.p50_ms / d.p50_ms for d, p in pairs)
@@ -808,7 +892,7 @@ def main(argv=None) -> int:
 
         machine = f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, {platform.machine()}"
         print()
-        print(f"hmsproxy {__version__} benchmark: Hive 2.3 metastore (Derby) vs hmsproxy in front of it")
+        print(f"hmsproxy {__version__} benchmark: Hive {HIVE_VERSIONS[args.hive]} metastore (Derby) vs hmsproxy in front of it")
         print(f"machine: {machine}; Python {platform.python_version()}; thriftpy2 {thriftpy2.__version__}")
         print(
             f"{DB}.{TABLE}: {args.partitions} partitions; filter {FILTER!r}; {args.repeats} repeats"
@@ -819,6 +903,18 @@ def main(argv=None) -> int:
             f"({2 * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)"
         )
         print("ratios (x): median over the repeats of proxy/direct within one run; throughput at 1 client = 1 / mean latency")
+        if HIVE_CONF.get(args.hive):
+            print("metastore settings: " + ", ".join(f"{k}={v}" for k, v in HIVE_CONF[args.hive].items()))
+        if args.hive != "2.3":  # (2.3's output stays as it was)
+            for call, m in methods.items():
+                if m["direct"] == m["proxy"]:
+                    print(f"{call}: both paths call {call}")
+                else:
+                    sent = TRANSLATIONS[m["proxy"]].target if m["proxy"] in TRANSLATIONS else m["proxy"]
+                    print(
+                        f"{call}: DIRECT calls {m['direct']} (as a Hive {args.hive} client does), PROXY calls {m['proxy']} "
+                        f"(hmsproxy sends it to the {HIVE_VERSIONS[args.hive]} metastore as {sent})"
+                    )
         print()
         print(render_table(rows))
         print()
@@ -837,6 +933,9 @@ def main(argv=None) -> int:
         if args.json:
             doc = {
                 "hmsproxy_version": __version__,
+                "hive_version": HIVE_VERSIONS[args.hive],
+                "hive_conf": HIVE_CONF.get(args.hive, {}),
+                "methods": methods,
                 "machine": machine,
                 "python": platform.python_version(),
                 "thriftpy2": thriftpy2.__version__,
