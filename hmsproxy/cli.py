@@ -221,10 +221,14 @@ def cmd_dev_fetch(args) -> int:
     from hmsproxy.dev.versions import HIVE_VERSIONS, hive_version
 
     try:
-        versions = [hive_version(v) for v in args.versions] or [v for v in HIVE_VERSIONS.values() if v.fetched]
+        versions = [hive_version(v) for v in args.versions] or list(HIVE_VERSIONS.values())
         for v in versions:
             v.prepare(say=lambda m: print(m, flush=True))
             print(f"Hive {v.name}: {hive_home(v.name) if v.fetched else 'pyspark jars'}", flush=True)
+            if v.listener is not None:  # the notification listener's jars, if the version has one
+                failed = v.listener.fetch(say=lambda m: print(m, flush=True))
+                if failed:
+                    raise FetchError(failed)
     except (ValueError, FetchError) as e:
         raise SystemExit(f"hmsproxy: {e}") from None
     return 0
@@ -315,7 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hms.set_defaults(func=cmd_dev_hms)
     fetch = dsub.add_parser("fetch", help="download the jars of Hive metastore versions not in pyspark (once; later starts are offline)")
-    fetch.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version that is fetched)")
+    fetch.add_argument(
+        "versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version, and each one's notification listener)"
+    )
     fetch.set_defaults(func=cmd_dev_fetch)
     add_job_parser(sub)
     return p

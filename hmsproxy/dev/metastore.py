@@ -25,6 +25,11 @@ Layout of a state directory::
 
 Notes:
 
+* Notifications: where :mod:`hmsproxy.dev.versions` knows a notification
+  listener for the version, :meth:`LocalMetastore.start` fetches it (once, with
+  Maven) and turns it on, so ``get_next_notification`` returns the metastore's
+  events; if it cannot be fetched the metastore starts without it (a warning is
+  logged). :attr:`LocalMetastore.notifications_enabled` says which it is.
 * Hive 2.3's metastore has no bind-host setting: it listens on all
   interfaces. ``host`` is only the address clients (and the readiness probe)
   use.
@@ -126,6 +131,7 @@ class LocalMetastore:
     the metastore's own log level (INFO logs ~4 audit lines per call; WARN for
     benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS`.
     ``hive_version`` is "2.3" (pyspark's jars), "3.1" or "4.0" (fetched on first start).
+    ``notifications=False`` never adds the notification listener (see the module notes).
     """
 
     def __init__(
@@ -143,6 +149,7 @@ class LocalMetastore:
         name: str | None = None,
         log_level: str = "INFO",
         hive_version: str = "2.3",
+        notifications: bool = True,
     ) -> None:
         self.version = version_facts(hive_version)  # ValueError for an unknown version, before anything starts
         self.hive_version = hive_version
@@ -157,6 +164,11 @@ class LocalMetastore:
         self.name = name or f"metastore:{self.port}"
         self.log_level = log_level
         self._log_fn = log
+        self._want_notifications = notifications
+        #: Whether the running (or last started) JVM records events for get_next_notification.
+        self.notifications_enabled = False
+        #: Why it does not, when notifications were asked for (None: they are on, or not asked for).
+        self.notifications_unavailable: str | None = None
         self._proc: subprocess.Popen | None = None
         self._watchdog: subprocess.Popen | None = None
         self._lock = threading.RLock()
@@ -224,6 +236,9 @@ class LocalMetastore:
             "hive.security.authorization.enabled": "false",
             "hive.metastore.port": str(self.port),
         }
+        if self.notifications_enabled:
+            assert self.version.listener is not None
+            props.update(self.version.listener.hive_conf)
         props.update(self.version.hive_conf)
         props.update(self.hive_conf)
         return props
@@ -274,7 +289,7 @@ class LocalMetastore:
             cmd.append(f"-Dlog4j2.configurationFile={self.conf_dir / LOG_CONFIG_NAME}")
         cmd += [f"-D{k}={v}" for k, v in self.system_properties().items()]
         cmd += self.jvm_args
-        cmd += ["-cp", self.version.classpath(self.conf_dir)]
+        cmd += ["-cp", self.version.classpath(self.conf_dir, with_listener=self.notifications_enabled)]
         return cmd
 
     def _env(self) -> dict[str, str]:
@@ -296,6 +311,7 @@ class LocalMetastore:
                 return self
             self._cleanup_handles()
             self.version.prepare(say=self._say)  # fetches 3.1/4.0 jars on first use (not timed below)
+            self._prepare_notifications()
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self.warehouse_dir.mkdir(parents=True, exist_ok=True)
             (self.state_dir / "tmp").mkdir(parents=True, exist_ok=True)
@@ -336,6 +352,22 @@ class LocalMetastore:
             self.last_start_seconds = time.monotonic() - t0
             self._say(f"{self.name}: ready at {self.uri} after {self.last_start_seconds:.1f}s")
             return self
+
+    def _prepare_notifications(self) -> None:
+        """Fetch the version's notification listener on first use; without it, start anyway."""
+        listener = self.version.listener
+        if not self._want_notifications:
+            self.notifications_enabled, self.notifications_unavailable = False, None
+            return
+        if listener is None:  # a known gap, not worth a message at every start
+            self.notifications_enabled = False
+            self.notifications_unavailable = f"Hive {self.hive_version} has no notification listener (see hmsproxy.dev.versions)"
+            return
+        reason = listener.fetch(say=self._say)
+        self.notifications_enabled = reason is None
+        self.notifications_unavailable = reason
+        if reason is not None:
+            self._say(f"{self.name}: starting without notifications: {reason.splitlines()[0]}")
 
     def _init_schema(self, deadline: float) -> None:
         """Run the schema tool on a new Derby database; a failed run leaves no half-made database."""

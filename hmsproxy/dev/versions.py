@@ -14,6 +14,17 @@ handling, readiness) is shared.
   so the schema tool (``-initSchema -dbType derby``, scripts from the binary
   release) makes the whole schema before the first start.
 
+Notifications: each version may name a :class:`NotificationListener`, Hive's
+``DbNotificationListener`` (in ``hive-hcatalog-server-extensions``, which no metastore
+jar set carries), fetched once like the 3.1/4.0 jars (``poms/hive-<version>-listener.xml``).
+With it the metastore records every event in NOTIFICATION_LOG, which
+``get_next_notification`` reads. Without it (Maven can't fetch) the metastore still
+starts, just without events: only tests that ask for events need them.
+2.3 needs only that jar; 3.1 also Jackson 1 (its JSONMessageFactory uses it). **4.0 has
+none**: no 4.0.x metastore jar has a listener that writes NOTIFICATION_LOG (only the
+hcatalog one does), hive-hcatalog-server-extensions 4.0.0/4.0.1 were never published to
+Maven Central, and 4.2.0's is built for Java 21 (and for the 4.2 metastore API).
+
 JDK: 3.1 and 4.0 run on JDK 17 (the default ``java``) with the same flags as 2.3
 (:data:`~hmsproxy.dev.jvm.ADD_OPENS`, :data:`~hmsproxy.dev.jvm.FAST_START_JVM_FLAGS`).
 They do not start on Temurin 25: their Hadoop (3.1.0, 3.3.6) calls
@@ -24,12 +35,16 @@ unless a Security Manager may be enabled, and JDK 24+ refuses
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hmsproxy.dev import maven
 from hmsproxy.dev.jvm import METASTORE_MAIN_CLASS, pyspark_jars_dir
+
+_log = logging.getLogger(__name__)
 
 LOG_CONFIG_NAME = "metastore-log4j2.properties"
 
@@ -38,6 +53,48 @@ LOG_CONFIG_NAME = "metastore-log4j2.properties"
 _EXPRESSION_PROXY = {"metastore.expression.proxy": "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy"}
 # hive.in.test makes the metastore refuse clients that lack a TEST capability.
 _NO_CAPABILITY_CHECK = {"metastore.client.capability.check": "false"}
+
+
+DB_NOTIFICATION_LISTENER = "org.apache.hive.hcatalog.listener.DbNotificationListener"
+
+# Why a listener could not be fetched, per cache directory: asked once per process, so an
+# offline machine does not run Maven again for every metastore it starts.
+_listener_failures: dict[str, str] = {}
+_listener_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class NotificationListener:
+    """The extra jars and settings that make a metastore record events for ``get_next_notification``."""
+
+    #: maven.fetch's name for it: pom ``poms/hive-<fetch_name>.xml``, jars in ``hive_home(fetch_name)/lib``.
+    fetch_name: str
+    hive_conf: Mapping[str, str] = field(
+        default_factory=lambda: {
+            # Transactional: the event row is written in the same JDO transaction as the change
+            # (what DbNotificationListener is meant for). The hive.* name is read by 2.3's HiveConf
+            # and, as the alias of metastore.transactional.event.listeners, by 3.1's MetastoreConf.
+            "hive.metastore.transactional.event.listeners": DB_NOTIFICATION_LISTENER,
+        }
+    )
+
+    @property
+    def jars_dir(self) -> Path:
+        return maven.hive_home(self.fetch_name) / "lib"
+
+    def fetch(self, say: Callable[[str], None] | None = None) -> str | None:
+        """Fetch the jars on first use; returns why they are unavailable, or None when they are there."""
+        key = str(self.jars_dir)
+        with _listener_lock:
+            if key in _listener_failures:
+                return _listener_failures[key]
+            try:
+                maven.fetch(self.fetch_name, ("dependency:copy-dependencies@lib",), say=say)
+                return None
+            except maven.FetchError as exc:
+                _listener_failures[key] = str(exc)
+                _log.warning("no metastore notifications (get_next_notification stays empty): %s", exc)
+                return str(exc)
 
 
 @dataclass(frozen=True)
@@ -50,6 +107,8 @@ class HiveVersion:
     #: main class of the schema tool run once on a new Derby database; None: DataNucleus makes it.
     schema_tool_class: str | None = None
     main_class: str = METASTORE_MAIN_CLASS
+    #: what records events for get_next_notification; None: this version has none.
+    listener: NotificationListener | None = None
 
     @property
     def fetched(self) -> bool:
@@ -60,12 +119,16 @@ class HiveVersion:
         if self.fetched:
             maven.fetch(self.name, self.maven_goals, say=say)
 
-    def classpath(self, conf_dir: Path) -> str:
+    def classpath(self, conf_dir: Path, *, with_listener: bool = False) -> str:
         if not self.fetched:
             # hive-site.xml is found through HIVE_CONF_DIR, so just the pyspark jars.
-            return str(pyspark_jars_dir() / "*")
-        # Standalone metastores look for hive-site.xml and their log4j2 file on the classpath.
-        return f"{conf_dir}:{maven.hive_home(self.name) / 'lib' / '*'}"
+            path = str(pyspark_jars_dir() / "*")
+        else:
+            # Standalone metastores look for hive-site.xml and their log4j2 file on the classpath.
+            path = f"{conf_dir}:{maven.hive_home(self.name) / 'lib' / '*'}"
+        if with_listener and self.listener is not None:
+            path += f":{self.listener.jars_dir / '*'}"
+        return path
 
     def env(self) -> dict[str, str]:
         """Environment the JVMs of this version need (the schema tool finds its scripts via METASTORE_HOME)."""
@@ -76,7 +139,7 @@ class HiveVersion:
 
 
 HIVE_VERSIONS: dict[str, HiveVersion] = {
-    "2.3": HiveVersion("2.3"),
+    "2.3": HiveVersion("2.3", listener=NotificationListener("2.3-listener")),
     "3.1": HiveVersion(
         "3.1",
         maven_goals=("dependency:copy-dependencies@lib",),
@@ -89,6 +152,7 @@ HIVE_VERSIONS: dict[str, HiveVersion] = {
                 for task in ("events.EventCleanerTask", "RuntimeStatsCleanerTask", "MaterializationsRebuildLockCleanerTask")
             ),
         },
+        listener=NotificationListener("3.1-listener"),
     ),
     "4.0": HiveVersion(
         "4.0",
@@ -99,8 +163,12 @@ HIVE_VERSIONS: dict[str, HiveVersion] = {
             # The schema tool made the whole schema; verification proves it is the right one.
             "datanucleus.schema.autoCreateAll": "false",
             "hive.metastore.schema.verification": "true",
+            # With DBCP, 4.0.1's request threads hang in the pool at ~10 concurrent clients
+            # (seen by the benchmark at 16); HikariCP, Hive 4's own default, does not.
+            "datanucleus.connectionPoolingType": "HikariCP",
         },
         schema_tool_class="org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool",
+        # No listener: see the module notes.
     ),
 }
 
