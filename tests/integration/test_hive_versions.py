@@ -20,6 +20,7 @@ from hmsproxy.dev import maven
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
+from hmsproxy.testing import table
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 
 hive = idl.hive
@@ -66,27 +67,7 @@ def get_table(client, version: str, db: str, name: str):
 
 
 def partitioned_table(db: str, name: str):
-    sd = hive.StorageDescriptor(
-        cols=[hive.FieldSchema(name="id", type="int", comment=None)],
-        location=None,
-        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-        compressed=False,
-        numBuckets=-1,
-        serdeInfo=hive.SerDeInfo(name=None, serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}),
-        bucketCols=[],
-        sortCols=[],
-        parameters={},
-    )
-    return hive.Table(
-        tableName=name,
-        dbName=db,
-        owner="tester",
-        sd=sd,
-        partitionKeys=[hive.FieldSchema(name="ds", type="string", comment=None)],
-        parameters={"purpose": "hive-versions"},
-        tableType="MANAGED_TABLE",
-    )
+    return table(db, name, partition_keys=(("ds", "string"),), parameters={"purpose": "hive-versions"}, owner="tester")
 
 
 def test_unknown_version_is_refused_before_anything_starts(tmp_path):

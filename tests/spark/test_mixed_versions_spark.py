@@ -17,6 +17,7 @@ from hmsproxy import idl
 from hmsproxy.config_model import AccessControlType, MappedTables, MetastoreConfig
 from hmsproxy.dev import maven
 from hmsproxy.dev.versions import hive_version
+from hmsproxy.testing import table as table_struct
 from tests.support.required import unavailable
 from tests.support.spark_errors import META_EXCEPTION, jvm_causes
 
@@ -108,7 +109,7 @@ def run_scenario(spark, by_version, primary: str) -> None:
     for version in federated:
         direct = by_version[version].client()
         try:
-            direct.create_table(_hidden_table(f"hidden_{tag}"))
+            direct.create_table(table_struct("mixed_sales", f"hidden_{tag}", table_type="EXTERNAL_TABLE", owner="tester"))
         finally:
             direct.close()
         db = tables[version].split(".")[0]
@@ -121,19 +122,6 @@ def run_scenario(spark, by_version, primary: str) -> None:
 
     for table in tables.values():
         spark.sql(f"DROP TABLE {table}")
-
-
-def _hidden_table(name: str):
-    sd = hive.StorageDescriptor(
-        cols=[hive.FieldSchema(name="id", type="int", comment=None)],
-        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-        serdeInfo=hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}),
-        parameters={},
-    )
-    return hive.Table(
-        tableName=name, dbName="mixed_sales", owner="tester", sd=sd, partitionKeys=[], parameters={}, tableType="EXTERNAL_TABLE"
-    )
 
 
 @pytest.mark.parametrize("primary", ["2.3", "4.0"])
