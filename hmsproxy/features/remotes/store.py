@@ -84,34 +84,41 @@ class RemoteRepository:
             raise ValueError(f"{store!r} was opened without REMOTES_SCHEMA")
         self._store = store
 
+    # -- writes: one row, then this component's generation moves -----------------------
+
+    def _insert(self, table, names: dict, remote, what: str) -> None:
+        """`names` plus what every remote has (factory, properties, owner, created_at)."""
+        values = {
+            **names,
+            "factory": remote.factory,
+            "properties": _dump(remote.properties),
+            "owner": remote.owner,
+            "created_at": remote.created_at,
+        }
+        try:
+            with self._store.writing() as conn:
+                conn.execute(table.insert().values(**values))
+                self._store.bump(conn, COMPONENT)
+        except IntegrityError:
+            raise AlreadyExists(f"{what} already exists") from None
+
+    def _delete(self, table, *where) -> bool:
+        with self._store.writing() as conn:
+            gone = conn.execute(delete(table).where(*where)).rowcount > 0
+            if gone:
+                self._store.bump(conn, COMPONENT)
+        return gone
+
     # -- databases -----------------------------------------------------------------
 
     def add_database(self, rd: RemoteDatabase) -> None:
         """Raises AlreadyExists if a remote database already has this local name."""
-        t = remote_databases
-        try:
-            with self._store.writing() as conn:
-                conn.execute(
-                    t.insert().values(
-                        local_name=rd.local_name.lower(),
-                        remote_name=rd.remote_name.lower(),
-                        factory=rd.factory,
-                        properties=_dump(rd.properties),
-                        owner=rd.owner,
-                        created_at=rd.created_at,
-                    )
-                )
-                self._store.bump(conn, COMPONENT)
-        except IntegrityError:
-            raise AlreadyExists(f"remote database '{rd.local_name.lower()}' already exists") from None
+        row = dict(local_name=rd.local_name.lower(), remote_name=rd.remote_name.lower())
+        self._insert(remote_databases, row, rd, f"remote database '{row['local_name']}'")
 
     def drop_database(self, local_name: str) -> bool:
         t = remote_databases
-        with self._store.writing() as conn:
-            gone = conn.execute(delete(t).where(t.c.local_name == local_name.lower())).rowcount > 0
-            if gone:
-                self._store.bump(conn, COMPONENT)
-        return gone
+        return self._delete(t, t.c.local_name == local_name.lower())
 
     def get_database(self, local_name: str) -> RemoteDatabase | None:
         t = remote_databases
@@ -128,32 +135,17 @@ class RemoteRepository:
 
     def add_table(self, rt: RemoteTable) -> None:
         """Raises AlreadyExists if a remote table already has this local db.name."""
-        t = remote_tables
-        try:
-            with self._store.writing() as conn:
-                conn.execute(
-                    t.insert().values(
-                        local_db=rt.local_db.lower(),
-                        local_name=rt.local_name.lower(),
-                        remote_db=rt.remote_db.lower(),
-                        remote_name=rt.remote_name.lower(),
-                        factory=rt.factory,
-                        properties=_dump(rt.properties),
-                        owner=rt.owner,
-                        created_at=rt.created_at,
-                    )
-                )
-                self._store.bump(conn, COMPONENT)
-        except IntegrityError:
-            raise AlreadyExists(f"remote table '{rt.local_db.lower()}.{rt.local_name.lower()}' already exists") from None
+        row = dict(
+            local_db=rt.local_db.lower(),
+            local_name=rt.local_name.lower(),
+            remote_db=rt.remote_db.lower(),
+            remote_name=rt.remote_name.lower(),
+        )
+        self._insert(remote_tables, row, rt, f"remote table '{row['local_db']}.{row['local_name']}'")
 
     def drop_table(self, local_db: str, local_name: str) -> bool:
         t = remote_tables
-        with self._store.writing() as conn:
-            gone = conn.execute(delete(t).where(t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())).rowcount > 0
-            if gone:
-                self._store.bump(conn, COMPONENT)
-        return gone
+        return self._delete(t, t.c.local_db == local_db.lower(), t.c.local_name == local_name.lower())
 
     def get_table(self, local_db: str, local_name: str) -> RemoteTable | None:
         t = remote_tables
