@@ -19,6 +19,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
 from hmsproxy.config_model import Config, MetastoreConfig
+from hmsproxy.translations import TRANSLATIONS, Translation, Untranslatable
 from hmsproxy.wire import BackendUnavailable, Connection, ThriftConnection
 
 log = logging.getLogger(__name__)
@@ -26,36 +27,24 @@ log = logging.getLogger(__name__)
 
 @lru_cache(maxsize=64)
 def version_tuple(version: str | None) -> tuple[int, ...]:
+    """(4, 0, 0) from "4.0": always three parts, so "4.0" compares equal to 4.0.0, not below it."""
     if not version:
         return ()
-    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    return parts + (0,) * (3 - len(parts)) if parts else ()
 
 
-@dataclass(frozen=True)
-class Translation:
-    """How to call `target` on a backend that lacks `method`, and map the answer back."""
-
-    target: str
-    since: tuple[int, ...]  # the Hive version that removed `method`
-    build: object  # args -> target args
-    unwrap: object  # target success -> method success
-
-
-def _get_table_req(args):
-    req = idl.hive.GetTableRequest(dbName=args.dbname, tblName=args.tbl_name)
-    return idl.HmsProxy.get_table_req_args(req=req)
-
-
-def _get_tables_req(args):
-    req = idl.hive.GetTablesRequest(dbName=args.dbname, tblNames=args.tbl_names)
-    return idl.HmsProxy.get_table_objects_by_name_req_args(req=req)
-
-
-#: Calls newer Hive removed, with their equivalents.
-TRANSLATIONS: dict[str, Translation] = {
-    "get_table": Translation("get_table_req", (4, 0, 1), _get_table_req, lambda r: r.table),
-    "get_table_objects_by_name": Translation("get_table_objects_by_name_req", (4, 0, 1), _get_tables_req, lambda r: r.tables),
-}
+def _put_exception(result, error) -> None:
+    """Set `error` on the result field declared for its type; one the call does not declare becomes its MetaException."""
+    fields = {cls: name for _, name, cls, *_ in (v for k, v in sorted(result.thrift_spec.items()) if k != 0)}
+    for cls, name in fields.items():
+        if isinstance(error, cls):
+            setattr(result, name, error)
+            return
+    meta = fields.get(idl.hive.MetaException)
+    if meta is None:
+        raise TApplicationException(TApplicationException.INTERNAL_ERROR, getattr(error, "message", None) or repr(error))
+    setattr(result, meta, idl.hive.MetaException(message=getattr(error, "message", None) or repr(error)))
 
 
 class ConnectionFactory(Protocol):
@@ -78,6 +67,8 @@ class BackendState:
     last_error: str | None = None
     changed_at: float = field(default_factory=time.time)
     probed_version: str | None = None
+    #: Whether it understands Hive 3's "@catalog#db" names; None until known.
+    knows_catalogs: bool | None = None
     #: Methods the backend answered with "Invalid method name".
     missing_methods: set[str] = field(default_factory=set)
     #: Fan-out answers given without this metastore because it was too slow.
@@ -142,11 +133,9 @@ class Backends:
         tr = TRANSLATIONS.get(method)
         if tr is None:
             return None
-        st = self.state(name)
-        if method in st.missing_methods:
+        if method in self.state(name).missing_methods:
             return tr
-        configured = version_tuple(self.metastore(name).hive_version)
-        return tr if configured and configured >= tr.since else None
+        return tr if tr.needed_on(version_tuple(self.metastore(name).hive_version)) else None
 
     def new_connection(self, metastore: MetastoreConfig, *, read_only: bool = False) -> Connection:
         server = self.config.server
@@ -172,7 +161,7 @@ class Backends:
                     tr = TRANSLATIONS.get(method)
                     if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:
                         raise
-                    log.info("metastore '%s' lacks %s; using %s from now on", name, method, tr.target)
+                    log.info("metastore '%s' lacks %s; translating it from now on", name, method)
                     self.state(name).missing_methods.add(method)
                     result = self._translated(conn, method, args, tr)
         except BackendUnavailable as e:
@@ -183,14 +172,42 @@ class Backends:
 
     @staticmethod
     def _translated(conn: Connection, method: str, args, tr: Translation):
-        inner = conn.call(tr.target, tr.build(args))
         result = getattr(idl.HmsProxy, method + "_result")()
-        success = getattr(inner, "success", None)
-        result.success = None if success is None else tr.unwrap(success)
-        for fname, value in vars(inner).items():
-            if fname != "success" and value is not None and fname in vars(result):
-                setattr(result, fname, value)
+        try:
+            target_args = tr.build(args)
+        except Untranslatable as e:
+            _put_exception(result, e.error)
+            return result
+        target = type(target_args).__name__.removesuffix("_args")
+        inner = conn.call(target, target_args)
+        errors = [v for k, v in vars(inner).items() if k != "success" and v is not None]
+        if errors:
+            if not (isinstance(errors[0], idl.hive.NoSuchObjectException) and tr.ignores_missing(args)):
+                _put_exception(result, errors[0])
+        elif 0 in result.thrift_spec:  # the client's call returns something (maybe where the target is void)
+            result.success = tr.unwrap(getattr(inner, "success", None), args)
         return result
+
+    def knows_catalogs(self, conn: Connection) -> bool:
+        """Whether the metastore understands "@catalog#db" names: Hive 3 and newer do, 2.3 does not.
+
+        getVersion does not tell (2.3 and 3.1 both say "3.0"), so an unconfigured metastore is
+        asked get_catalogs once: Hive 3 added catalogs together with that call.
+        """
+        st = self.state(conn.metastore)
+        if st.knows_catalogs is None:
+            configured = version_tuple(self.metastore(conn.metastore).hive_version)
+            if configured:
+                st.knows_catalogs = configured >= (3,)
+            else:
+                try:
+                    conn.call("get_catalogs", idl.HmsProxy.get_catalogs_args())
+                    st.knows_catalogs = True
+                except TApplicationException as e:
+                    if e.type != TApplicationException.UNKNOWN_METHOD:
+                        return True  # unsure: send the names as the client wrote them; ask again next time
+                    st.knows_catalogs = False
+        return st.knows_catalogs
 
     def probe_version(self, conn: Connection) -> None:
         """Record what the backend reports as its version (fb303 getVersion), once."""

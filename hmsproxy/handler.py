@@ -37,7 +37,7 @@ from hmsproxy.errors import (
 )
 from hmsproxy.features.base import Feature, FeatureRegistry, Platform
 from hmsproxy.internal_client import InternalClient
-from hmsproxy.routing.default_catalog import fill_default_catalog
+from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
@@ -203,6 +203,8 @@ class Handler:
         rewrite = not route.naming.identity
         if rewrite and route.backend_db:
             rewrite_struct(args, route.inbound)
+        if route.catalog is not None and not session.knows_catalogs(route.metastore):
+            rewrite_struct(args, without_default_catalog)  # "@hive#db" is plain "db" to a Hive 2.3 metastore
         # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
         result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
         if spec.success_type is not None and result.success is not None:

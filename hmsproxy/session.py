@@ -59,6 +59,10 @@ class Session:
         conn = self._connection(metastore, read_only)
         return self.backends.call(conn, method, args)
 
+    def knows_catalogs(self, metastore: MetastoreConfig) -> bool:
+        """Whether `metastore` understands Hive 3's "@catalog#db" names (Backends.knows_catalogs)."""
+        return self.backends.knows_catalogs(self._connection(metastore, False))
+
     def discard(self, metastore_name: str) -> None:
         """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""
         with self._lock:

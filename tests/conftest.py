@@ -31,7 +31,7 @@ import pytest
 from hmsproxy.dev.metastore import LocalMetastore, start_metastores
 
 # The proxy / federation / Spark-through-the-proxy fixtures built on `metastores`.
-pytest_plugins = ["tests.support.fixtures", "tests.support.postgres", "tests.support.hive_cli"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.postgres", "tests.support.hive_cli", "tests.support.mixed_versions"]
 
 
 def _say(msg: str) -> None:

@@ -1,19 +1,31 @@
-"""Hive 3 catalogs in answers from metastores that have none.
+"""Hive 3 catalogs, for metastores that have none.
 
-Hive 3 and newer clients expect every Database and Partition to name its catalog
-(pymetastore asserts `Partition.catName` is a string); a Hive 2.3 metastore leaves the
-field unset. The proxy fills in Hive's default catalog where it is missing. Both fields
-have the same id and type in every Hive version, so older clients are not disturbed.
-(`Table.catName` is not among them: its id differs between 2.3.10 and 3.x.)
+Answers: Hive 3 and newer clients expect every Database, Table and Partition to name its
+catalog (pymetastore asserts `Partition.catName` is a string); a Hive 2.3 metastore leaves
+the field unset. The proxy fills in Hive's default catalog where it is missing. Database's
+and Partition's fields have the same id and type in every Hive version; Table's is the
+Hive 3 one (id 17, `catNameHive3` in our IDL), which 2.3 clients skip as unknown.
+
+Requests: Hive 3 clients write "@hive#db" where a database name goes. A metastore older
+than Hive 3 knows no such names, so the handler sends it "db" (`without_default_catalog`).
 """
 
 from __future__ import annotations
 
 from thriftpy2.thrift import TType
 
+from hmsproxy.routing.naming import split_catalog
+
 DEFAULT_CATALOG = "hive"
 #: struct name -> its catalog field.
-CATALOG_FIELDS = {"Database": "catalogName", "Partition": "catName"}
+CATALOG_FIELDS = {"Database": "catalogName", "Partition": "catName", "Table": "catNameHive3"}
+
+
+def without_default_catalog(name: str) -> str:
+    """ "db" from "@hive#db"; any other name (another catalog, no catalog) as it is."""
+    catalog, db = split_catalog(name)
+    return db if catalog is not None and catalog.lower() == DEFAULT_CATALOG and db else name
+
 
 _plans: dict[type, tuple | None] = {}
 

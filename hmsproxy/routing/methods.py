@@ -16,6 +16,7 @@ from thriftpy2.thrift import TType
 from hmsproxy import idl
 from hmsproxy.routing.rewrite import DB_NAME_FIELDS, args_db_fields
 from hmsproxy.routing.table_rewrite import TABLE_NAMED_BY_NAME_ARG
+from hmsproxy.translations import database_from_request
 
 
 class Kind(enum.Enum):
@@ -76,8 +77,12 @@ WRITE_METHODS = frozenset({"lock", "unlock", "check_lock"})
 #: Routed calls naming a second database that must live on the same metastore as the first.
 SECOND_DB_ARGS = {"exchange_partition": ("dest_db",), "exchange_partitions": ("dest_db",)}
 #: Routed calls whose table is the new object itself, not one that must already be visible.
-TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints"})
-TABLE_DROPPING = frozenset({"drop_table", "drop_table_with_environment_context"})
+TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints", "create_table_req"})
+TABLE_DROPPING = frozenset({"drop_table", "drop_table_with_environment_context", "drop_table_req"})
+#: Database calls, in their Hive 2.3 and Hive 4 (request struct) forms.
+DATABASE_CREATING = frozenset({"create_database", "create_database_req"})
+DATABASE_DROPPING = frozenset({"drop_database", "drop_database_req"})
+DATABASE_GETS = frozenset({"get_database", "get_database_req"})
 #: Calls answering the table names of one database (a pattern, a type or a filter chooses which).
 TABLE_NAME_LISTS = frozenset({"get_all_tables", "get_tables", "get_tables_by_type", "get_table_names_by_filter"})
 #: Calls answering Table objects of one database by name, and one table by name.
@@ -114,6 +119,24 @@ class MethodSpec:
     @property
     def drops_table(self) -> bool:
         return self.name in TABLE_DROPPING
+
+    @property
+    def drops_database(self) -> bool:
+        return self.name in DATABASE_DROPPING
+
+    @property
+    def gets_database(self) -> bool:
+        return self.name in DATABASE_GETS
+
+    def new_database(self, args):
+        """The Database a creates_database call creates."""
+        request = getattr(args, "createDatabaseRequest", None)
+        return args.database if request is None else database_from_request(request)
+
+    def new_table(self, args):
+        """The Table a creates_table call creates."""
+        request = getattr(args, "request", None)
+        return args.tbl if request is None else request.table
 
     @property
     def lists_table_names(self) -> bool:
@@ -246,7 +269,7 @@ def _derive(name: str) -> MethodSpec:
         db=db,
         table=table,
         writes=writes,
-        creates_database=name == "create_database",
+        creates_database=name in DATABASE_CREATING,
         oneway=oneway,
         second_db=SECOND_DB_ARGS.get(name),
     )

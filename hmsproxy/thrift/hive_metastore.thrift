@@ -1,7 +1,7 @@
 // The Hive Metastore Thrift API (the Hive 2.3 wire contract) that hmsproxy serves and calls.
 // Struct field ids, names and types, enums and methods match hive-metastore-2.3.x as shipped
 // in pyspark's jars/; tests/contract/test_idl_contract.py checks that, and lets through only
-// the few optional Hive 3.x fields marked below.
+// the few optional Hive 3.x fields marked below and the Hive 3/4 request calls at the end.
 
 include "fb303.thrift"
 
@@ -579,6 +579,9 @@ struct Table {
   14: optional bool temporary,
   15: optional bool rewriteEnabled,
   16: optional string catName,
+  // Hive 3.x moved catName here (16 became creationMetadata); named apart from 16 because thriftpy2
+  // needs unique names. The proxy fills it in answers (routing/default_catalog.py).
+  17: optional string catNameHive3,
 }
 
 struct GetTableResult {
@@ -974,6 +977,332 @@ struct Version {
   2: string comments,
 }
 
+// ---- Hive 3.x/4.x request calls. Not in the 2.3 jar: newer clients (Hive 4's HiveMetaStoreClient)
+// send them, and hmsproxy translates them for backends that lack them (hmsproxy/translations.py).
+// Checked against the 4.0.1 jar by tests/contract/test_version_diff.py.
+
+enum DatabaseType {
+  NATIVE = 1,
+  REMOTE = 2,
+}
+
+struct CreateDatabaseRequest {
+  1: required string databaseName,
+  2: optional string description,
+  3: optional string locationUri,
+  4: optional map<string,string> parameters,
+  5: optional PrincipalPrivilegeSet privileges,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
+  8: optional string catalogName,
+  9: optional i32 createTime,
+  10: optional string managedLocationUri,
+  11: optional DatabaseType type,
+  12: optional string dataConnectorName,
+  13: optional string remote_dbname,
+}
+
+struct AlterDatabaseRequest {
+  1: required string oldDbName,
+  2: required Database newDb,
+}
+
+struct DropDatabaseRequest {
+  1: required string name,
+  2: optional string catalogName,
+  3: required bool ignoreUnknownDb,
+  4: required bool deleteData,
+  5: required bool cascade,
+  6: optional bool softDelete,
+  7: optional i64 txnId,
+  8: optional bool deleteManagedDir,
+}
+
+struct GetDatabaseRequest {
+  1: optional string name,
+  2: optional string catalogName,
+  3: optional list<string> processorCapabilities,
+  4: optional string processorIdentifier,
+}
+
+struct SQLUniqueConstraint {
+  1: optional string catName,
+  2: optional string table_db,
+  3: optional string table_name,
+  4: optional string column_name,
+  5: optional i32 key_seq,
+  6: optional string uk_name,
+  7: optional bool enable_cstr,
+  8: optional bool validate_cstr,
+  9: optional bool rely_cstr,
+}
+
+struct SQLNotNullConstraint {
+  1: optional string catName,
+  2: optional string table_db,
+  3: optional string table_name,
+  4: optional string column_name,
+  5: optional string nn_name,
+  6: optional bool enable_cstr,
+  7: optional bool validate_cstr,
+  8: optional bool rely_cstr,
+}
+
+struct SQLDefaultConstraint {
+  1: optional string catName,
+  2: optional string table_db,
+  3: optional string table_name,
+  4: optional string column_name,
+  5: optional string default_value,
+  6: optional string dc_name,
+  7: optional bool enable_cstr,
+  8: optional bool validate_cstr,
+  9: optional bool rely_cstr,
+}
+
+struct SQLCheckConstraint {
+  1: optional string catName,
+  2: optional string table_db,
+  3: optional string table_name,
+  4: optional string column_name,
+  5: optional string check_expression,
+  6: optional string dc_name,
+  7: optional bool enable_cstr,
+  8: optional bool validate_cstr,
+  9: optional bool rely_cstr,
+}
+
+struct CreateTableRequest {
+  1: required Table table,
+  2: optional EnvironmentContext envContext,
+  3: optional list<SQLPrimaryKey> primaryKeys,
+  4: optional list<SQLForeignKey> foreignKeys,
+  5: optional list<SQLUniqueConstraint> uniqueConstraints,
+  6: optional list<SQLNotNullConstraint> notNullConstraints,
+  7: optional list<SQLDefaultConstraint> defaultConstraints,
+  8: optional list<SQLCheckConstraint> checkConstraints,
+  9: optional list<string> processorCapabilities,
+  10: optional string processorIdentifier,
+}
+
+struct AlterTableRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required Table table,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId,
+  7: optional string validWriteIdList,
+  8: optional list<string> processorCapabilities,
+  9: optional string processorIdentifier,
+  10: optional string expectedParameterKey,
+  11: optional string expectedParameterValue,
+}
+
+struct AlterTableResponse {
+}
+
+struct DropTableRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional bool deleteData,
+  5: optional EnvironmentContext envContext,
+  6: optional bool dropPartitions,
+}
+
+struct AppendPartitionsRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional string name,
+  5: optional list<string> partVals,
+  6: optional EnvironmentContext environmentContext,
+}
+
+struct DropPartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional string partName,
+  5: optional list<string> partVals,
+  6: optional bool deleteData,
+  7: optional EnvironmentContext environmentContext,
+}
+
+struct RenamePartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required list<string> partVals,
+  5: required Partition newPart,
+  6: optional string validWriteIdList,
+  7: optional i64 txnId,
+  8: optional bool clonePart,
+}
+
+struct RenamePartitionResponse {
+}
+
+struct AlterPartitionsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required list<Partition> partitions,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId,
+  7: optional string validWriteIdList,
+  8: optional bool skipColumnSchemaForPartition,
+  9: optional list<FieldSchema> partitionColSchema,
+}
+
+struct AlterPartitionsResponse {
+}
+
+struct GetPartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: required list<string> partVals,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetPartitionResponse {
+  1: required Partition partition,
+}
+
+struct PartitionsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional i16 maxParts,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+  7: optional bool skipColumnSchemaForPartition,
+  8: optional string includeParamKeyPattern,
+  9: optional string excludeParamKeyPattern,
+}
+
+struct PartitionsResponse {
+  1: required list<Partition> partitions,
+}
+
+struct GetPartitionsByFilterRequest {
+  1: optional string catName,
+  2: optional string dbName,
+  3: optional string tblName,
+  4: optional string filter,
+  5: optional i16 maxParts,
+  6: optional bool skipColumnSchemaForPartition,
+  7: optional string includeParamKeyPattern,
+  8: optional string excludeParamKeyPattern,
+}
+
+struct GetPartitionsByNamesRequest {
+  1: required string db_name,
+  2: required string tbl_name,
+  3: optional list<string> names,
+  4: optional bool get_col_stats,
+  5: optional list<string> processorCapabilities,
+  6: optional string processorIdentifier,
+  7: optional string engine,
+  8: optional string validWriteIdList,
+  9: optional bool getFileMetadata,
+  10: optional i64 id,
+  11: optional bool skipColumnSchemaForPartition,
+  12: optional string includeParamKeyPattern,
+  13: optional string excludeParamKeyPattern,
+}
+
+struct ObjectDictionary {
+  1: required map<string,list<binary>> values,
+}
+
+struct GetPartitionsByNamesResult {
+  1: required list<Partition> partitions,
+  2: optional ObjectDictionary dictionary,
+}
+
+struct GetPartitionsPsWithAuthRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional list<string> partVals,
+  5: optional i16 maxParts,
+  6: optional string userName,
+  7: optional list<string> groupNames,
+  8: optional string validWriteIdList,
+  9: optional i64 id,
+  10: optional bool skipColumnSchemaForPartition,
+  11: optional string includeParamKeyPattern,
+  12: optional string excludeParamKeyPattern,
+  13: optional list<string> partNames,
+}
+
+struct GetPartitionsPsWithAuthResponse {
+  1: required list<Partition> partitions,
+}
+
+struct GetPartitionNamesPsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional list<string> partValues,
+  5: optional i16 maxParts,
+  6: optional string validWriteIdList,
+  7: optional i64 id,
+}
+
+struct GetPartitionNamesPsResponse {
+  1: required list<string> names,
+}
+
+struct GetFieldsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional EnvironmentContext envContext,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetFieldsResponse {
+  1: required list<FieldSchema> fields,
+}
+
+struct GetSchemaRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional EnvironmentContext envContext,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetSchemaResponse {
+  1: required list<FieldSchema> fields,
+}
+
+struct GetCatalogsResponse {
+  1: optional list<string> names,
+}
+
+struct GetCatalogRequest {
+  1: optional string name,
+}
+
+struct Catalog {
+  1: optional string name,
+  2: optional string description,
+  3: optional string locationUri,
+  4: optional i32 createTime,
+}
+
+struct GetCatalogResponse {
+  1: optional Catalog catalog,
+}
+
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1),
@@ -989,18 +1318,22 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void add_primary_key(1: AddPrimaryKeyRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool add_token(1: string token_identifier, 2: string delegation_token),
   void alter_database(1: string dbname, 2: Database db) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  void alter_database_req(1: AlterDatabaseRequest alterDbReq) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   void alter_function(1: string dbName, 2: string funcName, 3: Function newFunc) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_index(1: string dbname, 2: string base_tbl_name, 3: string idx_name, 4: Index new_idx) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_partition(1: string db_name, 2: string tbl_name, 3: Partition new_part) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_partition_with_environment_context(1: string db_name, 2: string tbl_name, 3: Partition new_part, 4: EnvironmentContext environment_context) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_partitions(1: string db_name, 2: string tbl_name, 3: list<Partition> new_parts) throws (1: InvalidOperationException o1, 2: MetaException o2),
+  AlterPartitionsResponse alter_partitions_req(1: AlterPartitionsRequest req) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_partitions_with_environment_context(1: string db_name, 2: string tbl_name, 3: list<Partition> new_parts, 4: EnvironmentContext environment_context) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_table(1: string dbname, 2: string tbl_name, 3: Table new_tbl) throws (1: InvalidOperationException o1, 2: MetaException o2),
+  AlterTableResponse alter_table_req(1: AlterTableRequest req) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_table_with_cascade(1: string dbname, 2: string tbl_name, 3: Table new_tbl, 4: bool cascade) throws (1: InvalidOperationException o1, 2: MetaException o2),
   void alter_table_with_environment_context(1: string dbname, 2: string tbl_name, 3: Table new_tbl, 4: EnvironmentContext environment_context) throws (1: InvalidOperationException o1, 2: MetaException o2),
   Partition append_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
   Partition append_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
   Partition append_partition_by_name_with_environment_context(1: string db_name, 2: string tbl_name, 3: string part_name, 4: EnvironmentContext environment_context) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
+  Partition append_partition_req(1: AppendPartitionsRequest appendPartitionsReq) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
   Partition append_partition_with_environment_context(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: EnvironmentContext environment_context) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
   CacheFileMetadataResult cache_file_metadata(1: CacheFileMetadataRequest req),
   void cancel_delegation_token(1: string token_str_form) throws (1: MetaException o1),
@@ -1010,9 +1343,11 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void compact(1: CompactionRequest rqst),
   CompactionResponse compact2(1: CompactionRequest rqst),
   void create_database(1: Database database) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3),
+  void create_database_req(1: CreateDatabaseRequest createDatabaseRequest) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3),
   void create_function(1: Function func) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   bool create_role(1: Role role) throws (1: MetaException o1),
   void create_table(1: Table tbl) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
+  void create_table_req(1: CreateTableRequest request) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   void create_table_with_constraints(1: Table tbl, 2: list<SQLPrimaryKey> primaryKeys, 3: list<SQLForeignKey> foreignKeys) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   void create_table_with_environment_context(1: Table tbl, 2: EnvironmentContext environment_context) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   bool create_type(1: Type type) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3),
@@ -1020,19 +1355,23 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   bool delete_table_column_statistics(1: string db_name, 2: string tbl_name, 3: string col_name) throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4),
   void drop_constraint(1: DropConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   void drop_database(1: string name, 2: bool deleteData, 3: bool cascade) throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3),
+  void drop_database_req(1: DropDatabaseRequest req) throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3),
   void drop_function(1: string dbName, 2: string funcName) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   bool drop_index_by_name(1: string db_name, 2: string tbl_name, 3: string index_name, 4: bool deleteData) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: bool deleteData) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool drop_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name, 4: bool deleteData) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool drop_partition_by_name_with_environment_context(1: string db_name, 2: string tbl_name, 3: string part_name, 4: bool deleteData, 5: EnvironmentContext environment_context) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  bool drop_partition_req(1: DropPartitionRequest dropPartitionReq) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool drop_partition_with_environment_context(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: bool deleteData, 5: EnvironmentContext environment_context) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   DropPartitionsResult drop_partitions_req(1: DropPartitionsRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool drop_role(1: string role_name) throws (1: MetaException o1),
   void drop_table(1: string dbname, 2: string name, 3: bool deleteData) throws (1: NoSuchObjectException o1, 2: MetaException o3),
+  void drop_table_req(1: DropTableRequest dropTableReq) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   void drop_table_with_environment_context(1: string dbname, 2: string name, 3: bool deleteData, 4: EnvironmentContext environment_context) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   bool drop_type(1: string type) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   Partition exchange_partition(1: map<string,string> partitionSpecs, 2: string source_db, 3: string source_table_name, 4: string dest_db, 5: string dest_table_name) throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4),
   list<Partition> exchange_partitions(1: map<string,string> partitionSpecs, 2: string source_db, 3: string source_table_name, 4: string dest_db, 5: string dest_table_name) throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4),
+  list<string> fetch_partition_names_req(1: PartitionsRequest partitionReq) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   FireEventResponse fire_listener_event(1: FireEventRequest rqst),
   void flushCache(),
   string getMetaConf(1: string key) throws (1: MetaException o1),
@@ -1041,12 +1380,16 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetAllFunctionsResponse get_all_functions() throws (1: MetaException o1),
   list<string> get_all_tables(1: string db_name) throws (1: MetaException o1),
   list<string> get_all_token_identifiers(),
+  GetCatalogResponse get_catalog(1: GetCatalogRequest catName) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  GetCatalogsResponse get_catalogs() throws (1: MetaException o1),
   string get_config_value(1: string name, 2: string defaultValue) throws (1: ConfigValSecurityException o1),
   CurrentNotificationEventId get_current_notificationEventId(),
   Database get_database(1: string name) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  Database get_database_req(1: GetDatabaseRequest request) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   list<string> get_databases(1: string pattern) throws (1: MetaException o1),
   string get_delegation_token(1: string token_owner, 2: string renewer_kerberos_principal_name) throws (1: MetaException o1),
   list<FieldSchema> get_fields(1: string db_name, 2: string table_name) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
+  GetFieldsResponse get_fields_req(1: GetFieldsRequest req) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
   list<FieldSchema> get_fields_with_environment_context(1: string db_name, 2: string table_name, 3: EnvironmentContext environment_context) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
   GetFileMetadataResult get_file_metadata(1: GetFileMetadataRequest req),
   GetFileMetadataByExprResult get_file_metadata_by_expr(1: GetFileMetadataByExprRequest req),
@@ -1067,15 +1410,21 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   ColumnStatistics get_partition_column_statistics(1: string db_name, 2: string tbl_name, 3: string part_name, 4: string col_name) throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidInputException o3, 4: InvalidObjectException o4),
   list<string> get_partition_names(1: string db_name, 2: string tbl_name, 3: i16 max_parts) throws (1: MetaException o2),
   list<string> get_partition_names_ps(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: i16 max_parts) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  GetPartitionNamesPsResponse get_partition_names_ps_req(1: GetPartitionNamesPsRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  GetPartitionResponse get_partition_req(1: GetPartitionRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   PartitionValuesResponse get_partition_values(1: PartitionValuesRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   Partition get_partition_with_auth(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: string user_name, 5: list<string> group_names) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   list<Partition> get_partitions(1: string db_name, 2: string tbl_name, 3: i16 max_parts) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   PartitionsByExprResult get_partitions_by_expr(1: PartitionsByExprRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   list<Partition> get_partitions_by_filter(1: string db_name, 2: string tbl_name, 3: string filter, 4: i16 max_parts) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  list<Partition> get_partitions_by_filter_req(1: GetPartitionsByFilterRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   list<Partition> get_partitions_by_names(1: string db_name, 2: string tbl_name, 3: list<string> names) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  GetPartitionsByNamesResult get_partitions_by_names_req(1: GetPartitionsByNamesRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3),
   list<Partition> get_partitions_ps(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: i16 max_parts) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   list<Partition> get_partitions_ps_with_auth(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: i16 max_parts, 5: string user_name, 6: list<string> group_names) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  GetPartitionsPsWithAuthResponse get_partitions_ps_with_auth_req(1: GetPartitionsPsWithAuthRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   list<PartitionSpec> get_partitions_pspec(1: string db_name, 2: string tbl_name, 3: i32 max_parts) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  PartitionsResponse get_partitions_req(1: PartitionsRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   PartitionsStatsResult get_partitions_statistics_req(1: PartitionsStatsRequest request) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   list<Partition> get_partitions_with_auth(1: string db_name, 2: string tbl_name, 3: i16 max_parts, 4: string user_name, 5: list<string> group_names) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   PrimaryKeysResponse get_primary_keys(1: PrimaryKeysRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
@@ -1084,6 +1433,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetRoleGrantsForPrincipalResponse get_role_grants_for_principal(1: GetRoleGrantsForPrincipalRequest request) throws (1: MetaException o1),
   list<string> get_role_names() throws (1: MetaException o1),
   list<FieldSchema> get_schema(1: string db_name, 2: string table_name) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
+  GetSchemaResponse get_schema_req(1: GetSchemaRequest req) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
   list<FieldSchema> get_schema_with_environment_context(1: string db_name, 2: string table_name, 3: EnvironmentContext environment_context) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
   Table get_table(1: string dbname, 2: string tbl_name) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   ColumnStatistics get_table_column_statistics(1: string db_name, 2: string tbl_name, 3: string col_name) throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidInputException o3, 4: InvalidObjectException o4),
@@ -1117,6 +1467,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   bool remove_master_key(1: i32 key_seq),
   bool remove_token(1: string token_identifier),
   void rename_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: Partition new_part) throws (1: InvalidOperationException o1, 2: MetaException o2),
+  RenamePartitionResponse rename_partition_req(1: RenamePartitionRequest req) throws (1: InvalidOperationException o1, 2: MetaException o2),
   i64 renew_delegation_token(1: string token_str_form) throws (1: MetaException o1),
   bool revoke_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1),
   bool revoke_role(1: string role_name, 2: string principal_name, 3: PrincipalType principal_type) throws (1: MetaException o1),

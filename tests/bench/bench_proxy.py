@@ -790,9 +790,9 @@ def main(argv=None) -> int:
 
     from hmsproxy import __version__
     from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
-    from hmsproxy.backends import TRANSLATIONS
     from hmsproxy.dev.metastore import start_metastores
     from hmsproxy.dev.ports import free_port
+    from hmsproxy.translations import TRANSLATIONS
 
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-"))
     # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.
@@ -910,7 +910,8 @@ def main(argv=None) -> int:
                 if m["direct"] == m["proxy"]:
                     print(f"{call}: both paths call {call}")
                 else:
-                    sent = TRANSLATIONS[m["proxy"]].target if m["proxy"] in TRANSLATIONS else m["proxy"]
+                    tr = TRANSLATIONS.get(m["proxy"])
+                    sent = tr.target(getattr(_idl.HmsProxy, m["proxy"] + "_args")()) if tr else m["proxy"]
                     print(
                         f"{call}: DIRECT calls {m['direct']} (as a Hive {args.hive} client does), PROXY calls {m['proxy']} "
                         f"(hmsproxy sends it to the {HIVE_VERSIONS[args.hive]} metastore as {sent})"

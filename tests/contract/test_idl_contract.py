@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from hmsproxy.translations import ADDED_IN_4_0
 from tests.contract import jars
 from tests.contract.model import Contract, Field, jar_contract, our_contract, show, wire
 
@@ -36,11 +37,25 @@ ALLOWED_ADDITIONS = frozenset(
         "GetTableRequest.4:catName",
         "GetTablesRequest.4:catName",
         "GetTableResult.2:isStatsCompliant",
+        "Table.17:catNameHive3",
         # The proxy's own calls.
         "HmsProxy.hmsproxy_describe",
         "HmsProxy.hmsproxy_execute",
         "HmsProxy.hmsproxy_execute_script",
     }
+) | frozenset(
+    # Hive 3/4's request calls that Hive 4 clients send (hmsproxy.translations answers them on older
+    # metastores), with the types only they use. test_version_diff checks them against the 4.0.1 jar.
+    {f"{service}.{method}" for service in ("ThriftHiveMetastore", "HmsProxy") for method in ADDED_IN_4_0}
+    | {"DatabaseType", "Catalog", "GetCatalogRequest", "GetCatalogResponse", "GetCatalogsResponse", "ObjectDictionary"}
+    | {f"SQL{kind}Constraint" for kind in ("Unique", "NotNull", "Default", "Check")}
+    | {f"{call}Request" for call in ("AlterDatabase", "AlterPartitions", "AlterTable", "AppendPartitions", "CreateDatabase", "CreateTable")}
+    | {f"{call}Request" for call in ("DropDatabase", "DropPartition", "DropTable", "GetDatabase", "GetFields", "GetPartitionNamesPs")}
+    | {f"{call}Request" for call in ("GetPartition", "GetPartitionsByFilter", "GetPartitionsByNames", "GetPartitionsPsWithAuth")}
+    | {f"{call}Request" for call in ("GetSchema", "Partitions", "RenamePartition")}
+    | {f"{call}Response" for call in ("AlterPartitions", "AlterTable", "GetFields", "GetPartitionNamesPs", "GetPartition")}
+    | {f"{call}Response" for call in ("GetPartitionsPsWithAuth", "GetSchema", "Partitions", "RenamePartition")}
+    | {"GetPartitionsByNamesResult"}
 )
 
 # ----------------------------------------------------------------------- fixtures

@@ -17,6 +17,7 @@ from hmsproxy.routing.router import Router
 NOT_DB_NAMES = {
     ("Database", "locationUri"),
     ("Database", "catalogName"),
+    ("CreateDatabaseRequest", "remote_dbname"),  # a database behind a Hive 4 data connector, not one of ours
 }
 DB_LIKE = re.compile(r"(^|_)db(_|$)|dbname|db_?name|database|_db$", re.IGNORECASE)
 

@@ -6,7 +6,6 @@ Without network (Maven cannot fetch) these tests skip, except in CI (CI=true), w
 from __future__ import annotations
 
 import copy
-import os
 import signal
 import subprocess
 from urllib.parse import urlparse
@@ -22,6 +21,7 @@ from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
 from hmsproxy.testing import table
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.support.hive_jars import require_hive
 
 hive = idl.hive
 
@@ -29,19 +29,10 @@ hive = idl.hive
 GET_VERSION = {"3.1": "3.0", "4.0": "4.0.1"}
 
 
-def fetch_or_skip(version: str) -> None:
-    try:
-        hive_version(version).prepare()
-    except maven.FetchError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must be able to fetch Hive {version}: {exc}")
-        pytest.skip(f"cannot fetch Hive {version} with Maven: {exc}")
-
-
 @pytest.fixture(scope="module", params=sorted(GET_VERSION))
 def metastore(request, tmp_path_factory):
     version = request.param
-    fetch_or_skip(version)
+    require_hive(version)
     ms = LocalMetastore(free_port(), tmp_path_factory.mktemp(f"hive-{version}"), hive_version=version, name=f"hive-{version}")
     try:
         ms.start()
@@ -140,7 +131,7 @@ def test_restart_is_offline_and_keeps_state(metastore):
 
 
 def test_dev_hms_cli_runs_hive_3_1(tmp_path):
-    fetch_or_skip("3.1")
+    require_hive("3.1")
     port, state = free_port(), tmp_path / "hms31"
     proc = subprocess.Popen(
         [*HMSPROXY, "dev", "hms", "--hive", "3.1", "--port", str(port), "--state-dir", str(state)],

@@ -7,76 +7,18 @@ longer has `get_table`, which Spark calls all the time: the proxy answers it wit
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 
 import pytest
 from pyspark.errors import AnalysisException
 
 from hmsproxy import idl
-from hmsproxy.config_model import AccessControlType, MappedTables, MetastoreConfig
-from hmsproxy.dev import maven
-from hmsproxy.dev.versions import hive_version
 from hmsproxy.testing import table as table_struct
-from tests.support.required import unavailable
+from tests.support.mixed_versions import federation
 from tests.support.spark_errors import META_EXCEPTION, jvm_causes
 
 pytestmark = pytest.mark.spark
 hive = idl.hive
-
-#: Tables the federated metastores show; the rest of their databases is hidden (mapped-tables).
-MAPPED = ("t_.*",)
-
-
-@pytest.fixture(scope="module")
-def newer(metastore_factory):
-    """A Hive 3.1 and a Hive 4.0 metastore (jars fetched with Maven on first use)."""
-    for version in ("3.1", "4.0"):
-        try:
-            hive_version(version).prepare()
-        except maven.FetchError as e:
-            unavailable(f"can't fetch Hive {version} with Maven: {e}")
-    return dict(zip(("3.1", "4.0"), metastore_factory(2, name="mixed", hive_versions=["3.1", "4.0"])))
-
-
-@pytest.fixture(scope="module")
-def by_version(metastores, newer, tmp_path_factory):
-    """version -> metastore, each with a database `sales` (federated ones can't create databases)."""
-    found = {"2.3": metastores[0], **newer}
-    root = tmp_path_factory.mktemp("mixed-warehouse")
-    for version, ms in found.items():
-        client = ms.client()
-        try:
-            if "mixed_sales" not in client.get_all_databases():
-                location = (root / f"sales_{version.replace('.', '')}.db").as_uri()
-                client.create_database(hive.Database(name="mixed_sales", description=None, locationUri=location, parameters={}))
-        finally:
-            client.close()
-    return found
-
-
-def metastore(name: str, ms, version: str, *, primary: bool = False) -> MetastoreConfig:
-    if primary:
-        return MetastoreConfig(
-            name, (ms.uri,), primary=True, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE, hive_version=version
-        )
-    return MetastoreConfig(
-        name,
-        (ms.uri,),
-        database_prefix=f"{name}_",
-        access_control_type=AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST,
-        writable_database_white_list=("mixed_sales",),
-        mapped_tables=(MappedTables("mixed_sales", MAPPED),),
-        hive_version=version,
-    )
-
-
-def federation(base, by_version, primary: str):
-    """The session's proxy config with `primary` as the primary and the other two federated as h<version>."""
-    # Distinct names per layout: a Spark session's backend connections are kept by metastore name.
-    first = metastore(f"p{primary.replace('.', '')}", by_version[primary], primary, primary=True)
-    others = tuple(metastore(f"h{v.replace('.', '')}", ms, v) for v, ms in by_version.items() if v != primary)
-    return dataclasses.replace(base, primary=first, federated=others)
 
 
 def run_scenario(spark, by_version, primary: str) -> None:
@@ -125,9 +67,9 @@ def run_scenario(spark, by_version, primary: str) -> None:
 
 
 @pytest.mark.parametrize("primary", ["2.3", "4.0"])
-def test_spark_reads_writes_and_joins_across_2_3_3_1_and_4_0(spark, proxy, proxy_config, by_version, primary):
-    with proxy_config(lambda base: federation(base, by_version, primary)) as config:
-        run_scenario(spark, by_version, primary)
+def test_spark_reads_writes_and_joins_across_2_3_3_1_and_4_0(spark, proxy, proxy_config, metastores_by_version, primary):
+    with proxy_config(lambda base: federation(base, metastores_by_version, primary)) as config:
+        run_scenario(spark, metastores_by_version, primary)
         (hive4,) = [m.name for m in config.metastores if m.hive_version == "4.0"]
         # Spark's get_table calls reached Hive 4 as get_table_req.
         assert "get_table" in proxy.handler.backends.state(hive4).missing_methods

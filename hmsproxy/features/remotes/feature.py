@@ -184,10 +184,14 @@ class Remotes(Feature):
 
     def on_request(self, call: Call):
         spec = call.spec
-        if spec.name == "create_database" and call.args.database is not None and is_link(call.args.database.parameters):
-            return self._create_database(call, call.args.database)
-        if spec.creates_table and call.args.tbl is not None and is_link(call.args.tbl.parameters):
-            return self._create_table(call, call.args.tbl)
+        if spec.creates_database:
+            db = spec.new_database(call.args)
+            if db is not None and is_link(db.parameters):
+                return self._create_database(call, db)
+        if spec.creates_table:
+            tbl = spec.new_table(call.args)
+            if tbl is not None and is_link(tbl.parameters):
+                return self._create_table(call, tbl)
         snap = self._view(call)
         if snap.empty:
             return None
@@ -195,7 +199,7 @@ class Remotes(Feature):
         rd = snap.database(call.client_db)
         if rd is not None:
             link = _db_link(rd)
-            if spec.name == "drop_database":
+            if spec.drops_database:
                 static = rd.local_name in snap.static_databases
                 return self._unlink(call, link, st.DropRemoteDatabase(rd.local_name), static)
             if spec.writes:
@@ -243,7 +247,7 @@ class Remotes(Feature):
         link = call.notes.get(self.name)
         if link is not None:
             self._link_response(call, link, result)
-        elif call.spec.name == "drop_database" and call.client_db and not _has_error(result):
+        elif call.spec.drops_database and call.client_db and not _has_error(result):
             self._drop_links_of(call.client_db)
 
     def _link_response(self, call: Call, link: Link, result) -> None:
@@ -253,7 +257,7 @@ class Remotes(Feature):
             return
         if link.kind == "table" and link.remote_table != link.local.split(".", 1)[1]:
             rewrite_table_value(success, call.spec.success_type, table_renamer(link.remote_table, link.local.split(".", 1)[1]))
-        if name == "get_database":
+        if call.spec.gets_database:
             success.parameters = {**(success.parameters or {}), **link.parameters()}
         elif name == "get_table":
             _add_params(success, link)
