@@ -16,6 +16,7 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
+from hmsproxy.codec import RecordingSocket, redecode
 from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
 from hmsproxy.handler import Handler
@@ -96,10 +97,11 @@ class ProxyServer:
         try:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
-            trans = self.transport_cls(TSocket(sock=conn))
-            proto = TCyBinaryProtocol(trans, strict_read=False)
+            sock = TSocket(sock=conn)
+            recorder = RecordingSocket(sock) if self.transport_cls is TCyBufferedTransport else None
+            proto = TCyBinaryProtocol(self.transport_cls(recorder or sock), strict_read=False)
             while not self._stopping.is_set():
-                self._process_one(session, proto)
+                self._process_one(session, proto, recorder)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
         except Exception:
@@ -124,7 +126,9 @@ class ProxyServer:
             self._clients.add(conn)
         return conn
 
-    def _process_one(self, session: Session, proto) -> None:
+    def _process_one(self, session: Session, proto, recorder: RecordingSocket | None) -> None:
+        if recorder is not None:
+            recorder.start()  # the request's bytes, should it need codec.redecode
         method, mtype, seqid = proto.read_message_begin()
         spec = METHOD_SPECS.get(method)
         if spec is None:
@@ -133,8 +137,15 @@ class ProxyServer:
             self._reply_exception(proto, method, seqid, unknown_method(method))
             return
         args = spec.args_cls()
-        args.read(proto)
-        proto.read_message_end()
+        try:
+            args.read(proto)
+            proto.read_message_end()
+        except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
+            if recorder is None:
+                raise
+            args = redecode(recorder, proto.trans, spec.args_cls)[3]
+        if recorder is not None:
+            recorder.take()
         try:
             result = self.handler.dispatch(session, method, args)
         except TApplicationException as e:

@@ -16,6 +16,7 @@ from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy import idl
+from hmsproxy.codec import RecordingSocket, redecode
 
 
 class BackendUnavailable(Exception):
@@ -80,6 +81,7 @@ class ThriftConnection:
         self._connect_ms = int(connect_timeout_s * 1000)
         self._call_ms = int(call_timeout_s * 1000)
         self._proto = None
+        self._recorder: RecordingSocket | None = None
         self._seqid = 0
         self.uri: str | None = None
 
@@ -92,13 +94,15 @@ class ThriftConnection:
         for uri in self.uris:
             host, port = parse_uri(uri)
             sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
-            trans = self._transport_cls(sock)
+            recorder = RecordingSocket(sock) if self._transport_cls is TCyBufferedTransport else None
+            trans = self._transport_cls(recorder or sock)
             try:
                 trans.open()
             except (TTransportException, OSError) as e:
                 errors.append(f"{uri}: {_reason(e)}")
                 continue
             self._proto = TCyBinaryProtocol(trans, strict_read=False)
+            self._recorder = recorder
             self.uri = uri
             return
         raise BackendUnavailable(self.metastore, ", ".join(self.uris), "; ".join(errors))
@@ -130,6 +134,8 @@ class ThriftConnection:
             proto.trans.flush()
             if oneway:
                 return result_cls()
+            if self._recorder is not None:
+                self._recorder.start()  # the answer's bytes, should it need codec.redecode
             _, mtype, _ = proto.read_message_begin()
             if mtype == TMessageType.EXCEPTION:
                 exc = TApplicationException()
@@ -137,8 +143,15 @@ class ThriftConnection:
                 proto.read_message_end()
                 raise exc
             result = result_cls()
-            result.read(proto)
-            proto.read_message_end()
+            try:
+                result.read(proto)
+                proto.read_message_end()
+            except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
+                if self._recorder is None:
+                    raise
+                result = redecode(self._recorder, proto.trans, result_cls)[3]
+            if self._recorder is not None:
+                self._recorder.take()
             return result
         except TApplicationException:
             raise

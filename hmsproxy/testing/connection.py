@@ -15,7 +15,7 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyMemoryBuffer
 
-from hmsproxy import idl
+from hmsproxy import codec, idl
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
 from hmsproxy.wire import BackendUnavailable
 
@@ -39,9 +39,7 @@ def serve_message(metastore: FakeMetastore, client: ClientState, request: bytes)
         if args_cls is None:
             proto.skip(TType.STRUCT)
             raise TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{method}'")
-        args = args_cls()
-        args.read(proto)
-        proto.read_message_end()
+        args = _read(proto, request, args_cls)
         result = metastore.handle(method, args, client)
     except TApplicationException as e:
         out.write_message_begin(method, TMessageType.EXCEPTION, seqid)
@@ -109,9 +107,17 @@ class FakeConnection:
             exc = TApplicationException()
             exc.read(proto)
             raise exc
-        result = result_cls()
-        result.read(proto)
-        return result
+        return _read(proto, reply, result_cls)
+
+
+def _read(proto, message: bytes, struct_cls):
+    """The message's struct, read as the proxy's wire layer reads it (codec.py for list-keyed maps)."""
+    value = struct_cls()
+    try:
+        value.read(proto)
+    except TypeError:
+        return codec.decode(message, struct_cls)[3]
+    return value
 
 
 @dataclass(frozen=True)
