@@ -18,6 +18,7 @@ from hmsproxy.features.catalog import Catalog
 from hmsproxy.features.ddl import Statements
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
+from hmsproxy.features.skew.feature import Skew
 from hmsproxy.handler import Handler
 from hmsproxy.store import Store
 
@@ -28,6 +29,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Statements,  # hmsproxy_execute(_script): every feature's statements
     Catalog,  # virtual databases and tables in every listing
     Remotes,  # remote databases and tables
+    Skew,  # skewed tables: statements, validation, skew kept against clients that drop it
 )
 
 

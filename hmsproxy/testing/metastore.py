@@ -57,6 +57,7 @@ SUPPORTED = frozenset(
         "add_partition",
         "add_partitions",
         "get_partitions",
+        "get_partitions_by_names",
         "get_partition_names",
         "alter_partition",
         "drop_partition",
@@ -373,6 +374,10 @@ class FakeMetastore:
 
     def get_partitions(self, db_name, tbl_name, max_parts):
         return _limit([p for _, p in self._sorted_partitions(db_name, tbl_name)], max_parts)
+
+    def get_partitions_by_names(self, db_name, tbl_name, names):
+        wanted = set(names or [])
+        return [p for n, p in self._sorted_partitions(db_name, tbl_name) if n in wanted]
 
     def get_partition_names(self, db_name, tbl_name, max_parts):
         try:

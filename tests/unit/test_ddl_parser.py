@@ -222,7 +222,7 @@ def test_statements_need_separators():
 def test_not_an_hmsproxy_statement():
     e = error("SELECT * FROM t")
     assert "found 'SELECT'" in str(e) and "CREATE/DROP/SHOW/DESCRIBE REMOTE" in str(e)
-    assert "expected one of: CREATE, DESC, DESCRIBE, DROP, SHOW" in str(e)
+    assert "expected one of: ALTER, CREATE, DESC, DESCRIBE, DROP, SHOW" in str(e) and "SKEWED BY" in str(e)
 
 
 def test_no_three_part_names():
