@@ -117,3 +117,22 @@ def test_invalid_skew_is_refused_with_the_reason(spark, tag, statement, message)
             sql(spark, f"ALTER TABLE {t} {statement}")
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_create_table_skewed_by_then_spark_writes_and_reads_it(spark, metastores, tag):
+    t = f"default.cr_{tag}"
+    answer = sql(
+        spark,
+        f"CREATE TABLE {t} (id INT COMMENT 'the id', country STRING, amount DECIMAL(10, 2)) PARTITIONED BY (ds STRING) "
+        "STORED AS PARQUET SKEWED BY (country) ON ('US', 'IN')",
+    ).collect()
+    try:
+        assert "skewed by (country) on 2 value(s)" in answer[0].result
+        spark.sql(f"INSERT INTO {t} PARTITION (ds='1') VALUES (1, 'US', 1.50), (2, 'FR', 2.25)")
+        rows = spark.sql(f"SELECT id, country, amount FROM {t} WHERE ds = '1' ORDER BY id").collect()
+        assert [(r.id, r.country, float(r.amount)) for r in rows] == [(1, "US", 1.5), (2, "FR", 2.25)]
+        assert skew_of(metastores[0], "default", f"cr_{tag}")[:3] == (["country"], [["US"], ["IN"]], False)
+        assert skew_of(metastores[0], "default", f"cr_{tag}", "ds=1")[0] == ["country"]
+        assert [f.dataType.simpleString() for f in spark.table(t).schema.fields] == ["int", "string", "decimal(10,2)", "string"]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")

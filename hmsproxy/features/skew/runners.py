@@ -8,6 +8,7 @@ from hmsproxy.ddl.results import ResultSet
 from hmsproxy.errors import InvalidRequest
 from hmsproxy.features.skew import rules
 from hmsproxy.features.skew import statements as st
+from hmsproxy.features.skew.create import CreateSkewedTable
 
 hive = idl.hive
 
@@ -20,12 +21,25 @@ SHOW_COLUMNS = ["partition", "skewed_columns", "skewed_values", "stored_as_direc
 
 def runners() -> dict:
     return {
+        CreateSkewedTable: create_table,
         st.AlterSkew: alter_skew,
         st.AlterNotSkewed: not_skewed,
         st.AlterNotDirectories: not_directories,
         st.AlterSkewedLocation: set_location,
         st.ShowSkew: show_skew,
     }
+
+
+def create_table(s: CreateSkewedTable, ctx: StatementContext) -> ResultSet:
+    db = s.database or ctx.database
+    table = s.table(db, ctx.user)
+    problems = rules.table_problems(table)
+    if problems:
+        raise InvalidRequest(f"hmsproxy: {db}.{s.name}: " + "; ".join(problems))
+    if s.if_not_exists and ctx.client.exists("get_table", dbname=db, tbl_name=s.name):
+        return status(f"{db}.{s.name} exists already (IF NOT EXISTS): nothing done")
+    ctx.client.call("create_table", tbl=table)
+    return status(f"created {db}.{s.name}, skewed by ({', '.join(s.skewed_columns)}) on {len(s.values)} value(s)")
 
 
 def _get(ctx: StatementContext, s) -> tuple[str, object]:

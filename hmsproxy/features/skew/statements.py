@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lark import Token, Tree
+from lark import Tree
 
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
-
-Values = tuple[str, ...]  # one skewed value: a value per skewed column
+from hmsproxy.features.skew import create
+from hmsproxy.features.skew.spec import Values, literal, skewed_columns_and_values, value
 
 
 @dataclass(frozen=True)
@@ -57,31 +57,20 @@ class ShowSkew(Statement):
 # -- parse tree -> statement ---------------------------------------------------------------
 
 
-def _literal(tree: Tree) -> str:
-    child = tree.children[0]
-    return child.value if isinstance(child, Token) else trees.string(child)
-
-
-def _value(tree: Tree) -> Values:
-    return tuple(_literal(t) for t in tree.children if isinstance(t, Tree) and t.data == "skew_literal")
-
-
 def _table(tree: Tree) -> tuple[str | None, str]:
     db, name = trees.qualified(trees.find(tree, "qualified"))
     return (db.lower() if db else None), name.lower()
 
 
 def _alter(tree: Tree, source: str) -> AlterSkew:
-    spec = trees.find(tree, "skew_spec")
-    columns = tuple(trees.name(t).lower() for t in spec.children if isinstance(t, Tree) and t.data == "name")
-    values = tuple(_value(t) for t in spec.children if isinstance(t, Tree) and t.data == "skew_value")
+    columns, values = skewed_columns_and_values(trees.find(tree, "skew_spec"))
     return AlterSkew(*_table(tree), columns, values, trees.find(tree, "skew_directories") is not None, source=source)
 
 
 def _set_location(tree: Tree, source: str) -> AlterSkewedLocation:
     pairs = []
     for loc in (t for t in tree.children if isinstance(t, Tree) and t.data == "skew_location"):
-        pairs.append((_value(trees.find(loc, "skew_value")), trees.string(trees.find(loc, "string"))))
+        pairs.append((value(trees.find(loc, "skew_value")), trees.string(trees.find(loc, "string"))))
     return AlterSkewedLocation(*_table(tree), tuple(pairs), source=source)
 
 
@@ -90,13 +79,14 @@ def _show(tree: Tree, source: str) -> ShowSkew:
     spec = None
     if part is not None:
         kvs = [t for t in part.children if isinstance(t, Tree) and t.data == "skew_part_value"]
-        spec = tuple((trees.name(trees.find(kv, "name")).lower(), _literal(trees.find(kv, "skew_literal"))) for kv in kvs)
+        spec = tuple((trees.name(trees.find(kv, "name")).lower(), literal(trees.find(kv, "skew_literal"))) for kv in kvs)
     return ShowSkew(*_table(tree), spec, source=source)
 
 
 STATEMENTS = StatementSet.from_file(
     Path(__file__).with_name("ddl.lark"),
     builders={
+        "skew_create": create.build,
         "skew_alter": _alter,
         "skew_not_skewed": lambda tree, source: AlterNotSkewed(*_table(tree), source=source),
         "skew_not_directories": lambda tree, source: AlterNotDirectories(*_table(tree), source=source),
@@ -106,7 +96,22 @@ STATEMENTS = StatementSet.from_file(
     starts=(
         r"ALTER\s+TABLE\s+[^\s;]+\s+(?:SKEWED\s+BY|NOT\s+SKEWED|NOT\s+STORED\s+AS\s+DIRECTORIES|SET\s+SKEWED\s+LOCATION)\b",
         r"SHOW\s+SKEW\s+ON\b",
+        r"CREATE\s+TABLE\b(?=[^;]*\bSKEWED\s+BY\b)",
     ),
-    soft_keywords=("SKEWED", "SKEW", "STORED", "DIRECTORIES", "LOCATION", "SET", "PARTITION", "BY"),
-    summary="ALTER TABLE ... SKEWED BY / NOT SKEWED / NOT STORED AS DIRECTORIES / SET SKEWED LOCATION, SHOW SKEW ON ...",
+    soft_keywords=(
+        "SKEWED",
+        "SKEW",
+        "STORED",
+        "DIRECTORIES",
+        "LOCATION",
+        "SET",
+        "PARTITION",
+        "BY",
+        "COMMENT_KEYWORD",
+        "PARTITIONED",
+        "PARQUET",
+        "ORC",
+        "TEXTFILE",
+    ),
+    summary="CREATE TABLE ... SKEWED BY, ALTER TABLE ... SKEWED BY / NOT SKEWED / NOT STORED AS DIRECTORIES / SET SKEWED LOCATION, SHOW SKEW ON ...",
 )
