@@ -7,18 +7,13 @@ a lock could reach a metastore for a database it was never asked about.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
-from hmsproxy.app import build_handler
-from hmsproxy.config_model import AccessControlType, StoreConfig
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.session import Session
-from hmsproxy.testing import FakeMetastore, args, database, fake_connect, partition, table, unwrap
-from tests.support.federation import prefixed_config
+from hmsproxy.testing import FakeMetastore, database, partition, table
+from tests.support.fake_handlers import call, fake_federation
 
 hive = idl.hive
 
@@ -34,20 +29,9 @@ def metastores():
 
 @pytest.fixture
 def handler(tmp_path, metastores):
-    base = prefixed_config("thrift://primary:1", "thrift://waggle:1")
-    primary = dataclasses.replace(base.primary, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE)
-    config = dataclasses.replace(base, primary=primary, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
-    h = build_handler(config, connect=fake_connect(dict(zip(("primary", "waggle"), metastores))))
+    h = fake_federation(tmp_path, *metastores)
     yield h
     h.close()
-
-
-def call(handler, method, **fields):
-    session = Session(handler.backends, "test")
-    try:
-        return unwrap(handler.dispatch(session, method, args(method, **fields)))
-    finally:
-        session.close()
 
 
 def lock(*dbs):

@@ -7,18 +7,13 @@ skew kept when a client leaves it out, and removed only when asked.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.app import build_handler
-from hmsproxy.config_model import AccessControlType, StoreConfig
 from hmsproxy.features.skew.rules import DEFAULT_DIRECTORY
 from hmsproxy.features.skew.runners import CHANGE_MARK
-from hmsproxy.session import Session
-from hmsproxy.testing import FakeMetastore, args, database, fake_connect, partition, table, unwrap
-from tests.support.federation import prefixed_config
+from hmsproxy.testing import FakeMetastore, database, partition, table
+from tests.support.fake_handlers import call, fake_federation
 
 hive = idl.hive
 COLUMNS = (("id", "int"), ("country", "string"))
@@ -48,20 +43,9 @@ def primary():
 
 @pytest.fixture
 def handler(tmp_path, primary):
-    base = prefixed_config("thrift://primary:1", "thrift://waggle:1")
-    ms = dataclasses.replace(base.primary, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE)
-    config = dataclasses.replace(base, primary=ms, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
-    h = build_handler(config, connect=fake_connect({"primary": primary, "waggle": FakeMetastore("waggle")}))
+    h = fake_federation(tmp_path, primary)
     yield h
     h.close()
-
-
-def call(handler, method, **fields):
-    session = Session(handler.backends, "test")
-    try:
-        return unwrap(handler.dispatch(session, method, args(method, **fields)))
-    finally:
-        session.close()
 
 
 @pytest.mark.parametrize(

@@ -8,17 +8,12 @@ what it refuses to drop, and how the answer's exceptions land.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
-from hmsproxy.app import build_handler
-from hmsproxy.config_model import AccessControlType, StoreConfig
-from hmsproxy.session import Session
-from hmsproxy.testing import FakeMetastore, args, database, fake_connect, table, unwrap
-from tests.support.federation import prefixed_config
+from hmsproxy.testing import FakeMetastore, database, table
+from tests.support.fake_handlers import call, fake_federation
 
 hive = idl.hive
 
@@ -31,26 +26,11 @@ def primary():
     return fake
 
 
-def make_handler(tmp_path, primary, hive_version=None):
-    base = prefixed_config("thrift://primary:1", "thrift://waggle:1")
-    ms = dataclasses.replace(base.primary, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE, hive_version=hive_version)
-    config = dataclasses.replace(base, primary=ms, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
-    return build_handler(config, connect=fake_connect({"primary": primary, "waggle": FakeMetastore("waggle")}))
-
-
 @pytest.fixture
 def handler(tmp_path, primary):
-    h = make_handler(tmp_path, primary)
+    h = fake_federation(tmp_path, primary)
     yield h
     h.close()
-
-
-def call(handler, method, **fields):
-    session = Session(handler.backends, "test")
-    try:
-        return unwrap(handler.dispatch(session, method, args(method, **fields)))
-    finally:
-        session.close()
 
 
 def test_an_unconfigured_metastore_is_tried_once_then_translated(handler, primary):
@@ -62,7 +42,7 @@ def test_an_unconfigured_metastore_is_tried_once_then_translated(handler, primar
 
 
 def test_a_metastore_configured_as_2_3_gets_the_old_call_at_once(tmp_path, primary):
-    h = make_handler(tmp_path, primary, hive_version="2.3")
+    h = fake_federation(tmp_path, primary, hive_version="2.3")
     try:
         parts = call(h, "get_partitions_req", req=hive.PartitionsRequest(dbName="shop", tblName="orders", maxParts=-1))
         assert parts.partitions == []
@@ -111,7 +91,7 @@ def test_catalogs_on_a_metastore_without_them(handler, primary):
 
 @pytest.mark.parametrize(("hive_version", "sent"), [("2.3", "shop"), ("3.1", "@hive#shop"), (None, "shop")])
 def test_hive_3_catalog_names_reach_only_metastores_that_know_them(tmp_path, primary, hive_version, sent):
-    h = make_handler(tmp_path, primary, hive_version=hive_version)
+    h = fake_federation(tmp_path, primary, hive_version=hive_version)
     try:
         call(h, "get_all_tables", db_name="@hive#shop")
         assert primary.calls_to("get_all_tables")[-1].args.db_name == sent

@@ -1,0 +1,29 @@
+"""A real handler (every feature) over fake metastores, and calls made to it as a client would."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hmsproxy.app import build_handler
+from hmsproxy.config_model import AccessControlType, StoreConfig
+from hmsproxy.session import Session
+from hmsproxy.testing import FakeMetastore, args, fake_connect, unwrap
+from tests.support.federation import prefixed_config
+
+
+def fake_federation(tmp_path, primary: FakeMetastore, waggle: FakeMetastore | None = None, *, hive_version: str | None = None):
+    """A handler for the PREFIXED federation of tests/support/federation.py: `primary` may create
+    and write anywhere, `waggle` (prefix waggle_) as that config says. Close it when done."""
+    base = prefixed_config("thrift://primary:1", "thrift://waggle:1")
+    ms = dataclasses.replace(base.primary, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE, hive_version=hive_version)
+    config = dataclasses.replace(base, primary=ms, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
+    return build_handler(config, connect=fake_connect({"primary": primary, "waggle": waggle or FakeMetastore("waggle")}))
+
+
+def call(handler, method: str, **fields):
+    """The call's success, or its declared exception raised, as a Thrift client would see them."""
+    session = Session(handler.backends, "test")
+    try:
+        return unwrap(handler.dispatch(session, method, args(method, **fields)))
+    finally:
+        session.close()
