@@ -1,8 +1,9 @@
 """Backends: each metastore's health, Hive version and call translation.
 
 The registry is shared by all sessions and holds only what is true of a
-metastore (up or down, its version, calls it lacks). Connections belong to
-sessions (see session.py).
+metastore (up or down, its version, calls it lacks) and its circuit breaker
+(breaker.py: metastores that stop answering fail new calls at once).
+Connections belong to sessions (see session.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
+from hmsproxy.breaker import Breaker
 from hmsproxy.config_model import Config, MetastoreConfig
 from hmsproxy.translations import TRANSLATIONS, Translation, Untranslatable
 from hmsproxy.wire import BackendUnavailable, Connection, ThriftConnection
@@ -85,10 +87,16 @@ class Backends:
         self.states: dict[str, BackendState] = {}
         #: Metastores outside the config that calls go to (remote databases' and tables' targets).
         self.extra: dict[str, MetastoreConfig] = {}
+        #: Sessions enter() every call here; it trips metastores that stop answering.
+        self.breaker = Breaker(self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up)
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
         with self._lock:
+            new = {m.name: m for m in config.metastores}
+            for m in self.config.metastores:
+                if new.get(m.name) != m:  # another metastore now, or none: its trip says nothing about it
+                    self.breaker.forget(m.name)
             self.config = config
             self.states = {m.name: self.states.get(m.name) or BackendState(m.name) for m in config.metastores}
 
@@ -108,6 +116,7 @@ class Backends:
         st = self.state(name)
         if st.up is not True:
             if st.up is False:
+                self.breaker.answered(name)
                 log.warning("metastore '%s' is reachable again", name)
             st.up, st.changed_at = True, time.time()
 
@@ -146,6 +155,24 @@ class Backends:
             connect_timeout_s=server.connect_timeout_s,
             call_timeout_s=server.backend_timeout_s,
         )
+
+    def probe(self, name: str, timeout_s: float) -> None:
+        """Raise BackendUnavailable unless metastore `name` answers getVersion on a new connection within `timeout_s`.
+
+        getVersion is fb303's: a metastore answers it without touching its database, so the
+        probe asks whether the metastore takes calls at all, not how fast its queries are.
+        """
+        metastore = self.metastore(name)
+        conn = self._connect(name, tuple(metastore.uris), connect_timeout_s=timeout_s, call_timeout_s=timeout_s)
+        try:
+            conn.call("getVersion", idl.HmsProxy.getVersion_args())
+        except TApplicationException:
+            pass  # an answer all the same
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.breaker.close()
 
     def call(self, conn: Connection, method: str, args):
         """Call `method` over `conn`, translating for the backend's version; returns the result struct."""

@@ -81,6 +81,9 @@ class ServerConfig:
     connect_timeout_s: float = 5.0
     #: Seconds a backend call may take before the client gets an error.
     backend_timeout_s: float = 600.0
+    #: Seconds a backend call may go unanswered before its metastore is probed on a new
+    #: connection, which must answer as fast; a failed probe trips the breaker (breaker.py).
+    probe_after_s: float = 3.0
     tls: TlsConfig | None = None
     #: Processes sharing the Thrift port (SO_REUSEPORT), to use every core.
     workers: int = 1

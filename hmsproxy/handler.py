@@ -272,4 +272,5 @@ class Handler:
         if self.store is not None:
             self.store.close()
         self._directory_session.close()
+        self.backends.close()
         self.executor.shutdown(wait=False, cancel_futures=True)

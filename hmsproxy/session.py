@@ -55,13 +55,26 @@ class Session:
         return conn
 
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
-        """Call `method` on `metastore`; returns the `<method>_result` struct."""
-        conn = self._connection(metastore, read_only)
-        return self.backends.call(conn, method, args)
+        """Call `method` on `metastore`; returns the `<method>_result` struct.
+
+        Raises BackendUnavailable at once while the metastore is tripped (breaker.py); the
+        breaker watches the call from before it connects (a hung metastore may hang there too).
+        """
+        breaker = self.backends.breaker
+        token = breaker.enter(metastore.name)
+        try:
+            return self.backends.call(self._connection(metastore, read_only), method, args)
+        finally:
+            breaker.leave(token)
 
     def knows_catalogs(self, metastore: MetastoreConfig) -> bool:
         """Whether `metastore` understands Hive 3's "@catalog#db" names (Backends.knows_catalogs)."""
-        return self.backends.knows_catalogs(self._connection(metastore, False))
+        breaker = self.backends.breaker
+        token = breaker.enter(metastore.name)  # it may connect and call, like call()
+        try:
+            return self.backends.knows_catalogs(self._connection(metastore, False))
+        finally:
+            breaker.leave(token)
 
     def discard(self, metastore_name: str) -> None:
         """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""

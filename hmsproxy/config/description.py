@@ -67,7 +67,8 @@ def describe(config: Config) -> str:
     lines.append(f"Listening on: {server.host}:{server.port} ({server.transport} transport)")
     lines.append(
         f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
-        f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s"
+        f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s, "
+        f"probe a metastore after {server.probe_after_s:g} s without an answer"
     )
     lines.extend(_describe_operations(config))
     if prefixed:

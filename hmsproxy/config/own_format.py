@@ -63,6 +63,7 @@ _OWN_SERVER_KEYS = (
     "fanout-timeout-ms",
     "connect-timeout-s",
     "backend-timeout-s",
+    "probe-after-s",
     "tls",
     "workers",
 )
@@ -141,6 +142,8 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["connect_timeout_s"] = read_positive_number(ctx, join_key(path, "connect-timeout-s"), section["connect-timeout-s"])
     if present(section, "backend-timeout-s"):
         kwargs["backend_timeout_s"] = read_positive_number(ctx, join_key(path, "backend-timeout-s"), section["backend-timeout-s"])
+    if present(section, "probe-after-s"):
+        kwargs["probe_after_s"] = read_positive_number(ctx, join_key(path, "probe-after-s"), section["probe-after-s"])
     if present(section, "tls"):
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
     if present(section, "workers"):

@@ -76,6 +76,9 @@ class PrimaryCheck:
 
     def _probe(self) -> CheckResult:
         primary = self.handler.config.primary  # the current snapshot: follows reloads
+        trip = self.handler.backends.breaker.trip(primary.name)
+        if trip is not None:  # calls fail at once: not ready, whatever a call right now would say
+            return CheckResult("primary", False, f"metastore '{primary.name}' {trip.reason}")
         conn = ThriftConnection(primary.name, primary.uris, connect_timeout_s=self.timeout_s, call_timeout_s=self.timeout_s)
         try:
             conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())

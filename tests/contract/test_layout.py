@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "hmsproxy"
-CORE = ["call.py", "handler.py", "session.py", "backends.py", "wire.py", "errors.py", "server.py", "idl.py", "internal_client.py"]
+CORE = [
+    "call.py",
+    "handler.py",
+    "session.py",
+    "backends.py",
+    "wire.py",
+    "errors.py",
+    "server.py",
+    "idl.py",
+    "internal_client.py",
+    "breaker.py",
+    "codec.py",
+    "translations.py",
+]
 #: What the core may import from features/: the platform itself.
 PLATFORM = {"hmsproxy.features.base"}
 

@@ -1,0 +1,231 @@
+"""The circuit breaker: a metastore that stops answering fails new calls at once.
+
+Sessions register every backend call while it runs (`enter`/`leave`: one dict entry, so
+the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
+times a second. When a call has had no answer for `server.probe-after-s`, its metastore is
+probed on a new connection that must answer within the same time. The probe decides, not
+the slow call:
+
+- it answers: the metastore is slow but alive, nothing changes (it is probed again at most
+  every probe-after-s while calls stay unanswered);
+- it does not: the metastore is *tripped*: new calls fail at once with BackendUnavailable
+  naming it and since when it has not answered; calls already in flight keep waiting (up to
+  backend-timeout-s). The watchdog keeps probing it (half-open), and the first answer, to a
+  probe or to any call, lets calls through again.
+
+The watchdog starts with the first call and ends after a while without calls or trips, so an
+idle or closed Backends has no thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from hmsproxy.wire import BackendUnavailable
+
+log = logging.getLogger(__name__)
+
+#: A tripped metastore is probed again this long after its last probe started (at least).
+RETRY_S = 0.5
+#: The watchdog looks at calls this often (or 4 times per probe-after-s, if that is shorter).
+TICK_S = 0.25
+#: The watchdog thread ends after this long with nothing in flight and nothing tripped.
+IDLE_EXIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Trip:
+    """Why a metastore's calls fail at once."""
+
+    uri: str
+    #: Wall-clock time of the oldest call it left unanswered.
+    since: float
+    reason: str
+
+    def error(self, metastore: str) -> BackendUnavailable:
+        return BackendUnavailable(metastore, self.uri, self.reason)
+
+
+def _spawn(name: str, fn: Callable[[], None]) -> None:
+    threading.Thread(target=fn, daemon=True, name=f"hmsproxy-probe-{name}").start()
+
+
+class Breaker:
+    """Watches in-flight calls, probes metastores that leave them unanswered, keeps which are tripped.
+
+    `probe(name, timeout_s)` raises BackendUnavailable unless metastore `name` answers in time
+    (KeyError: it is no longer configured); `probe_after_s()` is read on every tick, so reloads
+    apply. `on_trip(name, reason)` / `on_recover(name)` tell the registry (Backends.mark_down/up).
+    `watch=False`, a fake `clock` and a synchronous `spawn` let tests drive `tick()` themselves.
+    """
+
+    def __init__(
+        self,
+        probe: Callable[[str, float], None],
+        probe_after_s: Callable[[], float],
+        *,
+        on_trip: Callable[[str, str], None],
+        on_recover: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        spawn: Callable[[str, Callable[[], None]], None] = _spawn,
+        watch: bool = True,
+    ):
+        self._probe = probe
+        self._probe_after_s = probe_after_s
+        self._on_trip = on_trip
+        self._on_recover = on_recover
+        self._clock = clock
+        self._spawn = spawn
+        self._watch = watch
+        self._tokens = itertools.count()
+        #: token -> (metastore, monotonic start): every backend call now in flight.
+        self._calls: dict[int, tuple[str, float]] = {}
+        self._tripped: dict[str, Trip] = {}
+        self._probing: set[str] = set()
+        #: metastore -> monotonic start of its last probe (probes are rate-limited by it).
+        self._probed: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._running = False
+        self._closed = False
+
+    # -- the hot path: every backend call ---------------------------------------------------
+
+    def enter(self, metastore: str) -> int:
+        """Register a call about to go to `metastore`; raises BackendUnavailable at once while it is tripped."""
+        trip = self._tripped.get(metastore)
+        if trip is not None:
+            raise trip.error(metastore)
+        token = next(self._tokens)
+        self._calls[token] = (metastore, self._clock())
+        if not self._running:  # read after the call is registered: see _watchdog's exit
+            self._start()
+        return token
+
+    def leave(self, token: int) -> None:
+        self._calls.pop(token, None)
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def watching(self) -> bool:
+        """Whether the watchdog thread runs (it starts with the first call, ends when idle or closed)."""
+        return self._running
+
+    def trip(self, metastore: str) -> Trip | None:
+        """Why `metastore` is tripped, or None."""
+        return self._tripped.get(metastore)
+
+    def answered(self, metastore: str) -> bool:
+        """Any answer from `metastore` (a late call's too) proves it alive: let calls through again.
+
+        True if it was tripped."""
+        if metastore not in self._tripped:
+            return False
+        with self._lock:
+            return self._tripped.pop(metastore, None) is not None
+
+    def forget(self, metastore: str) -> None:
+        """Drop what is known of `metastore` (its config changed or it was removed)."""
+        with self._lock:
+            self._tripped.pop(metastore, None)
+            self._probed.pop(metastore, None)
+
+    # -- the watchdog -----------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """One look at the calls in flight: start the probes that are due."""
+        now = self._clock()
+        after = self._probe_after_s()
+        oldest: dict[str, float] = {}
+        for metastore, started in self._calls.copy().values():  # copy(): one C call, safe while others add and remove
+            if started < oldest.get(metastore, now):
+                oldest[metastore] = started
+        due = []
+        with self._lock:
+            for metastore, started in oldest.items():
+                if now - started >= after and metastore not in self._tripped and now - self._probed.get(metastore, -math.inf) >= after:
+                    due.append((metastore, started))
+            due += [(m, None) for m in self._tripped if now - self._probed.get(m, -math.inf) >= RETRY_S]
+            due = [(m, s) for m, s in due if m not in self._probing]
+            for metastore, _ in due:
+                self._probing.add(metastore)
+                self._probed[metastore] = now
+        for metastore, started in due:
+            self._spawn(metastore, lambda m=metastore, s=started: self._run_probe(m, s, after))
+
+    def _run_probe(self, metastore: str, oldest_call: float | None, timeout_s: float) -> None:
+        try:
+            self._probe(metastore, timeout_s)
+            failure = None
+        except BackendUnavailable as e:
+            failure = e
+        except KeyError:  # no longer configured: nothing to protect
+            self.forget(metastore)
+            return
+        except Exception:  # a bug in the probe says nothing about the metastore
+            log.exception("probing metastore '%s' failed", metastore)
+            return
+        finally:
+            with self._lock:
+                self._probing.discard(metastore)
+        if failure is None:
+            if self.answered(metastore):
+                self._on_recover(metastore)
+            return
+        if oldest_call is None or metastore in self._tripped:
+            return  # still tripped: the next probe follows RETRY_S after this one started
+        waited = self._clock() - oldest_call
+        since = time.time() - waited
+        reason = (
+            f"not answering since {datetime.fromtimestamp(since).astimezone().isoformat(timespec='seconds')} "
+            f"(a call waited {waited:.1f} s; a probe on a new connection failed: {failure.reason}); "
+            f"new calls fail at once until it answers again"
+        )
+        with self._lock:
+            self._tripped[metastore] = Trip(failure.uri, since, reason)
+        self._on_trip(metastore, reason)
+        self._start()  # keep probing it even when no call is in flight
+
+    def _start(self) -> None:
+        if not self._watch:
+            return
+        with self._lock:
+            if self._running or self._closed:
+                return
+            self._running = True
+        threading.Thread(target=self._watchdog, daemon=True, name="hmsproxy-breaker").start()
+
+    def _watchdog(self) -> None:
+        idle_since = self._clock()
+        while not self._closed:
+            self._wake.wait(min(TICK_S, self._probe_after_s() / 4))
+            if self._closed:
+                break
+            try:
+                self.tick()
+            except Exception:  # keep watching whatever one tick ran into
+                log.exception("breaker watchdog tick failed")
+            if self._calls or self._tripped or self._probing:
+                idle_since = self._clock()
+            elif self._clock() - idle_since > IDLE_EXIT_S:
+                with self._lock:
+                    # enter() registers its call before it reads _running, so a call registered
+                    # after this check finds _running False and starts a new watchdog.
+                    if not (self._calls or self._tripped or self._probing):
+                        self._running = False
+                        return
+        with self._lock:
+            self._running = False
+
+    def close(self) -> None:
+        """Stop the watchdog (probes under way end by their own deadline)."""
+        self._closed = True
+        self._wake.set()
