@@ -121,8 +121,9 @@ class HiveVersion:
 
     def classpath(self, conf_dir: Path, *, with_listener: bool = False) -> str:
         if not self.fetched:
-            # hive-site.xml is found through HIVE_CONF_DIR, so just the pyspark jars.
-            path = str(pyspark_jars_dir() / "*")
+            # hive-site.xml is found through HIVE_CONF_DIR; conf_dir is on the classpath for
+            # DataNucleus' mapping override (metastore.write_derby_mapping).
+            path = f"{conf_dir}:{pyspark_jars_dir() / '*'}"
         else:
             # Standalone metastores look for hive-site.xml and their log4j2 file on the classpath.
             path = f"{conf_dir}:{maven.hive_home(self.name) / 'lib' / '*'}"

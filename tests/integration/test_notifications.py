@@ -178,3 +178,30 @@ def test_events_through_the_proxy_are_the_primarys(metastores):
         handler.close()
 
     assert summary(through_proxy) == expected("proxied_events")
+
+
+@pytest.mark.parametrize("version", ["2.3"])
+def test_an_event_larger_than_derbys_long_varchar_is_recorded(metastores, version):
+    """300 partitions in one add_partitions: a 250,000-character message. With the schema DataNucleus
+    makes by itself (MESSAGE as LONG VARCHAR, 32,700 at most) the call itself failed. 2.3 only: 3.1
+    passes no datanucleus.mapping to DataNucleus (HIVE-17788), so its local metastores keep the limit."""
+    ms = with_notifications(metastores, version)
+    db = f"big_events_{version.replace('.', '_')}"
+    client = connect(ms.host, ms.port)
+    try:
+        client.create_database(hive.Database(name=db, description="big events", locationUri=None, parameters={}))
+        client.create_table(partitioned_table(db, "orders"))
+        table = get_table(client, version, db, "orders")
+        before = client.get_current_notificationEventId().eventId
+        parts = []
+        for i in range(300):
+            sd = copy.deepcopy(table.sd)
+            sd.location = f"{table.sd.location}/ds={i:05d}"
+            parts.append(hive.Partition(values=[f"{i:05d}"], dbName=db, tableName="orders", sd=sd, parameters={}))
+        assert client.add_partitions(parts) == 300
+        (event,) = events_after(client, before)
+        assert event.eventType == "ADD_PARTITION" and len(event.message) > 32_700
+        assert len(json.loads(event.message)["partitions"]) == 300
+    finally:
+        client.drop_database(db, True, True)
+        client.close()
