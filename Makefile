@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench check-config clean sshd postgresql hive-jars
+.PHONY: up test lint bench bench-skew check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ hive-jars: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy
+
+# Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.
+bench-skew: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_skew $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hmsproxy.jobs.arguments import positive
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
@@ -98,17 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K=V[/K2=V2]",
         help="only partitions matching this spec (repeatable; default: every partition)",
     )
-    parser.add_argument("--files", type=_positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+    parser.add_argument("--files", type=positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
 
 
 def run(args: argparse.Namespace, context) -> int:
@@ -140,14 +131,14 @@ def run(args: argparse.Namespace, context) -> int:
                 f"{format_count(progress.rows)} rows, {format_bytes(progress.bytes)} "
                 f"in {format_duration(progress.elapsed)}"
             )
-    _refresh(spark, f"`{db}`.`{name}`")
+    refresh_table(spark, f"`{db}`.`{name}`")
     if failures:
         first, reason = failures[0]
         raise JobError(f"failed for {len(failures)} of {len(targets)} partitions (left as they were); {first}: {reason}")
     return 0
 
 
-def _refresh(spark: Any, table: str) -> None:
+def refresh_table(spark: Any, table: str) -> None:
     """Spark caches file listings; without this the session would still read the deleted directories."""
     try:
         spark.catalog.refreshTable(table)

@@ -89,8 +89,9 @@ def data_format(table) -> str:
     raise JobError(f"table {table.dbName}.{table.tableName} is stored as {found}; only Parquet and ORC tables can be rewritten")
 
 
-def refuse_unsupported(table) -> None:
-    """Layouts whose meaning lives in the file set itself: rewriting them into N plain files would break them."""
+def refuse_fileless_or_managed(table, job: str) -> None:
+    """Tables no job may rewrite: views (no files), ACID tables (Hive's compactor owns their
+    files) and bucketed ones (rewriting breaks the buckets); `job` says what the job would do."""
     name = f"{table.dbName}.{table.tableName}"
     params = {k.lower(): (v or "").lower() for k, v in (table.parameters or {}).items()}
     sd = table.sd
@@ -99,7 +100,14 @@ def refuse_unsupported(table) -> None:
     if params.get("transactional") == "true":
         raise JobError(f"{name} is a transactional (ACID) table; its files are managed by Hive's compactor")
     if (sd.numBuckets or 0) > 0 or sd.bucketCols or params.get("spark.sql.sources.schema.numbucketcols"):
-        raise JobError(f"{name} is bucketed; rewriting it into N files would break its buckets")
+        raise JobError(f"{name} is bucketed; {job} would break its buckets")
+
+
+def refuse_unsupported(table) -> None:
+    """Layouts whose meaning lives in the file set itself: rewriting them into N plain files would break them."""
+    refuse_fileless_or_managed(table, "rewriting it into N files")
+    name = f"{table.dbName}.{table.tableName}"
+    sd = table.sd
     if sd.storedAsSubDirectories or (sd.skewedInfo and sd.skewedInfo.skewedColNames):
         raise JobError(f"{name} has a skewed (list bucketing) layout; it is not rewritten by this job")
     if not sd.location:

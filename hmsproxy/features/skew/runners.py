@@ -6,7 +6,7 @@ from hmsproxy import idl
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.errors import InvalidRequest
-from hmsproxy.features.skew import rules
+from hmsproxy.features.skew import layout, rules
 from hmsproxy.features.skew import statements as st
 from hmsproxy.features.skew.create import CreateSkewedTable
 
@@ -132,10 +132,10 @@ def _row(where: str, sd, parameters) -> list[str]:
 
 
 def _layout(parameters) -> str:
-    """What the layout job recorded for this partition (features/skew/layout.py)."""
-    try:
-        from hmsproxy.features.skew.layout import LAYOUT_PARAMETER, from_parameter
-    except ImportError:  # the layout record is not part of this build
+    """What the skew-layout job recorded for this partition (layout.py). Whether the files still
+    match it is checked by readers, which can list them; a rewritten partition reads in full."""
+    record = layout.from_parameters(parameters)
+    if record is None:
         return "not laid out"
-    record = from_parameter((parameters or {}).get(LAYOUT_PARAMETER))
-    return "not laid out" if record is None else "laid out by skew-layout"
+    how = "directories" if record.subdirectories else "flat"
+    return f"{len(record.groups)} groups ({how}), {record.rows} rows, laid out {record.laid_out_at}"

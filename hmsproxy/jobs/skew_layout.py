@@ -1,0 +1,517 @@
+"""skew-layout: write each partition as one file group per skewed value plus the default group.
+
+`SELECT … WHERE x = 30` on a day partition where a few values of x hold most rows reads the
+whole partition; laid out by value, a reader that knows the layout (hmsproxy.clients.spark.read)
+reads only the files of x = 30, or only the default group for a value that is not skewed.
+
+Two layouts (issue 9, "Layout must never hide rows from ordinary readers"):
+
+- flat (default): every group's files directly in the partition directory, named
+  `skew-<n>-<value>-<k>.<ext>`; a default SparkSession still reads every row;
+- Hive's list bucketing (table STORED AS DIRECTORIES and --allow-subdirectories): a
+  directory per value (`x=10/y=a/`), the default directory, skewedColValueLocationMaps filled.
+  Default Spark reads no file in subdirectories, so without the flag the job refuses.
+
+Per partition: read its files, (with --detect: find its heavy values), write the groups into
+a fresh sibling directory, read them back and compare row count, checksum and that every row
+sits in its value's group, then swap the location atomically (swap.py) together with the
+layout record (features/skew/layout.py) and the partition's SkewedInfo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hmsproxy.features.skew.layout import (
+    LAYOUT_PARAMETER,
+    Group,
+    LayoutFile,
+    LayoutRecord,
+    from_parameters,
+    matches_files,
+    now_text,
+    to_parameter,
+)
+from hmsproxy.jobs.arguments import positive, share
+from hmsproxy.jobs.compact import read_files, refresh_table
+from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
+from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
+from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files
+from hmsproxy.jobs.swap import Written, swap_in
+from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
+
+NAME = "skew-layout"
+
+#: Hive's name for the directory of rows of no skewed value (one level per skewed column).
+DEFAULT_DIRECTORY = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
+#: The column the job tags rows with while writing (never in the files; no leading "_": Hadoop would hide its directories).
+GROUP_COLUMN = "hmsproxy_skew_group"
+#: Where Spark writes the groups before they are renamed into place (hidden: '_').
+STAGING = "_hmsproxy_skew_staging"
+#: Split very large groups so no single task writes one giant file.
+MAX_ROWS_PER_FILE = 5_000_000
+
+
+def reader_settings(fmt: str) -> tuple[str, ...]:
+    """The Spark settings that make a session read files in a partition's subdirectories."""
+    convert = "spark.sql.hive.convertMetastoreOrc" if fmt == "orc" else "spark.sql.hive.convertMetastoreParquet"
+    return (f"{convert}=false", "mapreduce.input.fileinputformat.input.dir.recursive=true", "hive.mapred.supports.subdirectories=true")
+
+
+# --- names -------------------------------------------------------------------------------------
+
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+#: Characters Hive's FileUtils.escapePathName writes as %XX in directory names.
+_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
+
+
+def flat_name(index: int, values: tuple[str, ...] | None, k: int, ext: str) -> str:
+    """'skew-0-US-000.parquet': the group number makes it unique, the value makes it readable."""
+    slug = "default" if values is None else _UNSAFE_IN_NAME.sub("_", "_".join(values))[:24] or "_"
+    return f"skew-{index}-{slug}-{k:03d}.{ext}"
+
+
+def hive_escape(text: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
+
+
+def hive_directory(columns: tuple[str, ...], values: tuple[str, ...] | None) -> str:
+    """Hive's list bucketing directory: 'x=10/y=a', or the default directory once per column."""
+    if values is None:
+        return "/".join([DEFAULT_DIRECTORY] * len(columns))
+    return "/".join(f"{hive_escape(c.lower())}={hive_escape(v)}" for c, v in zip(columns, values))
+
+
+# --- the metastore -------------------------------------------------------------------------------
+
+
+class _Calls:
+    """`client.<method>(*args)` over a ThriftConnection: the answer, or the declared exception raised.
+
+    ThriftConnection decodes maps keyed by lists (SkewedInfo's location map), which a plain
+    thriftpy2 client cannot; partitions laid out as directories carry one.
+    """
+
+    def __init__(self, connection: Any):
+        self._connection = connection
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        from hmsproxy import idl
+
+        args_cls = getattr(idl.HmsProxy, f"{method}_args")
+
+        def call(*args):
+            result = self._connection.call(method, args_cls(*args))
+            for fid, (_, name, *_) in sorted(result.thrift_spec.items()):
+                if fid != 0 and getattr(result, name, None) is not None:
+                    raise getattr(result, name)
+            return getattr(result, "success", None)
+
+        return call
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0) -> Any:
+    """The jobs' MetastoreClient (a context manager), on a connection that reads skew location maps."""
+    # Thrift and the IDL load here, not when the CLI lists the jobs.
+    from hmsproxy.jobs.metastore import MetastoreClient, parse_uris
+    from hmsproxy.wire import ThriftConnection
+
+    connection = ThriftConnection(NAME, tuple(f"thrift://{h}:{p}" for h, p in parse_uris(uris)), call_timeout_s=timeout_s)
+    try:
+        connection.open()
+    except Exception as e:
+        raise JobError(f"can't reach the metastore at {uris}: {error_text(e)}") from e
+    client = MetastoreClient.__new__(MetastoreClient)  # its calls, on this connection
+    client.uris = uris
+    client._client = _Calls(connection)
+    try:
+        client._client.set_ugi(user or getpass.getuser(), [])
+    except BaseException:
+        connection.close()
+        raise
+    return client
+
+
+class RecordingCatalog:
+    """The swap's catalog; its alter_partition also writes the layout record and the SkewedInfo.
+
+    So the new location, the record describing its files and the values they were laid out
+    for reach the metastore in one call: a reader never sees one without the others.
+    """
+
+    def __init__(self, catalog: Any, amend: Callable[[Any], None]):
+        self._catalog = catalog
+        self._amend = amend
+
+    def __getattr__(self, name: str):
+        return getattr(self._catalog, name)
+
+    def alter_partition(self, db: str, table: str, partition: Any) -> None:
+        self._amend(partition)
+        self._catalog.alter_partition(db, table, partition)
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def list_files(storage: Storage, location: str) -> list[tuple[str, int]]:
+    """Every data file under `location` (recursively) as (relative name, size); hidden names are skipped."""
+    found: list[tuple[str, int]] = []
+
+    def walk(path: str, prefix: str) -> None:
+        entries = storage.list(path)
+        found.extend((prefix + e.name, e.size) for e in data_files(entries))
+        for d in data_dirs(entries):
+            walk(d.path, f"{prefix}{d.name}/")
+
+    walk(location, "")
+    return sorted(found)
+
+
+def join(location: str, name: str) -> str:
+    return f"{location.rstrip('/')}/{name}"
+
+
+class _FileSystem:
+    """The two Hadoop FileSystem calls the layout needs beyond Storage: mkdirs and rename."""
+
+    def __init__(self, spark: Any):
+        jvm = spark.sparkContext._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def move(self, source: str, target: str) -> None:
+        src, dst = self._path(source), self._path(target)
+        fs = src.getFileSystem(self._conf)
+        fs.mkdirs(dst.getParent())
+        if not fs.rename(src, dst):
+            raise JobError(f"could not move {source} to {target}")
+
+
+# --- the Spark side --------------------------------------------------------------------------------
+
+
+def group_expr(columns: tuple[str, ...], values: list[tuple[str, ...]]) -> Any:
+    """The group number of each row: i for skewed value i (compared as strings), len(values) otherwise."""
+    from pyspark.sql import functions as F
+
+    expr = F.lit(len(values))
+    for i in reversed(range(len(values))):
+        cond = None
+        for c, v in zip(columns, values[i]):
+            term = F.col(c).cast("string") == F.lit(v)
+            cond = term if cond is None else cond & term
+        expr = F.when(cond, F.lit(i)).otherwise(expr)
+    return expr
+
+
+def checksum_expr(data_columns: list[str]) -> Any:
+    """Order-independent: the sum of every row's hash (as a decimal, so it never overflows)."""
+    from pyspark.sql import functions as F
+
+    return F.sum(F.xxhash64(*[F.col(c) for c in data_columns]).cast("decimal(38,0)"))
+
+
+def detect_heavy(frame: Any, columns: tuple[str, ...], top: int, min_share: float) -> tuple[list[tuple[str, ...]], int]:
+    """The partition's heavy values: at most `top`, each holding at least `min_share` of its rows."""
+    from pyspark.sql import functions as F
+
+    total = frame.count()
+    if total == 0:
+        return [], 0
+    keys = [F.col(c).cast("string").alias(c) for c in columns]
+    counted = frame.select(*keys).dropna().groupBy(*columns).count()
+    rows = counted.orderBy(F.desc("count"), *columns).limit(top).collect()
+    return [tuple(r[c] for c in columns) for r in rows if r["count"] / total >= min_share], total
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to lay out: the skewed columns and where the values come from."""
+
+    columns: tuple[str, ...]
+    #: The table's skewed values (used for partitions without their own).
+    values: tuple[tuple[str, ...], ...]
+    subdirectories: bool
+    detect: bool = False
+    top: int = 10
+    min_share: float = 0.05
+
+
+def values_for(plan: Plan, partition: Any) -> list[tuple[str, ...]]:
+    """Without --detect: the partition's own skewed values if it has them for these columns, else the table's."""
+    info = partition.sd.skewedInfo if partition.sd else None
+    if info and [c.lower() for c in info.skewedColNames or []] == list(plan.columns) and info.skewedColValues:
+        return [tuple(str(v) for v in value) for value in info.skewedColValues]
+    return list(plan.values)
+
+
+def write_groups(frame: Any, fmt: str, staging: str, columns: tuple[str, ...], values: list[tuple[str, ...]]) -> None:
+    """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/`."""
+    tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(GROUP_COLUMN)
+    writer = tagged.write.format(fmt).mode("errorifexists").partitionBy(GROUP_COLUMN)
+    writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE)
+    writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
+
+
+def place_groups(
+    storage: Storage, fs: _FileSystem, fmt: str, location: str, columns, values, subdirectories: bool
+) -> list[list[LayoutFile]]:
+    """Move the staged files to their final names; each group's files, in group order."""
+    staging = join(location, STAGING)
+    groups: list[list[LayoutFile]] = [[] for _ in range(len(values) + 1)]
+    for d in data_dirs(storage.list(staging)):
+        index = int(d.name.split("=", 1)[1])
+        group_values = values[index] if index < len(values) else None
+        for k, f in enumerate(data_files(storage.list(d.path))):
+            if subdirectories:
+                name = f"{hive_directory(columns, group_values)}/skew-{k:03d}.{fmt}"
+            else:
+                name = flat_name(index, group_values, k, fmt)
+            fs.move(f.path, join(location, name))
+            groups[index].append(LayoutFile(name, f.size))
+    storage.delete(staging)
+    return groups
+
+
+def verify(spark: Any, fmt: str, location: str, data_columns: list[str], columns, values, groups) -> list[tuple[int, int]]:
+    """Read what was written: per group (rows, checksum), and fail if any row is in another value's group."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    parts = []
+    for index, files in enumerate(groups):
+        if files:
+            frame = read_files(spark, fmt, [join(location, f.name) for f in files]).select(*data_columns)
+            parts.append(frame.withColumn("_file_group", F.lit(index)))
+    if not parts:
+        return [(0, 0) for _ in groups]
+    union = reduce(lambda a, b: a.unionByName(b), parts)
+    misplaced = F.sum(F.when(group_expr(columns, values) != F.col("_file_group"), 1).otherwise(0))
+    stats = union.groupBy("_file_group").agg(
+        F.count(F.lit(1)).alias("rows"), checksum_expr(data_columns).alias("sum"), misplaced.alias("bad")
+    )
+    result = [(0, 0)] * len(groups)
+    for r in stats.collect():
+        if r["bad"]:
+            raise JobError(f"{r['bad']} rows were written to the wrong group; not swapped")
+        result[r["_file_group"]] = (r["rows"], int(r["sum"] or 0))
+    return result
+
+
+# --- one partition -------------------------------------------------------------------------------
+
+
+def skewed_info(columns, values, location_map: dict | None = None) -> Any:
+    from hmsproxy import idl
+
+    return idl.hive.SkewedInfo(
+        skewedColNames=list(columns), skewedColValues=[list(v) for v in values], skewedColValueLocationMaps=location_map or {}
+    )
+
+
+def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: Target, plan: Plan, token: str | None = None):
+    """Lay out one partition; (result, the values it was laid out for or None). Raises with its data left as it was."""
+    if not target.location:
+        raise JobError("it has no location")
+    if not storage.exists(target.location):
+        return ItemResult(SKIPPED, note="its directory does not exist (no data)"), None
+    partition = catalog.get_partition(target.db, target.table, list(target.values or ()))
+    current = list_files(storage, target.location)
+    previous = from_parameters(partition.parameters)
+    laid_out = previous is not None and matches_files(previous, current)
+    top = storage.list(target.location)
+    if data_dirs(top) and not laid_out:
+        names = ", ".join(e.name for e in data_dirs(top)[:3])
+        raise JobError(f"it has subdirectories ({names}) this job did not write; a rewrite could lose their rows")
+    if not current:
+        return ItemResult(SKIPPED, note="no data files"), None
+    frame = read_files(spark, fmt, [join(target.location, name) for name, _ in current])
+    data_columns = list(frame.columns)
+    missing = [c for c in plan.columns if c not in data_columns]
+    if missing:
+        raise JobError(f"its files have no column {', '.join(missing)}")
+    if plan.detect:
+        values, total = detect_heavy(frame, plan.columns, plan.top, plan.min_share)
+        if not values:
+            return ItemResult(SKIPPED, rows=total, note=f"no value holds {plan.min_share:.0%} of its rows"), None
+    else:
+        values = values_for(plan, partition)
+    if (
+        laid_out
+        and previous.columns == plan.columns
+        and previous.skewed_values == values
+        and previous.subdirectories == plan.subdirectories
+    ):
+        return ItemResult(SKIPPED, rows=previous.rows, note="already laid out for these values"), values
+    from pyspark.sql import functions as F
+
+    [source] = frame.agg(checksum_expr(data_columns).alias("sum"), F.count(F.lit(1)).alias("rows")).collect()
+    rows, checksum = source["rows"], int(source["sum"] or 0)
+    fs = _FileSystem(spark)
+    made: dict[str, Any] = {}
+
+    def write(new_location: str) -> Written:
+        write_groups(frame.select(*data_columns), fmt, join(new_location, STAGING), plan.columns, values)
+        files = place_groups(storage, fs, fmt, new_location, plan.columns, values, plan.subdirectories)
+        before_swap_check()  # a test seam: fail here to prove nothing is swapped
+        counts = verify(spark, fmt, new_location, data_columns, plan.columns, values, files)
+        got_rows, got_sum = sum(r for r, _ in counts), sum(s for _, s in counts)
+        if got_rows != rows or got_sum != checksum:
+            raise JobError(f"wrote {got_rows} rows (checksum {got_sum}) but read {rows} (checksum {checksum}); not swapped")
+        groups = tuple(Group(v, tuple(f), counts[i][0]) for i, (v, f) in enumerate(zip([*values, None], files)))
+        record = LayoutRecord(plan.columns, groups, rows, str(checksum), now_text(), fmt, plan.subdirectories)
+        made["record"] = to_parameter(record)
+        if plan.subdirectories:
+            made["locations"] = {tuple(v): join(new_location, hive_directory(plan.columns, v)) for v in values}
+        all_files = [f for group in files for f in group]
+        return Written(rows, len(all_files), sum(f.size for f in all_files))
+
+    def amend(partition: Any) -> None:
+        partition.parameters = dict(partition.parameters or {}, **{LAYOUT_PARAMETER: made["record"]})
+        partition.sd.skewedInfo = skewed_info(plan.columns, values, made.get("locations"))
+        partition.sd.storedAsSubDirectories = plan.subdirectories
+
+    snapshot = data_files(top)
+    swapped = swap_in(target, write, storage=storage, catalog=RecordingCatalog(catalog, amend), snapshot=snapshot, job=NAME, token=token)
+    w = swapped.written
+    shown = ", ".join("/".join(v) for v in values[:5]) + (", …" if len(values) > 5 else "")
+    note = f"{len(values)} value(s): {shown}; {w.files} files"
+    if swapped.warning:
+        note += f"; warning: {swapped.warning}"
+    return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note), values
+
+
+def before_swap_check() -> None:
+    """Does nothing; tests replace it to fail a job after writing and before the swap."""
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+
+def check_table(table: Any, allow_subdirectories: bool) -> str:
+    """The table's file format, or why the job won't lay it out."""
+    refuse_fileless_or_managed(table, "laying it out in skewed groups")
+    name = f"{table.dbName}.{table.tableName}"
+    sd = table.sd
+    if not table.partitionKeys:
+        raise JobError(f"{name} is not partitioned; list bucketing lays out partitions")
+    fmt = data_format(table)
+    if sd.storedAsSubDirectories and not allow_subdirectories:
+        settings = ", ".join(reader_settings(fmt))
+        raise JobError(
+            f"{name} is STORED AS DIRECTORIES, and a default SparkSession reads no file in a partition's "
+            f"subdirectories: its readers need {settings}. With those set, run again with --allow-subdirectories; "
+            "or ALTER TABLE … NOT STORED AS DIRECTORIES for a flat layout every reader sees"
+        )
+    return fmt
+
+
+def make_plan(table: Any, args: argparse.Namespace) -> Plan:
+    info = table.sd.skewedInfo
+    declared = tuple(c.lower() for c in (info.skewedColNames if info else None) or [])
+    columns = tuple(c.strip().lower() for c in args.columns.split(",") if c.strip()) if args.columns else declared
+    name = f"{table.dbName}.{table.tableName}"
+    if not columns:
+        raise UsageError(f"{name} has no skewed columns: declare them (ALTER TABLE … SKEWED BY …) or give --detect --columns C[,C2]")
+    data = [c.name.lower() for c in table.sd.cols or []]
+    unknown = [c for c in columns if c not in data]
+    if unknown:
+        raise UsageError(f"{', '.join(unknown)} is not a data column of {name} ({', '.join(data)})")
+    values = tuple(tuple(str(v) for v in value) for value in (info.skewedColValues if info else None) or []) if columns == declared else ()
+    if not args.detect and not values:
+        raise UsageError(f"{name} has no skewed values for ({', '.join(columns)}); declare them or use --detect")
+    subdirectories = bool(table.sd.storedAsSubDirectories and args.allow_subdirectories)
+    return Plan(columns, values, subdirectories, args.detect, args.top, args.min_share)
+
+
+def record_on_table(ms: Any, table: Any, plan: Plan, values: list[tuple[str, ...]]) -> bool:
+    """--detect: the latest partition's heavy values become the table's, for partitions created later."""
+    info = table.sd.skewedInfo
+    current = [tuple(str(x) for x in v) for v in (info.skewedColValues if info else None) or []]
+    names = [c.lower() for c in (info.skewedColNames if info else None) or []]
+    if names == list(plan.columns) and current == values:
+        return False
+    fresh = ms.get_table(table.dbName, table.tableName)
+    old_map = (fresh.sd.skewedInfo.skewedColValueLocationMaps if fresh.sd.skewedInfo else None) or {}
+    kept = {k: v for k, v in old_map.items() if tuple(k) in set(values)}  # a location of a value no longer skewed is invalid
+    fresh.sd.skewedInfo = skewed_info(plan.columns, values, kept)
+    ms.alter_table(table.dbName, table.tableName, fresh)
+    return True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table", metavar="TABLE", help="DATABASE.TABLE (or TABLE in database 'default')")
+    parser.add_argument(
+        "--partition", action="append", default=[], metavar="K=V[/K2=V2]", help="only partitions matching this spec (repeatable)"
+    )
+    parser.add_argument("--detect", action="store_true", help="find each partition's heavy values instead of using the declared ones")
+    parser.add_argument("--top", type=positive, default=10, metavar="K", help="--detect: at most K values per partition (default 10)")
+    parser.add_argument(
+        "--min-share",
+        type=share,
+        default=0.05,
+        metavar="F",
+        help="--detect: only values with at least this share of the rows (default 0.05)",
+    )
+    parser.add_argument("--columns", metavar="C[,C2]", help="--detect: the skewed columns, when the table declares none")
+    parser.add_argument(
+        "--allow-subdirectories",
+        action="store_true",
+        help="lay out STORED AS DIRECTORIES tables as Hive does (only if every reader is configured for subdirectories)",
+    )
+
+
+def run(args: argparse.Namespace, context) -> int:
+    if args.columns and not args.detect:
+        raise UsageError("--columns goes with --detect (declared skew names its own columns)")
+    db, name = split_table_name(args.table)
+    specs = [parse_spec(s) for s in args.partition]
+    spark = context.spark
+    storage = HadoopStorage(spark)
+    failures: list[tuple[str, str]] = []
+    with open_metastore(context.uri, user=spark.sparkContext.sparkUser()) as ms:
+        table = ms.get_table(db, name)
+        fmt = check_table(table, args.allow_subdirectories)
+        plan = make_plan(table, args)
+        targets = list_targets(ms, table, specs)
+        if not targets:
+            context.out(f"{NAME} {db}.{name}: no partitions; nothing to do")
+            return 0
+        latest = None
+        with context.progress(f"{NAME} {db}.{name}", len(targets)) as progress:
+            for target in targets:
+                progress.start(target.name)
+                try:
+                    result, values = layout_target(spark, storage, ms, fmt, target, plan)
+                    latest = values if values else latest
+                except Exception as e:  # this partition failed and was left as it was; go on with the others
+                    result = ItemResult(FAILED, note=one_line(e))
+                    failures.append((target.name, result.note))
+                progress.finish(target.name, result)
+            done = progress.done - progress.failed - progress.skipped
+            elapsed = progress.elapsed
+            context.out(
+                f"{NAME} {db}.{name}: {done} laid out, {progress.skipped} skipped, {progress.failed} failed; "
+                f"{format_count(progress.rows)} rows, {format_bytes(progress.bytes)} in {format_duration(elapsed)}"
+            )
+        if plan.detect and latest and record_on_table(ms, table, plan, latest):
+            context.out(f"{NAME} {db}.{name}: new partitions will be skewed on {', '.join('/'.join(v) for v in latest)}")
+    refresh_table(spark, f"`{db}`.`{name}`")
+    if failures:
+        first, reason = failures[0]
+        raise JobError(f"failed for {len(failures)} of {len(targets)} partitions (left as they were); {first}: {reason}")
+    return 0
+
+
+JOB = Job(NAME, "lay out each partition as one file group per skewed value (list bucketing), swapped in atomically", add_arguments, run)
