@@ -31,6 +31,13 @@ def wait_for_line(proc, needle, timeout_s):
     raise AssertionError(f"{needle!r} not printed within {timeout_s}s; output:\n{''.join(lines)}")
 
 
+def start_dev_hms(*args: str) -> subprocess.Popen:
+    """`hmsproxy dev hms ARGS` in its own process group, output on stdout (read it with wait_for_line)."""
+    return subprocess.Popen(
+        [*HMSPROXY, "dev", "hms", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+
+
 def stop(proc, sig=signal.SIGTERM, timeout_s=60):
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -145,13 +152,7 @@ def test_dev_hms_runs_one_metastore_until_stopped(tmp_path):
     """The command the compose file's metastore services run."""
     port = free_port()
     state = tmp_path / "hms"
-    proc = subprocess.Popen(
-        [*HMSPROXY, "dev", "hms", "--port", str(port), "--state-dir", str(state)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = start_dev_hms("--port", str(port), "--state-dir", str(state))
     try:
         wait_for_line(proc, f"metastore ready at thrift://127.0.0.1:{port}", 180)
         client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)

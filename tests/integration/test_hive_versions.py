@@ -20,7 +20,7 @@ from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
 from hmsproxy.testing import table
-from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.integration.test_cli import start_dev_hms, stop, wait_for_line
 from tests.support.hive_jars import require_hive
 
 hive = idl.hive
@@ -133,13 +133,7 @@ def test_restart_is_offline_and_keeps_state(metastore):
 def test_dev_hms_cli_runs_hive_3_1(tmp_path):
     require_hive("3.1")
     port, state = free_port(), tmp_path / "hms31"
-    proc = subprocess.Popen(
-        [*HMSPROXY, "dev", "hms", "--hive", "3.1", "--port", str(port), "--state-dir", str(state)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = start_dev_hms("--hive", "3.1", "--port", str(port), "--state-dir", str(state))
     try:
         wait_for_line(proc, f"Hive 3.1 metastore ready at thrift://127.0.0.1:{port}", 180)
         client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=30000)

@@ -108,9 +108,11 @@ def show_skew(s: st.ShowSkew, ctx: StatementContext) -> ResultSet:
             raise InvalidRequest(
                 f"hmsproxy: {db}.{s.table} has no partition column {', '.join(unknown)} (it has: {', '.join(keys) or 'none'})"
             )
-        name = "/".join(f"{k}={asked[k]}" for k in keys if k in asked)
-        parts = ctx.client.call("get_partitions_by_names", db_name=db, tbl_name=s.table, names=[name]) if len(asked) == len(keys) else []
-        parts = parts or [p for p in _partitions(ctx, db, s.table) if all(dict(zip(keys, p.values)).get(k) == v for k, v in asked.items())]
+        if len(asked) == len(keys):  # one partition: fetched by name
+            name = "/".join(f"{k}={asked[k]}" for k in keys)
+            parts = ctx.client.call("get_partitions_by_names", db_name=db, tbl_name=s.table, names=[name]) or []
+        else:  # a partial spec: every partition it matches
+            parts = [p for p in _partitions(ctx, db, s.table) if all(dict(zip(keys, p.values)).get(k) == v for k, v in asked.items())]
     else:
         parts = _partitions(ctx, db, s.table) if keys else []
     for p in parts:
