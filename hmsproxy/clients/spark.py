@@ -19,7 +19,8 @@ METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 
 
 def metastore_uris(spark) -> list[str]:
-    uris = spark.sparkContext.getConf().get(METASTORE_URIS_CONF) or spark.conf.get(METASTORE_URIS_CONF, None)
+    # The session's conf holds every spark.* setting it started with, in one call (getConf() copies them all).
+    uris = spark.conf.get(METASTORE_URIS_CONF, None) or spark.sparkContext.getConf().get(METASTORE_URIS_CONF)
     if not uris:
         uris = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
     if not uris:
@@ -66,71 +67,9 @@ def read(spark, table: str, **equals):
     skew. Other partitions are scanned and filtered. Either way the answer is exactly what
     `spark.table(table)` filtered by the same equalities returns, in its column order.
     """
-    from functools import reduce
+    from hmsproxy.clients.pruned_read import read as pruned_read
 
-    from pyspark.sql import functions as F
-
-    from hmsproxy.features.skew.layout import from_parameters, matches_files, select_groups, value_text
-    from hmsproxy.jobs.skew_layout import join, list_files, open_metastore
-    from hmsproxy.jobs.storage import HadoopStorage
-    from hmsproxy.jobs.tables import data_format, parse_partition_name, split_table_name
-
-    db, name = split_table_name(table, spark.catalog.currentDatabase())
-    full = spark.table(f"`{db}`.`{name}`")
-    types = {f.name.lower(): f.dataType for f in full.schema.fields}
-    wanted = {k.lower(): v for k, v in equals.items()}
-    unknown = sorted(set(wanted) - set(types))
-    if unknown:
-        raise ValueError(f"{db}.{name} has no column {', '.join(unknown)} (columns: {', '.join(full.columns)})")
-
-    def where(frame, names):
-        cond = F.lit(True)
-        for k in names:
-            v = wanted[k]
-            cond = cond & (F.col(k).isNull() if v is None else F.col(k) == F.lit(v))
-        return frame.where(cond)
-
-    with open_metastore(",".join(metastore_uris(spark)), user=spark.sparkContext.sparkUser()) as ms:
-        meta = ms.get_table(db, name)
-        keys = [k.name.lower() for k in meta.partitionKeys or []]
-        wanted_keys = {k: value_text(wanted[k]) for k in keys if k in wanted}
-        names = [n for n in ms.partition_names(db, name) if all(parse_partition_name(n).get(k) == v for k, v in wanted_keys.items())]
-        partitions = ms.partitions_by_names(db, name, names) if keys else []
-    data_equals = {k: value_text(v) for k, v in wanted.items() if k not in keys}
-    try:
-        fmt = data_format(meta)
-    except Exception:  # neither Parquet nor ORC: the layout job never wrote it
-        partitions = []
-    storage = HadoopStorage(spark)
-    pruned, scanned = [], []
-    for p in partitions:
-        record = from_parameters(p.parameters)
-        if record is not None and p.sd.location and matches_files(record, list_files(storage, p.sd.location)):
-            files = [join(p.sd.location, f.name) for g in select_groups(record, data_equals) for f in g.files]
-            pruned.append((p, files))
-        else:
-            scanned.append(p)
-
-    frames = []
-    if not pruned:
-        frames.append(where(full, wanted))
-    elif scanned:
-        # The partitions without a usable layout, scanned as Spark would.
-        def is_partition(p):
-            return reduce(lambda a, b: a & b, [F.col(k) == F.lit(v).cast(types[k]) for k, v in zip(keys, p.values)])
-
-        frames.append(where(full.where(reduce(lambda a, b: a | b, map(is_partition, scanned))), wanted))
-    data_schema = full.select(*[c for c in full.columns if c.lower() not in keys]).schema
-    for p, files in pruned:
-        if not files:
-            continue
-        frame = spark.read.format(fmt).schema(data_schema).load(files)
-        for k, v in zip(keys, p.values):
-            frame = frame.withColumn(k, F.lit(v).cast(types[k]))
-        frames.append(where(frame.select(*full.columns), list(data_equals)))
-    if not frames:
-        return full.where(F.lit(False))
-    return reduce(lambda a, b: a.unionByName(b), frames)
+    return pruned_read(spark, table, **equals)
 
 
 #: What a SparkSession needs to read tables laid out in subdirectories (list bucketing STORED AS

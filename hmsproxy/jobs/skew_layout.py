@@ -43,7 +43,7 @@ from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files
-from hmsproxy.jobs.swap import Written, swap_in
+from hmsproxy.jobs.swap import Written, fetch, swap_in
 from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
 
 NAME = "skew-layout"
@@ -56,6 +56,11 @@ GROUP_COLUMN = "hmsproxy_skew_group"
 STAGING = "_hmsproxy_skew_staging"
 #: Split very large groups so no single task writes one giant file.
 MAX_ROWS_PER_FILE = 5_000_000
+#: Row groups (Parquet) and stripes (ORC) of at most this many bytes before compression: Spark
+#: splits a file between tasks only at row-group boundaries, so a heavy value's group (one file
+#: of a few tens of MiB, 128 MiB row groups by default) would otherwise be read by a single core.
+GROUP_BLOCK_BYTES = 8 * 2**20
+BLOCK_SIZE_OPTION = {"parquet": "parquet.block.size", "orc": "orc.stripe.size"}
 
 
 def reader_settings(fmt: str) -> tuple[str, ...]:
@@ -142,7 +147,8 @@ def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0)
 
 
 class RecordingCatalog:
-    """The swap's catalog; its alter_partition also writes the layout record and the SkewedInfo.
+    """The swap's catalog; its alter_partition (alter_table for an unpartitioned table) also
+    writes the layout record and the SkewedInfo.
 
     So the new location, the record describing its files and the values they were laid out
     for reach the metastore in one call: a reader never sees one without the others.
@@ -158,6 +164,10 @@ class RecordingCatalog:
     def alter_partition(self, db: str, table: str, partition: Any) -> None:
         self._amend(partition)
         self._catalog.alter_partition(db, table, partition)
+
+    def alter_table(self, db: str, table: str, new_table: Any) -> None:
+        self._amend(new_table)
+        self._catalog.alter_table(db, table, new_table)
 
 
 # --- files ---------------------------------------------------------------------------------------
@@ -214,11 +224,30 @@ def group_expr(columns: tuple[str, ...], values: list[tuple[str, ...]]) -> Any:
     return expr
 
 
-def checksum_expr(data_columns: list[str]) -> Any:
-    """Order-independent: the sum of every row's hash (as a decimal, so it never overflows)."""
+def holds_map(data_type: Any) -> bool:
+    """Spark refuses to hash maps (anywhere inside a type), so those columns are hashed as JSON."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, MapType):
+        return True
+    if isinstance(data_type, ArrayType):
+        return holds_map(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return any(holds_map(f.dataType) for f in data_type.fields)
+    return False
+
+
+def checksum_expr(schema: Any, data_columns: list[str]) -> Any:
+    """Order-independent: the sum of every row's hash (as a decimal, so it never overflows).
+
+    A map's JSON keeps its entries' order, which Parquet and ORC keep too, so the written
+    rows hash as the read ones did.
+    """
     from pyspark.sql import functions as F
 
-    return F.sum(F.xxhash64(*[F.col(c) for c in data_columns]).cast("decimal(38,0)"))
+    types = {f.name: f.dataType for f in schema.fields}
+    hashed = [F.to_json(F.col(c)) if holds_map(types[c]) else F.col(c) for c in data_columns]
+    return F.sum(F.xxhash64(*hashed).cast("decimal(38,0)"))
 
 
 def detect_heavy(frame: Any, columns: tuple[str, ...], top: int, min_share: float) -> tuple[list[tuple[str, ...]], int]:
@@ -247,9 +276,9 @@ class Plan:
     min_share: float = 0.05
 
 
-def values_for(plan: Plan, partition: Any) -> list[tuple[str, ...]]:
+def values_for(plan: Plan, target: Any) -> list[tuple[str, ...]]:
     """Without --detect: the partition's own skewed values if it has them for these columns, else the table's."""
-    info = partition.sd.skewedInfo if partition.sd else None
+    info = target.sd.skewedInfo if target.sd else None
     if info and [c.lower() for c in info.skewedColNames or []] == list(plan.columns) and info.skewedColValues:
         return [tuple(str(v) for v in value) for value in info.skewedColValues]
     return list(plan.values)
@@ -259,7 +288,7 @@ def write_groups(frame: Any, fmt: str, staging: str, columns: tuple[str, ...], v
     """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/`."""
     tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(GROUP_COLUMN)
     writer = tagged.write.format(fmt).mode("errorifexists").partitionBy(GROUP_COLUMN)
-    writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE)
+    writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE).option(BLOCK_SIZE_OPTION[fmt], GROUP_BLOCK_BYTES)
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
 
 
@@ -299,7 +328,7 @@ def verify(spark: Any, fmt: str, location: str, data_columns: list[str], columns
     union = reduce(lambda a, b: a.unionByName(b), parts)
     misplaced = F.sum(F.when(group_expr(columns, values) != F.col("_file_group"), 1).otherwise(0))
     stats = union.groupBy("_file_group").agg(
-        F.count(F.lit(1)).alias("rows"), checksum_expr(data_columns).alias("sum"), misplaced.alias("bad")
+        F.count(F.lit(1)).alias("rows"), checksum_expr(union.schema, data_columns).alias("sum"), misplaced.alias("bad")
     )
     result = [(0, 0)] * len(groups)
     for r in stats.collect():
@@ -321,14 +350,17 @@ def skewed_info(columns, values, location_map: dict | None = None) -> Any:
 
 
 def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: Target, plan: Plan, token: str | None = None):
-    """Lay out one partition; (result, the values it was laid out for or None). Raises with its data left as it was."""
+    """Lay out one partition (or the unpartitioned table); (result, the values it was laid out for or None).
+
+    Raises with its data left as it was.
+    """
     if not target.location:
         raise JobError("it has no location")
     if not storage.exists(target.location):
         return ItemResult(SKIPPED, note="its directory does not exist (no data)"), None
-    partition = catalog.get_partition(target.db, target.table, list(target.values or ()))
+    stored = fetch(catalog, target)
     current = list_files(storage, target.location)
-    previous = from_parameters(partition.parameters)
+    previous = from_parameters(stored.parameters)
     laid_out = previous is not None and matches_files(previous, current)
     top = storage.list(target.location)
     if data_dirs(top) and not laid_out:
@@ -346,7 +378,7 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
         if not values:
             return ItemResult(SKIPPED, rows=total, note=f"no value holds {plan.min_share:.0%} of its rows"), None
     else:
-        values = values_for(plan, partition)
+        values = values_for(plan, stored)
     if (
         laid_out
         and previous.columns == plan.columns
@@ -356,7 +388,7 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
         return ItemResult(SKIPPED, rows=previous.rows, note="already laid out for these values"), values
     from pyspark.sql import functions as F
 
-    [source] = frame.agg(checksum_expr(data_columns).alias("sum"), F.count(F.lit(1)).alias("rows")).collect()
+    [source] = frame.agg(checksum_expr(frame.schema, data_columns).alias("sum"), F.count(F.lit(1)).alias("rows")).collect()
     rows, checksum = source["rows"], int(source["sum"] or 0)
     fs = _FileSystem(spark)
     made: dict[str, Any] = {}
@@ -377,10 +409,10 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
         all_files = [f for group in files for f in group]
         return Written(rows, len(all_files), sum(f.size for f in all_files))
 
-    def amend(partition: Any) -> None:
-        partition.parameters = dict(partition.parameters or {}, **{LAYOUT_PARAMETER: made["record"]})
-        partition.sd.skewedInfo = skewed_info(plan.columns, values, made.get("locations"))
-        partition.sd.storedAsSubDirectories = plan.subdirectories
+    def amend(obj: Any) -> None:  # the Partition, or the Table
+        obj.parameters = dict(obj.parameters or {}, **{LAYOUT_PARAMETER: made["record"]})
+        obj.sd.skewedInfo = skewed_info(plan.columns, values, made.get("locations"))
+        obj.sd.storedAsSubDirectories = plan.subdirectories
 
     snapshot = data_files(top)
     swapped = swap_in(target, write, storage=storage, catalog=RecordingCatalog(catalog, amend), snapshot=snapshot, job=NAME, token=token)
@@ -404,8 +436,6 @@ def check_table(table: Any, allow_subdirectories: bool) -> str:
     refuse_fileless_or_managed(table, "laying it out in skewed groups")
     name = f"{table.dbName}.{table.tableName}"
     sd = table.sd
-    if not table.partitionKeys:
-        raise JobError(f"{name} is not partitioned; list bucketing lays out partitions")
     fmt = data_format(table)
     if sd.storedAsSubDirectories and not allow_subdirectories:
         settings = ", ".join(reader_settings(fmt))
@@ -505,7 +535,8 @@ def run(args: argparse.Namespace, context) -> int:
                 f"{NAME} {db}.{name}: {done} laid out, {progress.skipped} skipped, {progress.failed} failed; "
                 f"{format_count(progress.rows)} rows, {format_bytes(progress.bytes)} in {format_duration(elapsed)}"
             )
-        if plan.detect and latest and record_on_table(ms, table, plan, latest):
+        # An unpartitioned table got its values with its layout, in the swap's alter_table.
+        if plan.detect and latest and table.partitionKeys and record_on_table(ms, table, plan, latest):
             context.out(f"{NAME} {db}.{name}: new partitions will be skewed on {', '.join('/'.join(v) for v in latest)}")
     refresh_table(spark, f"`{db}`.`{name}`")
     if failures:

@@ -98,7 +98,8 @@ def relocated(obj: Any, location: str, written: Written) -> Any:
     return new
 
 
-def _fetch(catalog: Catalog, target: Target) -> Any:
+def fetch(catalog: Catalog, target: Target) -> Any:
+    """The target's Partition, or the Table itself when it is unpartitioned."""
     if target.is_partition:
         return catalog.get_partition(target.db, target.table, list(target.values or ()))
     return catalog.get_table(target.db, target.table)
@@ -124,7 +125,7 @@ def _check_unchanged(current: Any, target: Target, storage: Storage, snapshot: l
 
 def _location_now(catalog: Catalog, target: Target) -> str | None:
     try:
-        return _fetch(catalog, target).sd.location
+        return fetch(catalog, target).sd.location
     except Exception:
         return None
 
@@ -146,7 +147,7 @@ def swap_in(
         raise JobError(f"{new} already exists; not overwriting it")
     try:
         written = write(new)
-        current = _fetch(catalog, target)
+        current = fetch(catalog, target)
         _check_unchanged(current, target, storage, snapshot)
         updated = relocated(current, new, written)
     except BaseException as e:

@@ -307,3 +307,94 @@ def test_an_insert_overwrite_after_layout_makes_the_reader_ignore_the_record(spa
         assert rows_of(pruned) == full_scan(spark, table, ds=DAYS[0], country=country)
     assert len(rows_of(read(spark, table, ds=DAYS[0], country="US"))) == 7
     assert rows_of(read(spark, table, ds=DAYS[0], country="IN")) == []
+
+
+def test_an_unpartitioned_table_with_a_map_column_is_laid_out_at_its_own_location(spark, proxy, db):
+    """The table is laid out as one piece (record and SkewedInfo on the table); maps are checksummed as JSON."""
+    table = f"{db}.flat_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} (id INT, country STRING, tags MAP<STRING, INT>) STORED AS PARQUET")
+    rows = [(i, ["US", "US", "IN", "C01", "C02"][i % 5], {"k": i, "j": i % 3}) for i in range(100)]
+    spark.createDataFrame(rows, "id INT, country STRING, tags MAP<STRING, INT>").repartition(3).createOrReplaceTempView("flat_src")
+    spark.sql(f"INSERT INTO {table} SELECT * FROM flat_src")
+    spark.catalog.dropTempView("flat_src")
+    set_skew(proxy, table, ["country"], [["US"]])
+    db_name, name = table.split(".")
+    with open_metastore(proxy.uri) as ms:
+        old_location = ms.get_table(db_name, name).sd.location
+    before = full_scan(spark, table)
+
+    status, ctx = run_job(spark, proxy, table)
+    assert status == 0, ctx.stderr.getvalue()
+    assert f"skew-layout {table} [1/1] {table}: ok, 100 rows" in ctx.stderr.getvalue()
+    with open_metastore(proxy.uri) as ms:
+        t = ms.get_table(db_name, name)
+    record = from_parameters(t.parameters)
+    assert t.sd.location != old_location and not local_path(old_location).exists()
+    assert [(g.values, g.rows) for g in record.groups] == [(("US",), 40), (None, 60)]
+    assert t.sd.skewedInfo.skewedColNames == ["country"] and t.sd.skewedInfo.skewedColValues == [["US"]]
+    assert files_under(t.sd.location) == sorted(f.name for f in record.files)
+    assert full_scan(spark, table) == before  # a default SparkSession sees every row
+
+    for country, group in (("US", "skew-0-US-"), ("IN", "skew-1-default-")):
+        pruned = read(spark, table, country=country)
+        assert rows_of(pruned) == full_scan(spark, table, country=country)
+        names = [Path(urlparse(f).path).name for f in pruned.inputFiles()]
+        assert names and all(n.startswith(group) for n in names), names
+    # An INSERT after the layout adds a file the record doesn't list: the reader scans, and misses nothing.
+    spark.sql(f"INSERT INTO {table} SELECT 1000, 'US', map('k', 1)")
+    assert len(rows_of(read(spark, table, country="US"))) == 41
+    assert rows_of(read(spark, table, country="US")) == full_scan(spark, table, country="US")
+
+
+KILLER = """
+import os, signal, sys
+from hmsproxy.jobs import skew_layout
+from hmsproxy.jobs.cli import main
+
+def die(*_):
+    os.kill(os.getpid(), signal.SIGKILL)  # no cleanup of any kind runs, as when a node dies
+
+point = sys.argv[1]
+if point == "after-writing":  # every group written and placed, nothing verified or swapped
+    skew_layout.before_swap_check = die
+elif point == "after-the-swap":  # the metastore has the new location; the old directory is still there
+    swap = skew_layout.RecordingCatalog.alter_partition
+    skew_layout.RecordingCatalog.alter_partition = lambda self, *a: (swap(self, *a), die())
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("point", ["after-writing", "after-the-swap"])
+def test_a_job_killed_with_sigkill_leaves_every_row_readable_and_the_next_run_succeeds(spark, proxy, db, tmp_path, point):
+    table = make_table(spark, db, days=DAYS[:1])
+    set_skew(proxy, table, ["country"], [["US"], ["IN"]])
+    before = full_scan(spark, table)
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    argv = [sys.executable, str(script), point, "skew-layout", table, "--uri", proxy.uri]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        try:
+            os.killpg(proc.pid, 9)  # Spark's JVM too, should it outlive its Python
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == -9, f"stdout:\n{out}\nstderr:\n{err[-6000:]}"
+
+    p = partition(proxy, table, DAYS[0])
+    assert (from_parameters(p.parameters) is not None) == (point == "after-the-swap")
+    assert full_scan(spark, table) == before  # every row, for a default SparkSession
+    for country in ("US", "C03"):
+        assert rows_of(read(spark, table, ds=DAYS[0], country=country)) == full_scan(spark, table, ds=DAYS[0], country=country)
+
+    status, ctx = run_job(spark, proxy, table)
+    assert status == 0, ctx.stderr.getvalue()
+    expected = "0 laid out, 1 skipped" if point == "after-the-swap" else "1 laid out, 0 skipped"
+    assert expected in ctx.stdout.getvalue()
+    p = partition(proxy, table, DAYS[0])
+    assert matches_files(
+        from_parameters(p.parameters), [(f, (local_path(p.sd.location) / f).stat().st_size) for f in files_under(p.sd.location)]
+    )
+    assert full_scan(spark, table) == before

@@ -185,8 +185,7 @@ def test_the_plan_takes_declared_skew_or_detects():
     for bad, message in [((), "no skewed columns"), (("--detect", "--columns", "ds"), "not a data column")]:
         with pytest.raises(Exception, match=message):
             skew_layout.make_plan(hive_table(), args(*bad))
-    with pytest.raises(JobError, match="not partitioned"):
-        skew_layout.check_table(hive_table(partitioned=False), False)
+    assert skew_layout.check_table(hive_table(partitioned=False), False) == "parquet"  # laid out as one piece
 
 
 @pytest.mark.parametrize("bad", [["--top", "0"], ["--min-share", "0"], ["--min-share", "1.5"]])
@@ -206,8 +205,14 @@ def test_the_recording_catalog_adds_the_record_to_the_swap_call():
         def alter_partition(self, db, tbl, part):
             calls.append(part)
 
+        def alter_table(self, db, tbl, table):  # an unpartitioned table is swapped with alter_table
+            calls.append(table)
+
     seen = argparse.Namespace(parameters={"a": "1"})
     catalog = skew_layout.RecordingCatalog(Catalog(), lambda p: p.parameters.update({LAYOUT_PARAMETER: "{}"}))
     assert catalog.get_partition("d", "t", ["1"]) == "p"
     catalog.alter_partition("d", "t", seen)
     assert calls == [seen] and seen.parameters == {"a": "1", LAYOUT_PARAMETER: "{}"}
+    table = argparse.Namespace(parameters={})
+    catalog.alter_table("d", "t", table)
+    assert calls == [seen, table] and table.parameters == {LAYOUT_PARAMETER: "{}"}

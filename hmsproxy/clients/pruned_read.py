@@ -1,0 +1,146 @@
+"""Pruned reads of tables laid out by the skew-layout job (`hmsproxy.clients.spark.read`).
+
+A read costs what it reads plus a fixed part: the metastore calls, the listing that checks
+a layout is still the one recorded, the DataFrame's planning. On a heavy value the fixed
+part is most of the time (docs/benchmark.md), so it is kept small: the metastore connection
+is kept between reads, and when every partition asked for is laid out the table's schema
+comes from its metastore record instead of a Spark catalog lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import reduce
+from typing import Any
+
+from hmsproxy.features.skew.layout import from_parameters, matches_files, select_groups, value_text
+
+#: Idle metastore connections, one per (URIs, user) at a time. A read takes one out while it
+#: uses it, so two threads never share one (they aren't thread-safe).
+_IDLE: dict[tuple[str, str], Any] = {}
+
+
+def with_metastore(uris: str, user: str, work: Callable[[Any], Any]) -> Any:
+    """`work(client)` on a kept connection; one gone stale (the proxy restarted) is replaced once: the calls only read."""
+    from hmsproxy.jobs.skew_layout import open_metastore
+    from hmsproxy.wire import BackendUnavailable
+
+    key = (uris, user)
+    kept = _IDLE.pop(key, None)
+    if kept is not None:
+        try:
+            return _run(key, kept, work)
+        except BackendUnavailable:
+            pass
+    return _run(key, open_metastore(uris, user=user), work)
+
+
+def _run(key: tuple[str, str], client: Any, work: Callable[[Any], Any]) -> Any:
+    from hmsproxy.wire import BackendUnavailable
+
+    try:
+        result = work(client)
+    except BackendUnavailable:
+        client.close()
+        raise
+    except BaseException:  # an answer (no such table, …): the connection itself is fine
+        _keep(key, client)
+        raise
+    _keep(key, client)
+    return result
+
+
+def _keep(key: tuple[str, str], client: Any) -> None:
+    if _IDLE.setdefault(key, client) is not client:
+        client.close()
+
+
+def spark_schema(spark, meta) -> Any:
+    """The table's schema as Spark shows it: Spark's own record when it wrote one, else Hive's columns."""
+    from pyspark.sql.types import StructType
+
+    params = meta.parameters or {}
+    parts = params.get("spark.sql.sources.schema.numParts")
+    text = "".join(params[f"spark.sql.sources.schema.part.{i}"] for i in range(int(parts))) if parts else None
+    text = text or params.get("spark.sql.sources.schema")
+    if text:
+        return StructType.fromJson(json.loads(text))
+    columns = [*(meta.sd.cols or []), *(meta.partitionKeys or [])]
+    ddl = ", ".join(f"`{c.name}` {c.type}" for c in columns)
+    return spark.createDataFrame([], ddl).schema  # Spark's own parser reads Hive's type names
+
+
+def read(spark, table: str, **equals):
+    """See hmsproxy.clients.spark.read."""
+    from pyspark.sql import functions as F
+
+    from hmsproxy.clients.spark import metastore_uris
+    from hmsproxy.jobs.skew_layout import join, list_files
+    from hmsproxy.jobs.storage import HadoopStorage
+    from hmsproxy.jobs.tables import data_format, parse_partition_name, split_table_name
+
+    db, name = split_table_name(table, spark.catalog.currentDatabase())
+    wanted = {k.lower(): v for k, v in equals.items()}
+
+    def fetch(ms):
+        meta = ms.get_table(db, name)
+        keys = [k.name.lower() for k in meta.partitionKeys or []]
+        if not keys:  # an unpartitioned table is laid out as one piece, its record on the table
+            return meta, keys, [meta]
+        wanted_keys = {k: value_text(wanted[k]) for k in keys if k in wanted}
+        names = [n for n in ms.partition_names(db, name) if all(parse_partition_name(n).get(k) == v for k, v in wanted_keys.items())]
+        return meta, keys, ms.partitions_by_names(db, name, names)
+
+    meta, keys, pieces = with_metastore(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser(), fetch)
+    schema = spark_schema(spark, meta)
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    unknown = sorted(set(wanted) - set(types))
+    if unknown:
+        raise ValueError(f"{db}.{name} has no column {', '.join(unknown)} (columns: {', '.join(schema.fieldNames())})")
+    data_equals = {k: value_text(v) for k, v in wanted.items() if k not in keys}
+    try:
+        fmt = data_format(meta)
+    except Exception:  # neither Parquet nor ORC: the layout job never wrote it
+        pieces = []
+    storage = HadoopStorage(spark)
+    pruned, scanned = [], []
+    for piece in pieces:
+        record = from_parameters(piece.parameters)
+        if record is not None and piece.sd.location and matches_files(record, list_files(storage, piece.sd.location)):
+            pruned.append((piece, [join(piece.sd.location, f.name) for g in select_groups(record, data_equals) for f in g.files]))
+        else:
+            scanned.append(piece)
+
+    def where(frame, names):
+        conditions = [F.col(k).isNull() if wanted[k] is None else F.col(k) == F.lit(wanted[k]) for k in names]
+        return frame.where(reduce(lambda a, b: a & b, conditions)) if conditions else frame
+
+    frames = []
+    if scanned or not pruned:
+        full = spark.table(f"`{db}`.`{name}`")
+        if pruned:  # only the partitions without a usable layout, scanned as Spark would
+            frames.append(where(full.where(reduce(lambda a, b: a | b, [is_partition(p, keys, types) for p in scanned])), wanted))
+        else:
+            return where(full, wanted)
+    data_schema = type(schema)([f for f in schema.fields if f.name.lower() not in keys])
+    for piece, files in pruned:
+        if files:
+            frame = spark.read.format(fmt).schema(data_schema).load(files)
+            partition_values = dict(zip(keys, getattr(piece, "values", None) or ()))  # a Table has none
+            columns = [
+                F.lit(partition_values[f.name.lower()]).cast(f.dataType).alias(f.name)
+                if f.name.lower() in partition_values
+                else F.col(f.name)
+                for f in schema.fields
+            ]
+            frames.append(where(frame.select(*columns), list(data_equals)))
+    if not frames:
+        return spark.createDataFrame([], schema)
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def is_partition(partition, keys: list[str], types: dict) -> Any:
+    from pyspark.sql import functions as F
+
+    return reduce(lambda a, b: a & b, [F.col(k) == F.lit(v).cast(types[k]) for k, v in zip(keys, partition.values)])
