@@ -13,7 +13,7 @@ What it does, in one run (a few minutes on 2 cores at the default 10 M rows):
 3. queries one heavy and one light country as a FULL scan (plain Spark SQL on the
    partition as written), runs ``skew-layout --detect`` on it (timed: rows/s), then queries
    again as a PRUNED read (``hmsproxy.clients.spark.read``) and, for reference, as plain
-   Spark SQL on the laid-out files; each query counts the matching rows and sums a hash of
+   Spark SQL on the laid-out files; each query counts the matching rows and XORs a hash of
    all their columns (so every column is read, as for a query returning whole rows), ``--repeats``
    times after one warm-up, medians;
 4. prints wall time, files and bytes each query opens, and the ratios.
@@ -39,13 +39,17 @@ def log(msg: str) -> None:
     print(f"[bench-skew] {msg}", file=sys.stderr, flush=True)
 
 
-def generate(spark, rows: int, heavy_share: float) -> None:
+#: --wide: what a clickstream row also carries (a URL and a session id that don't compress away).
+WIDE_COLUMNS = ", url STRING, session STRING"
+
+
+def generate(spark, rows: int, heavy_share: float, wide: bool = False) -> None:
     from pyspark.sql import functions as F
 
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
     spark.sql(f"DROP TABLE IF EXISTS {DB}.{TABLE}")
     spark.sql(
-        f"CREATE TABLE {DB}.{TABLE} (id BIGINT, country STRING, amount INT, item STRING, ts BIGINT) "
+        f"CREATE TABLE {DB}.{TABLE} (id BIGINT, country STRING, amount INT, item STRING, ts BIGINT{WIDE_COLUMNS if wide else ''}) "
         "PARTITIONED BY (ds STRING) STORED AS PARQUET"
     )
     # u in [0, 1): below heavy_share one of 10 heavy values (equal shares), else one of 990 light ones.
@@ -59,6 +63,11 @@ def generate(spark, rows: int, heavy_share: float) -> None:
         F.concat(F.lit("item-"), (F.col("id") % 100_000).cast("string")).alias("item"),
         (F.col("id") * 7).alias("ts"),
     )
+    if wide:
+        url = F.concat(
+            F.lit("https://shop.example.com/p/"), (F.col("id") % 50_000).cast("string"), F.lit("?ref="), F.sha1(F.col("id").cast("string"))
+        )
+        frame = frame.withColumn("url", url).withColumn("session", F.md5((F.col("id") / 20).cast("bigint").cast("string")))
     frame.createOrReplaceTempView("bench_src")
     spark.sql(f"INSERT INTO {DB}.{TABLE} PARTITION (ds='{DAY}') SELECT * FROM bench_src")
     spark.catalog.dropTempView("bench_src")
@@ -86,8 +95,10 @@ def measure(label: str, make, repeats: int) -> Measured:
         t0 = time.perf_counter()
         frame = make()  # the pruned reader's metastore calls and file listing count too
         # Every column is read (as a query returning whole rows would), not just country and amount.
-        every = F.xxhash64(*[F.col(c) for c in frame.columns]).cast("decimal(38,0)")
-        answer = tuple(frame.agg(F.count(F.lit(1)), F.sum(every)).first())
+        # XOR of the rows' hashes: cheap per row, so the measure is the reading, not arithmetic
+        # (a decimal sum of the hashes cost more per matching row than reading the row did).
+        every = F.xxhash64(*[F.col(c) for c in frame.columns])
+        answer = tuple(frame.agg(F.count(F.lit(1)), F.bit_xor(every)).first())
         return time.perf_counter() - t0, answer, frame
 
     once()  # warm-up: JIT, file system caches
@@ -130,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         spark = make_spark(server.uri, tmp / "warehouse", "hmsproxy-bench-skew", driver_memory="3g")
         log(f"generating {args.rows:,} rows ({args.heavy_share:.0%} in 10 heavy values) ...")
         t0 = time.perf_counter()
-        generate(spark, args.rows, args.heavy_share)
+        generate(spark, args.rows, args.heavy_share, args.wide)
         log(f"generated in {time.perf_counter() - t0:.1f}s")
 
         results = [measure(f"full scan, heavy {HEAVY}", full_scan(spark, HEAVY), args.repeats)]
@@ -170,7 +181,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(results: list[Measured], args, job_seconds: float) -> None:
-    print(f"\n{args.rows:,} rows in one partition; 10 heavy values hold {args.heavy_share:.0%}; medians of {args.repeats} runs\n")
+    shape = "7 columns (--wide: with url and session)" if args.wide else "5 columns"
+    print(
+        f"\n{args.rows:,} rows of {shape} in one partition; 10 heavy values hold {args.heavy_share:.0%}; medians of {args.repeats} runs\n"
+    )
     print(f"{'query':42} {'wall s':>8} {'files':>6} {'MiB':>9} {'rows':>10}")
     for r in results:
         print(f"{r.label:42} {r.seconds:8.2f} {r.files:6d} {r.bytes / 2**20:9.1f} {r.answer[0]:10,}")
@@ -194,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows in the partition (default 10,000,000)")
     parser.add_argument("--heavy-share", type=float, default=0.8, help="share of the rows in the 10 heavy values (default 0.8)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per query after one warm-up (default 3)")
+    parser.add_argument("--wide", action="store_true", help="rows with a URL and a session id too (about 110 more bytes each)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
     return run(parser.parse_args(argv))
 
