@@ -16,6 +16,7 @@ from hmsproxy.features.audit import Audit
 from hmsproxy.features.base import ConfigSection, Feature
 from hmsproxy.features.catalog import Catalog
 from hmsproxy.features.ddl import Statements
+from hmsproxy.features.dependent.feature import Dependent
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
@@ -30,6 +31,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Catalog,  # virtual databases and tables in every listing
     Remotes,  # remote databases and tables
     Skew,  # skewed tables: statements, validation, skew kept against clients that drop it
+    Dependent,  # dependent tables: served as views the proxy writes, drop protection, lineage
 )
 
 

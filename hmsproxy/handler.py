@@ -69,6 +69,7 @@ class Handler:
             config=lambda: self.config,
             store=store,
             client=self.internal_client,
+            router=lambda: self.router,
         )
         self.router: Router
         self.fanout: FanOutCalls

@@ -63,6 +63,15 @@ class Audit(Feature):
         with self._lock:
             self._stream(cfg.file).write(line)
 
+    def record(self, event: dict) -> None:
+        """A line another feature adds to the audit log (dependent tables' lineage events), when audit is on."""
+        cfg = self.platform.config().audit
+        if not cfg.enabled:
+            return
+        line = json.dumps({"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **event}, default=str) + "\n"
+        with self._lock:
+            self._stream(cfg.file).write(line)
+
     def _stream(self, path: str | None):
         if path is None:
             return sys.stderr

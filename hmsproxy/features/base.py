@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from hmsproxy.ddl.registry import StatementSet
     from hmsproxy.internal_client import InternalClient
     from hmsproxy.ops.readiness import Check
+    from hmsproxy.routing.router import Router
     from hmsproxy.session import Session
     from hmsproxy.store import Store
     from hmsproxy.store.schema import StoreSchema
@@ -73,6 +74,8 @@ class Platform:
     #: ``client(user)``: calls metastores through the proxy's own routing as that user, so
     #: access control, name rewriting and every feature's hooks apply (DDL side effects).
     client: Callable[[str | None], InternalClient]
+    #: The current router (follows reloads): which metastore and backend database a client name means.
+    router: Callable[[], Router] = lambda: None  # type: ignore[assignment,return-value]
 
 
 class Feature:

@@ -1,0 +1,47 @@
+"""Client names <-> the backend identities records keep, through the proxy's current router."""
+
+from __future__ import annotations
+
+from hmsproxy.errors import NotFound
+from hmsproxy.features.dependent.model import TableRef
+from hmsproxy.routing.naming import split_catalog
+from hmsproxy.routing.router import Router, UnknownDatabase
+
+
+def ref_of(router: Router, client_db: str, table: str) -> TableRef:
+    """The backend identity of client-side `client_db.table` (NotFound if no metastore serves the database)."""
+    try:
+        route = router.route(client_db)
+    except UnknownDatabase as e:
+        raise NotFound(f"hmsproxy: {e}") from None
+    return TableRef(route.metastore.name, route.backend_db.lower(), table.lower())
+
+
+def db_key(router: Router, client_db: str) -> tuple[str, str] | None:
+    """(metastore, backend database) of a client database name, or None if nobody serves it."""
+    try:
+        route = router.route(split_catalog(client_db)[1])
+    except UnknownDatabase:
+        return None
+    return route.metastore.name, route.backend_db.lower()
+
+
+def client_db(router: Router, metastore: str, backend_db: str) -> str | None:
+    naming = router.by_name.get(metastore)
+    return router.client_name(naming, backend_db) if naming is not None else None
+
+
+def client_name(router: Router, ref: TableRef) -> str:
+    """`db.table` as this proxy's clients see it; the backend identity when it is hidden from them."""
+    db = client_db(router, ref.metastore, ref.db)
+    return f"{db}.{ref.table}" if db is not None else f"{ref.db}.{ref.table} (metastore {ref.metastore}, not visible here)"
+
+
+def quoted(router: Router, ref: TableRef) -> str | None:
+    """`db`.`table` for SQL text, or None when clients can't see it through this proxy."""
+    db = client_db(router, ref.metastore, ref.db)
+    return f"{ident(db)}.{ident(ref.table)}" if db is not None else None
+
+
+def ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

@@ -1,0 +1,260 @@
+"""Drop protection (seed: "materialize the dependencies both ways"), for calls from any client.
+
+A change to a table others depend on — dropping or renaming it, changing its columns,
+dropping a partition a published dependent partition covers, dropping its database — is
+governed by each affected dependent table's `hmsproxy.dependent.on-change`: `restrict` refuses
+the call (the message names the dependent tables and partitions), `notify` lets it through
+and, once the metastore has done it, records what broke (SHOW DEPENDENCIES shows it) and
+emits a lineage event. Writes into a dependent table itself are refused: it is a view the
+proxy writes, changed only by the statements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hmsproxy import idl
+from hmsproxy.call import Call
+from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from hmsproxy.features.dependent import lineage, model, names
+from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, TableRef
+from hmsproxy.features.dependent.runners import column_difference, columns_of, partition_values
+
+if TYPE_CHECKING:
+    from hmsproxy.features.dependent.feature import Dependent
+
+ALTERED_TABLE = {
+    "alter_table": lambda a: a.new_tbl,
+    "alter_table_with_environment_context": lambda a: a.new_tbl,
+    "alter_table_with_cascade": lambda a: a.new_tbl,
+    "alter_table_req": lambda a: a.req.table,
+}
+DROPPED_PARTITION_VALUES = {
+    "drop_partition": lambda a: [a.part_vals],
+    "drop_partition_with_environment_context": lambda a: [a.part_vals],
+    "drop_partition_by_name": lambda a: [partition_values(a.part_name)],
+    "drop_partition_by_name_with_environment_context": lambda a: [partition_values(a.part_name)],
+}
+#: How many dependent partitions a refusal names before "and N more".
+NAMED = 5
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change to a depended-upon table, and the dependent partitions it affects."""
+
+    action: str  # drop-table, rename-table, change-columns, drop-partition, drop-database
+    what: str  # "dropping shop.events", for messages
+    target: TableRef | None
+    affected: tuple[DependentPartition, ...]
+    dependents: tuple[TableRef, ...]  # the dependent tables whose policy decides
+    problem: str  # what SHOW DEPENDENCIES says afterwards
+    target_gone: bool = False
+    renamed_to: TableRef | None = None
+    dropped_database: tuple[str, str] | None = None
+
+
+class Protection:
+    def __init__(self, feature: Dependent):
+        self.feature = feature
+
+    def on_routed(self, call: Call):
+        snapshot = self.feature.snapshot()
+        if not snapshot.tables or call.route is None or not call.client_db:
+            return None
+        metastore, backend_db = call.route.metastore.name, call.route.backend_db.lower()
+        if call.spec.drops_database:
+            change = self._database_change(call, snapshot, (metastore, backend_db))
+        else:
+            table = self._table_name(call)
+            if table is None:
+                return None
+            ref = TableRef(metastore, backend_db, table.lower())
+            if ref in snapshot.tables:
+                return self._write_into_dependent(call, snapshot, ref)
+            if ref not in snapshot.dependents:
+                return None
+            change = self._table_change(call, snapshot, ref)
+        if change is None:
+            return None
+        self._decide(call, snapshot, change)
+        return None
+
+    def on_response(self, call: Call, result) -> None:
+        change = call.notes.get("dependent")
+        if change is None or any(v is not None for k, v in vars(result).items() if k != "success"):
+            return  # nothing was changed, or the metastore refused it
+        repo = self.feature.repository
+        if change.renamed_to is not None:
+            repo.follow_rename(change.target, change.renamed_to, change.problem)
+        elif change.affected:
+            repo.mark(change.affected, change.problem, target_gone=change.target_gone)
+        if change.dropped_database is not None:
+            for ref in self.feature.snapshot().tables:
+                if (ref.metastore, ref.db) == change.dropped_database:
+                    repo.drop_table(ref)
+        self.feature.changed()
+        router = self.feature.router()
+        inputs = [lineage.Dataset(f"hive://{change.target.metastore}", names.client_name(router, change.target))] if change.target else []
+        outputs = [self._dataset(self.feature.snapshot(), p) for p in change.affected]
+        self.feature.emit(
+            lineage.run_event(
+                f"{call.method} {call.client_db}.{call.table or ''}".strip(". "),
+                change.action,
+                call.session.user,
+                inputs,
+                outputs,
+                change.problem,
+            )
+        )
+
+    # -- what the call changes --------------------------------------------------------------
+
+    @staticmethod
+    def _table_name(call: Call) -> str | None:
+        if call.spec.creates_table:
+            new = call.spec.new_table(call.args)
+            return new.tableName if new is not None else None
+        return call.table if isinstance(call.table, str) else None
+
+    def _write_into_dependent(self, call: Call, snapshot: DependentSnapshot, ref: TableRef):
+        name = f"{call.client_db}.{ref.table}"
+        if call.spec.creates_table:
+            raise Conflict(f"hmsproxy: {name} exists already: it is a dependent table")
+        if call.spec.drops_table:
+            raise InvalidRequest(f"hmsproxy: {name} is a dependent table: drop it with DROP DEPENDENT TABLE {name} (hmsproxy sql)")
+        new = ALTERED_TABLE[call.method](call.args) if call.method in ALTERED_TABLE else None
+        policy = (new.parameters or {}).get(model.POLICY_KEY) if new is not None else None
+        if policy is not None and policy != snapshot.tables[ref].policy and new.tableName.lower() == ref.table:
+            # ALTER VIEW ... SET TBLPROPERTIES ('hmsproxy.dependent.on-change'=...) from Spark or Hive.
+            if policy not in model.POLICIES:
+                raise InvalidRequest(f"hmsproxy: {model.POLICY_KEY} must be one of {', '.join(model.POLICIES)}, got {policy!r}")
+            self.feature.repository.set_policy(ref, policy)
+            self.feature.changed()
+            return call.spec.result_cls()
+        raise InvalidRequest(
+            f"hmsproxy: {name} is a dependent table (a view of the partitions it publishes): {call.method} is refused; "
+            "publish partitions with ALTER TABLE ... ADD PARTITION through hmsproxy sql"
+        )
+
+    def _table_change(self, call: Call, snapshot: DependentSnapshot, ref: TableRef) -> Change | None:
+        name = f"{call.client_db}.{ref.table}"
+        everything = tuple(
+            p for d in snapshot.dependents[ref] for p in snapshot.partitions.get(d, ()) if p.target == ref and not p.target_gone
+        )
+        dependents = snapshot.dependents[ref]
+        if call.spec.drops_table:
+            return Change("drop-table", f"dropping {name}", ref, everything, dependents, f"{name} was dropped", target_gone=True)
+        if call.method in ALTERED_TABLE:
+            new = ALTERED_TABLE[call.method](call.args)
+            if new is None:
+                return None
+            new_db = (new.dbName or call.client_db).lower()
+            if new.tableName.lower() != ref.table or new_db != call.client_db.lower():
+                renamed = names.ref_of(call.router, new_db, new.tableName)
+                return Change(
+                    "rename-table",
+                    f"renaming {name} to {new_db}.{new.tableName.lower()}",
+                    ref,
+                    everything,
+                    dependents,
+                    f"{name} was renamed to {new_db}.{new.tableName.lower()}",
+                    renamed_to=renamed,
+                )
+            return self._column_change(call, ref, name, new, everything, dependents)
+        if call.method in DROPPED_PARTITION_VALUES:
+            return self._partition_change(ref, name, snapshot, [tuple(v) for v in DROPPED_PARTITION_VALUES[call.method](call.args)])
+        if call.method == "drop_partitions_req":
+            return self._partition_change(ref, name, snapshot, self._requested_values(call))
+        return None
+
+    def _column_change(self, call: Call, ref: TableRef, name: str, new, everything, dependents) -> Change | None:
+        with self.feature.platform.client(call.session.user) as client:
+            try:
+                current = client.call("get_table", dbname=call.client_db, tbl_name=call.table)
+            except NotFound:
+                return None
+        difference = column_difference(columns_of(new.sd.cols if new.sd else []), columns_of(current.sd.cols if current.sd else []))
+        if difference is None:
+            return None
+        return Change(
+            "change-columns",
+            f"changing the columns of {name} (it would have other columns: it {difference})",
+            ref,
+            everything,
+            dependents,
+            f"the columns of {name} changed: it {difference}",
+        )
+
+    def _requested_values(self, call: Call) -> list[tuple[str, ...]]:
+        parts = call.args.req.parts
+        if parts is None:
+            return []
+        if parts.names:
+            return [partition_values(n) for n in parts.names]
+        values = []
+        with self.feature.platform.client(call.session.user) as client:
+            for e in parts.exprs or []:  # ask the metastore which partitions the expression means
+                req = idl.hive.PartitionsByExprRequest(dbName=call.client_db, tblName=call.table, expr=e.expr, maxParts=-1)
+                answer = client.call("get_partitions_by_expr", req=req)
+                values += [tuple(p.values) for p in answer.partitions or []]
+        return values
+
+    @staticmethod
+    def _partition_change(ref: TableRef, name: str, snapshot: DependentSnapshot, dropped: list[tuple[str, ...]]) -> Change | None:
+        affected = tuple(p for p in snapshot.partitions_on(ref) if any(v[: len(p.values)] == p.values for v in dropped))
+        if not affected:
+            return None
+        spec = ", ".join("/".join(v) for v in dropped[:NAMED])
+        dependents = tuple(sorted({p.table for p in affected}))
+        return Change(
+            "drop-partition",
+            f"dropping partition(s) {spec} of {name}",
+            ref,
+            affected,
+            dependents,
+            f"a partition of {name} was dropped ({spec})",
+        )
+
+    def _database_change(self, call: Call, snapshot: DependentSnapshot, key: tuple[str, str]) -> Change | None:
+        inside = lambda ref: (ref.metastore, ref.db) == key  # noqa: E731
+        targets = [t for t in snapshot.dependents if inside(t)]
+        outside = tuple(sorted({d for t in targets for d in snapshot.dependents[t] if not inside(d)}))
+        affected = tuple(p for d in outside for p in snapshot.partitions.get(d, ()) if inside(p.target) and not p.target_gone)
+        own = any(inside(ref) for ref in snapshot.tables)
+        if not outside and not own:
+            return None
+        return Change(
+            "drop-database",
+            f"dropping database {call.client_db}",
+            None,
+            affected,
+            outside,
+            f"database {call.client_db} was dropped",
+            target_gone=True,
+            dropped_database=key,
+        )
+
+    # -- the verdict ------------------------------------------------------------------------
+
+    def _decide(self, call: Call, snapshot: DependentSnapshot, change: Change) -> None:
+        restricting = [d for d in change.dependents if snapshot.tables[d].policy == model.RESTRICT]
+        if restricting:
+            router = call.router
+            held = [p for p in change.affected if p.table in restricting]
+            parts = [f"{names.client_name(router, p.table)}@{snapshot.tables[p.table].spec_name(p.values)}" for p in held]
+            listed = ", ".join(parts[:NAMED]) + (f" and {len(parts) - NAMED} more" if len(parts) > NAMED else "")
+            tables = ", ".join(names.client_name(router, d) for d in restricting)
+            raise AccessDenied(
+                f"hmsproxy: {change.what} is refused: dependent table(s) {tables} depend on it"
+                + (f" (published partitions {listed})" if listed else " (for the partitions they add next)")
+                + f" and their {model.POLICY_KEY} is {model.RESTRICT}; drop or re-point those partitions first, "
+                f"or set {model.POLICY_KEY}=notify on them"
+            )
+        call.notes["dependent"] = change
+
+    def _dataset(self, snapshot: DependentSnapshot, p: DependentPartition) -> lineage.Dataset:
+        dep = snapshot.tables.get(p.table)
+        spec = dep.spec_name(p.values) if dep is not None else "/".join(p.values)
+        return lineage.Dataset(f"hive://{p.table.metastore}", names.client_name(self.feature.router(), p.table), spec)

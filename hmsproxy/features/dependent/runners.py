@@ -1,0 +1,360 @@
+"""What the dependent-table statements do: check against the metastores (as the user, through
+the proxy), then change the records in the store; lineage events for what was published."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hmsproxy.ddl.executor import StatementContext, status
+from hmsproxy.ddl.results import ResultSet
+from hmsproxy.errors import Conflict, InvalidRequest, NotFound
+from hmsproxy.features.dependent import lineage, model, names
+from hmsproxy.features.dependent import statements as st
+from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.routing.methods import METHOD_SPECS
+from hmsproxy.store import AlreadyExists
+
+if TYPE_CHECKING:
+    from hmsproxy.features.dependent.feature import Dependent
+
+VIEW = "VIRTUAL_VIEW"
+DEPENDENCY_COLUMNS = ["partition", "depends_on", "covers", "location", "state"]
+DEPENDENT_COLUMNS = ["dependent_table", "partition", "covers", "state"]
+NEW_PARTITIONS = "(new partitions)"
+
+
+def partition_values(name: str) -> tuple[str, ...]:
+    """The values of a partition name such as ds=1/hr=%2F (Hive escapes special characters as %XX)."""
+    from urllib.parse import unquote
+
+    return tuple(unquote(kv.split("=", 1)[1]) for kv in name.split("/"))
+
+
+def columns_of(cols) -> tuple[model.Column, ...]:
+    return tuple(model.Column(c.name.lower(), c.type.lower(), c.comment) for c in cols or [])
+
+
+def column_difference(have: tuple[model.Column, ...], want: tuple[model.Column, ...]) -> str | None:
+    """How two column lists differ in names or types, in words (None: they don't)."""
+    a, b = [(c.name, c.type) for c in have], [(c.name, c.type) for c in want]
+    if a == b:
+        return None
+    missing = [f"{n} {t}" for n, t in b if (n, t) not in a]
+    extra = [f"{n} {t}" for n, t in a if (n, t) not in b]
+    parts = ([f"lacks {', '.join(missing)}"] if missing else []) + ([f"has {', '.join(extra)} besides"] if extra else [])
+    return "; ".join(parts) or "has the same columns in another order"
+
+
+class Runners:
+    def __init__(self, feature: Dependent):
+        self.feature = feature
+
+    def runners(self) -> dict:
+        return {
+            st.CreateDependentTable: self.create,
+            st.DropDependentTable: self.drop,
+            st.AddDependentPartitions: self.add_partitions,
+            st.DropDependentPartitions: self.drop_partitions,
+            st.DependsOn: self.depends_on,
+            st.SetProperties: self.set_properties,
+            st.ShowDependencies: self.show_dependencies,
+            st.ShowDependents: self.show_dependents,
+        }
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _name(self, ctx: StatementContext, name: st.Name) -> tuple[str, str]:
+        return name[0] or ctx.database, name[1]
+
+    def _dependent(self, ctx: StatementContext, name: st.Name) -> tuple[str, DependentTable] | None:
+        db, table = self._name(ctx, name)
+        dep = self.feature.snapshot().table(names.ref_of(self.feature.router(), db, table))
+        if dep is not None:
+            return db, dep
+        return None
+
+    def _require(self, ctx: StatementContext, name: st.Name, statement: str) -> tuple[str, DependentTable]:
+        found = self._dependent(ctx, name)
+        if found is not None:
+            return found
+        db, table = self._name(ctx, name)
+        if ctx.client.exists("get_table", dbname=db, tbl_name=table):
+            raise InvalidRequest(
+                f"hmsproxy: {db}.{table} is not a dependent table: {statement} through hmsproxy is for dependent tables (use Spark or Hive for others)"
+            )
+        raise NotFound(f"hmsproxy: dependent table {db}.{table} does not exist")
+
+    def _check_writable(self, db: str) -> None:
+        access = self.feature.platform.features.get("access")
+        if access is not None:
+            access.check(METHOD_SPECS["create_table"], self.feature.router().route(db), db)
+
+    def _target(self, ctx: StatementContext, name: st.Name, dependent: tuple[str, str]) -> tuple[str, str, object]:
+        """The table to depend on, checked: it exists and is a table, not a view (a dependent table is one)."""
+        db, table = self._name(ctx, name)
+        if (db, table) == dependent:
+            raise InvalidRequest(f"hmsproxy: {db}.{table} can't depend on itself")
+        found = ctx.client.call("get_table", dbname=db, tbl_name=table)
+        if (found.tableType or "").upper() == VIEW:
+            what = "a dependent table" if (found.parameters or {}).get("hmsproxy.dependent") == "true" else "a view"
+            raise InvalidRequest(
+                f"hmsproxy: {db}.{table} is {what}: a dependent table depends on tables only (so dependencies can't form a cycle)"
+            )
+        return db, table, found
+
+    @staticmethod
+    def _check_partition_prefix(dep_name: str, target_name: str, target, columns: tuple[model.Column, ...]) -> None:
+        keys = columns_of(target.partitionKeys)
+        prefix = keys[: len(columns)]
+        if [c.name for c in prefix] != [c.name for c in columns]:
+            raise InvalidRequest(
+                f"hmsproxy: {dep_name} is partitioned by ({', '.join(c.name for c in columns)}), which is not a prefix of "
+                f"{target_name}'s partition columns ({', '.join(c.name for c in keys) or 'none'})"
+            )
+        for want, have in zip(columns, prefix):
+            if want.type != have.type:
+                raise InvalidRequest(
+                    f"hmsproxy: partition column {want.name} is {want.type} in {dep_name} but {have.type} in {target_name}"
+                )
+
+    def _values(self, dep: DependentTable, db: str, spec: st.Spec) -> tuple[str, ...]:
+        given = dict(spec)
+        wanted = dep.partition_names
+        if set(given) != set(wanted) or len(given) != len(spec):
+            raise InvalidRequest(
+                f"hmsproxy: partition ({', '.join(f'{k}={v}' for k, v in spec)}) of {db}.{dep.ref.table} must give exactly "
+                f"its partition columns ({', '.join(wanted)}), the leading partition columns of what it depends on"
+            )
+        return tuple(given[c] for c in wanted)
+
+    def _covered(self, ctx: StatementContext, target: TableRef, values: tuple[str, ...], *, limit: int = -1) -> list:
+        """The target's partitions whose leading values are `values` (as the user sees them)."""
+        db = names.client_db(self.feature.router(), target.metastore, target.db)
+        if db is None:
+            return []
+        try:
+            found = ctx.client.call("get_partitions_ps", db_name=db, tbl_name=target.table, part_vals=list(values), max_parts=limit) or []
+        except NotFound:
+            return []
+        return sorted(found, key=lambda p: p.values)
+
+    def _inputs(self, ctx: StatementContext, target: TableRef, partitions: list) -> list[lineage.Dataset]:
+        if not partitions:
+            return []
+        client, keys = names.client_name(self.feature.router(), target), self._keys(ctx, target)
+        return [
+            lineage.Dataset(f"hive://{target.metastore}", client, _spec_name(keys, p.values), p.sd.location if p.sd else None)
+            for p in partitions
+        ]
+
+    def _output(self, dep: DependentTable, values: tuple[str, ...] | None) -> lineage.Dataset:
+        name = names.client_name(self.feature.router(), dep.ref)
+        return lineage.Dataset(f"hive://{dep.ref.metastore}", name, dep.spec_name(values) if values is not None else None)
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def create(self, s: st.CreateDependentTable, ctx: StatementContext) -> ResultSet:
+        db, table = self._name(ctx, s.table)
+        router = self.feature.router()
+        ref = names.ref_of(router, db, table)
+        self._check_writable(db)
+        if self.feature.snapshot().table(ref) is not None:
+            if s.if_not_exists:
+                return status(f"dependent table {db}.{table} exists already (IF NOT EXISTS): nothing done")
+            raise Conflict(f"hmsproxy: dependent table {db}.{table} exists already")
+        ctx.client.call("get_database", name=db)
+        if ctx.client.exists("get_table", dbname=db, tbl_name=table):
+            raise Conflict(f"hmsproxy: {db}.{table} exists already (a table or view of that name)")
+        properties = dict(s.properties)
+        unknown = sorted(set(properties) - {model.POLICY_KEY})
+        if unknown:
+            raise InvalidRequest(f"hmsproxy: a dependent table has no property {', '.join(unknown)} (known: {model.POLICY_KEY})")
+        policy = _policy(properties.get(model.POLICY_KEY, model.RESTRICT))
+        tdb, tname, target = self._target(ctx, s.depends_on, (db, table))
+        keys = {c.name: c.type for c in columns_of(target.partitionKeys)}
+        partition_columns = tuple(model.Column(n, (t or keys.get(n, "string")).lower()) for n, t in s.partition_columns)
+        self._check_partition_prefix(f"{db}.{table}", f"{tdb}.{tname}", target, partition_columns)
+        dep = DependentTable(ref, partition_columns, columns_of(target.sd.cols), names.ref_of(router, tdb, tname), policy, ctx.user)
+        try:
+            self.feature.repository.create_table(dep)
+        except AlreadyExists as e:
+            raise Conflict(f"hmsproxy: {e}") from None
+        self.feature.changed()
+        return status(f"created dependent table {db}.{table} partitioned by ({', '.join(dep.partition_names)}), depending on {tdb}.{tname}")
+
+    def drop(self, s: st.DropDependentTable, ctx: StatementContext) -> ResultSet:
+        found = self._dependent(ctx, s.table)
+        db, table = self._name(ctx, s.table)
+        if found is None:
+            if s.if_exists:
+                return status(f"no dependent table {db}.{table} (IF EXISTS): nothing done")
+            return self._require(ctx, s.table, "DROP DEPENDENT TABLE")  # raises the right error
+        _, dep = found
+        self._check_writable(db)
+        self.feature.repository.drop_table(dep.ref)
+        self.feature.changed()
+        self.feature.emit(lineage.run_event(s.source or "DROP DEPENDENT TABLE", "drop-table", ctx.user, [], [self._output(dep, None)]))
+        return status(f"dropped dependent table {db}.{table}")
+
+    def add_partitions(self, s: st.AddDependentPartitions, ctx: StatementContext) -> ResultSet:
+        db, dep = self._require(ctx, s.table, "ADD PARTITION")
+        self._check_writable(db)
+        published = {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}
+        done = []
+        for spec in s.partitions:
+            values = self._values(dep, db, spec)
+            name = dep.spec_name(values)
+            if values in published:
+                if s.if_not_exists:
+                    continue
+                raise Conflict(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is published already")
+            covered = self._covered(ctx, dep.target, values)
+            target_name = names.client_name(self.feature.router(), dep.target)
+            if not covered and not s.allow_empty:
+                raise InvalidRequest(
+                    f"hmsproxy: {target_name} has no partition {name} yet, so publishing it would publish nothing "
+                    "(add ALLOW EMPTY to publish it anyway)"
+                )
+            try:
+                self.feature.repository.add_partition(DependentPartition(dep.ref, values, dep.target))
+            except AlreadyExists:
+                raise Conflict(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is published already") from None
+            self.feature.changed()
+            self.feature.emit(
+                lineage.run_event(
+                    s.source or "ADD PARTITION", "publish", ctx.user, self._inputs(ctx, dep.target, covered), [self._output(dep, values)]
+                )
+            )
+            done.append(f"{name} ({len(covered)} partition(s) of {target_name})")
+        return status(f"published in {db}.{dep.ref.table}: " + (", ".join(done) if done else "nothing new (IF NOT EXISTS)"))
+
+    def drop_partitions(self, s: st.DropDependentPartitions, ctx: StatementContext) -> ResultSet:
+        db, dep = self._require(ctx, s.table, "DROP PARTITION")
+        self._check_writable(db)
+        current = {p.values: p for p in self.feature.snapshot().partitions.get(dep.ref, ())}
+        dropped = []
+        for spec in s.partitions:
+            values = self._values(dep, db, spec)
+            p = current.get(values)
+            if p is None:
+                if s.if_exists:
+                    continue
+                raise NotFound(f"hmsproxy: partition {dep.spec_name(values)} of {db}.{dep.ref.table} is not published")
+            covered = self._covered(ctx, p.target, values)
+            self.feature.repository.drop_partition(dep.ref, values)
+            self.feature.changed()
+            self.feature.emit(
+                lineage.run_event(
+                    s.source or "DROP PARTITION", "unpublish", ctx.user, self._inputs(ctx, p.target, covered), [self._output(dep, values)]
+                )
+            )
+            dropped.append(dep.spec_name(values))
+        return status(f"dropped from {db}.{dep.ref.table}: " + (", ".join(dropped) if dropped else "nothing (IF EXISTS)"))
+
+    def depends_on(self, s: st.DependsOn, ctx: StatementContext) -> ResultSet:
+        db, dep = self._require(ctx, s.table, "DEPENDS ON")
+        self._check_writable(db)
+        router = self.feature.router()
+        tdb, tname, target = self._target(ctx, s.depends_on, (db, dep.ref.table))
+        self._check_partition_prefix(f"{db}.{dep.ref.table}", f"{tdb}.{tname}", target, dep.partition_columns)
+        difference = column_difference(columns_of(target.sd.cols), dep.columns)
+        if difference is not None:
+            raise InvalidRequest(f"hmsproxy: {tdb}.{tname} must have the data columns of {db}.{dep.ref.table}, but it {difference}")
+        new = names.ref_of(router, tdb, tname)
+        if s.partition is None:
+            self.feature.repository.set_table_target(dep.ref, new, dep.columns)
+            self.feature.changed()
+            return status(f"partitions added to {db}.{dep.ref.table} from now on depend on {tdb}.{tname}")
+        values = self._values(dep, db, s.partition)
+        name = dep.spec_name(values)
+        if values not in {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}:
+            raise NotFound(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is not published")
+        covered = self._covered(ctx, new, values)
+        if not covered and not s.allow_empty:
+            raise InvalidRequest(
+                f"hmsproxy: {tdb}.{tname} has no partition {name}, so {name} would be empty (add ALLOW EMPTY to re-point it anyway)"
+            )
+        self.feature.repository.set_partition_target(dep.ref, values, new)
+        self.feature.changed()
+        self.feature.emit(
+            lineage.run_event(s.source or "DEPENDS ON", "re-point", ctx.user, self._inputs(ctx, new, covered), [self._output(dep, values)])
+        )
+        return status(f"partition {name} of {db}.{dep.ref.table} now depends on {tdb}.{tname} ({len(covered)} partition(s))")
+
+    def set_properties(self, s: st.SetProperties, ctx: StatementContext) -> ResultSet:
+        found = self._dependent(ctx, s.table)
+        db, table = self._name(ctx, s.table)
+        properties = dict(s.properties)
+        if found is None:  # an ordinary table: what Hive would do
+            current = ctx.client.call("get_table", dbname=db, tbl_name=table)
+            current.parameters = {**(current.parameters or {}), **properties}
+            ctx.client.call("alter_table", dbname=db, tbl_name=table, new_tbl=current)
+            return status(f"set {len(properties)} propert{'y' if len(properties) == 1 else 'ies'} of {db}.{table}")
+        _, dep = found
+        unknown = sorted(set(properties) - {model.POLICY_KEY})
+        if unknown:
+            raise InvalidRequest(f"hmsproxy: a dependent table has no property {', '.join(unknown)} (known: {model.POLICY_KEY})")
+        self._check_writable(db)
+        policy = _policy(properties[model.POLICY_KEY])
+        self.feature.repository.set_policy(dep.ref, policy)
+        self.feature.changed()
+        return status(f"{db}.{table}: {model.POLICY_KEY} = {policy}")
+
+    def show_dependencies(self, s: st.ShowDependencies, ctx: StatementContext) -> ResultSet:
+        db, dep = self._require(ctx, s.table, "SHOW DEPENDENCIES")
+        router = self.feature.router()
+        partitions = self.feature.snapshot().partitions.get(dep.ref, ())
+        rows = []
+        if s.partition is None:
+            rows.append([NEW_PARTITIONS, names.client_name(router, dep.target), "", "", f"{model.POLICY_KEY}={dep.policy}"])
+        else:
+            values = self._values(dep, db, s.partition)
+            partitions = tuple(p for p in partitions if p.values == values)
+            if not partitions:
+                raise NotFound(f"hmsproxy: partition {dep.spec_name(values)} of {db}.{dep.ref.table} is not published")
+        for p in partitions:
+            name, target = dep.spec_name(p.values), names.client_name(router, p.target)
+            if p.target_gone:
+                rows.append([name, target, "", "", f"not served: {p.problem}"])
+                continue
+            covered = self._covered(ctx, p.target, p.values)
+            state = p.problem or "ok"
+            if not covered:
+                rows.append([name, target, "", "", "empty" if state == "ok" else state])
+                continue
+            keys = self._keys(ctx, p.target)
+            rows += [[name, target, _spec_name(keys, c.values), (c.sd.location if c.sd else "") or "", state] for c in covered]
+        return ResultSet(list(DEPENDENCY_COLUMNS), rows)
+
+    def _keys(self, ctx: StatementContext, target: TableRef) -> list[str]:
+        db = names.client_db(self.feature.router(), target.metastore, target.db)
+        table = ctx.client.call("get_table", dbname=db, tbl_name=target.table)
+        return [k.name for k in table.partitionKeys or []]
+
+    def show_dependents(self, s: st.ShowDependents, ctx: StatementContext) -> ResultSet:
+        db, table = self._name(ctx, s.table)
+        router = self.feature.router()
+        ref = names.ref_of(router, db, table)
+        snapshot = self.feature.snapshot()
+        rows = []
+        for dref in snapshot.dependents.get(ref, ()):
+            dep = snapshot.tables[dref]
+            dname = names.client_name(router, dref)
+            if dep.target == ref:
+                rows.append([dname, NEW_PARTITIONS, "", f"{model.POLICY_KEY}={dep.policy}"])
+            for p in snapshot.partitions.get(dref, ()):
+                if p.target == ref and not p.target_gone:
+                    name = dep.spec_name(p.values)
+                    rows.append([dname, name, name, p.problem or "ok"])
+        return ResultSet(list(DEPENDENT_COLUMNS), rows)
+
+
+def _spec_name(keys: list[str], values) -> str:
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values))
+
+
+def _policy(value: str) -> str:
+    policy = value.strip().lower()
+    if policy not in model.POLICIES:
+        raise InvalidRequest(f"hmsproxy: {model.POLICY_KEY} must be one of {', '.join(model.POLICIES)}, got {value!r}")
+    return policy

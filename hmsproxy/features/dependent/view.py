@@ -1,0 +1,96 @@
+"""The view a dependent table is served as (seed: "the query on Tdep is re-written to access the
+underlying tables"): a UNION ALL with one SELECT per depended-upon table, each keeping only the
+published partitions' leading values, so a reader's partition filter prunes the underlying tables.
+
+Written from the records alone, on every get_table: no metastore call, and the text follows
+each change of the records (in this proxy at once, in others sharing the store within a second).
+"""
+
+from __future__ import annotations
+
+from hmsproxy import idl
+from hmsproxy.features.dependent import model, names
+from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.routing.router import Router
+
+hive = idl.hive
+
+VIEW = "VIRTUAL_VIEW"
+#: Marks a get_table answer as a dependent table (and what DESCRIBE EXTENDED shows of it).
+MARK = "hmsproxy.dependent"
+
+
+def literal(value: str) -> str:
+    """A string literal both Spark and Hive read back as `value`."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _keep(columns: tuple[str, ...], specs: list[tuple[str, ...]]) -> str:
+    if not specs:
+        return "1 = 0"
+    if len(columns) == 1:
+        return f"{names.ident(columns[0])} IN ({', '.join(literal(s[0]) for s in specs)})"
+    return " OR ".join("(" + " AND ".join(f"{names.ident(c)} = {literal(v)}" for c, v in zip(columns, s)) + ")" for s in specs)
+
+
+def view_text(router: Router, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> str:
+    """SELECT <columns>, <partition columns> FROM <t> WHERE <leading values> [UNION ALL ...]."""
+    columns = [c.name for c in table.columns] + list(table.partition_names)
+    select = ", ".join(names.ident(c) for c in columns)
+    by_target: dict[TableRef, list[tuple[str, ...]]] = {}
+    for p in partitions:
+        if not p.target_gone:
+            by_target.setdefault(p.target, []).append(p.values)
+    if not by_target:  # nothing published: the schema, no rows
+        by_target[table.target] = []
+    branches = []
+    for target, specs in sorted(by_target.items()):
+        source = names.quoted(router, target)
+        if source is None:  # the table is hidden from this proxy's clients: they can't read it
+            continue
+        branches.append(f"SELECT {select} FROM {source} WHERE {_keep(table.partition_names, specs)}")
+    if not branches:
+        cast = ", ".join(f"CAST(NULL AS {c.type}) AS {names.ident(c.name)}" for c in (*table.columns, *table.partition_columns))
+        return f"SELECT {cast} WHERE 1 = 0"
+    return "\nUNION ALL\n".join(branches)
+
+
+def as_table(router: Router, client_db: str, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> object:
+    """The Table a client gets for a dependent table: a view over what it depends on now."""
+    text = view_text(router, table, partitions)
+    cols = [hive.FieldSchema(name=c.name, type=c.type, comment=c.comment) for c in (*table.columns, *table.partition_columns)]
+    served = [p for p in partitions if not p.target_gone]
+    parameters = {
+        MARK: "true",
+        f"{MARK}.depends-on": names.client_name(router, table.target),
+        f"{MARK}.partitioned-by": ",".join(table.partition_names),
+        f"{MARK}.partitions": str(len(served)),
+        model.POLICY_KEY: table.policy,
+        "comment": f"dependent table: {len(served)} published partition(s); new ones depend on {names.client_name(router, table.target)}",
+    }
+    return hive.Table(
+        tableName=table.ref.table,
+        dbName=client_db,
+        owner=table.owner,
+        createTime=int(table.created_at),
+        lastAccessTime=0,
+        retention=0,
+        sd=hive.StorageDescriptor(
+            cols=cols,
+            location=None,
+            inputFormat="org.apache.hadoop.mapred.SequenceFileInputFormat",
+            outputFormat="org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
+            compressed=False,
+            numBuckets=-1,
+            serdeInfo=hive.SerDeInfo(name=None, serializationLib=None, parameters={}),
+            bucketCols=[],
+            sortCols=[],
+            parameters={},
+        ),
+        partitionKeys=[],
+        parameters=parameters,
+        viewOriginalText=text,
+        viewExpandedText=text,
+        tableType=VIEW,
+        temporary=False,
+    )

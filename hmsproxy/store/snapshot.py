@@ -1,0 +1,54 @@
+"""A value read from the store and kept in memory until its component's generation moves.
+
+Features keep their records as an immutable snapshot that every call can read without a
+query: the generation counter is read at most once per `check_interval_s`, so a second proxy
+on the same store sees a change within about that long, and `refresh()` after a proxy's own
+write makes it see the change at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+
+class GenerationCache(Generic[T]):
+    def __init__(self, generation: Callable[[], int], load: Callable[[], T], empty: T, *, what: str, check_interval_s: float = 1.0):
+        self._generation = generation
+        self._load = load
+        self._what = what
+        self.check_interval_s = check_interval_s
+        self._value = empty
+        self._loaded_generation: int | None = None
+        self._checked_at = float("-inf")
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        """The current value; asks the store (one cheap query) if the last check is older than the interval."""
+        if time.monotonic() - self._checked_at < self.check_interval_s:
+            return self._value
+        with self._lock:
+            if time.monotonic() - self._checked_at < self.check_interval_s:
+                return self._value
+            try:
+                generation = self._generation()
+                if generation != self._loaded_generation:
+                    self._value = self._load()
+                    self._loaded_generation = generation
+            except Exception as e:  # a store hiccup must not fail calls that don't need these records
+                log.warning("can't read %s from the store (keeping the last view): %s", self._what, e)
+            self._checked_at = time.monotonic()
+            return self._value
+
+    def refresh(self) -> T:
+        """Re-read now (after this proxy changed the store)."""
+        with self._lock:
+            self._checked_at = float("-inf")
+        return self.get()
