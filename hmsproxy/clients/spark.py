@@ -11,9 +11,10 @@ as Spark's user, in Spark's current database.
 
 from __future__ import annotations
 
-from hmsproxy.clients.proxy import HmsProxyClient
+from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.ddl.parser import is_hmsproxy_statement
 from hmsproxy.ddl.results import ResultSet
+from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 
@@ -50,7 +51,12 @@ def sql(spark, statement: str):
         return spark.sql(statement)
     from pyspark.sql.types import StringType, StructField, StructType
 
-    results = execute(spark, statement)
+    try:
+        results = execute(spark, statement)
+    except HmsProxyError as e:
+        if NOT_HMSPROXY_OBJECT in str(e):  # e.g. ADD PARTITION on an ordinary table: Spark's own statement
+            return spark.sql(statement)
+        raise
     rs = results[-1] if results else ResultSet(["result"], [])
     schema = StructType([StructField(c, StringType(), True) for c in rs.columns])
     return spark.createDataFrame([tuple(r) for r in rs.rows], schema)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
+from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.features.dependent import lineage, model, names
 from hmsproxy.features.dependent import statements as st
@@ -73,15 +74,16 @@ class Runners:
             return db, dep
         return None
 
-    def _require(self, ctx: StatementContext, name: st.Name, statement: str) -> tuple[str, DependentTable]:
+    def _require(self, ctx: StatementContext, name: st.Name, statement: str, *, hive_has_it: bool = False) -> tuple[str, DependentTable]:
+        """The dependent table `name`; else NotFound, or for an ordinary table a refusal that says whose
+        statement it is (`hive_has_it`: Spark and Hive have the same statement for ordinary tables)."""
         found = self._dependent(ctx, name)
         if found is not None:
             return found
         db, table = self._name(ctx, name)
         if ctx.client.exists("get_table", dbname=db, tbl_name=table):
-            raise InvalidRequest(
-                f"hmsproxy: {db}.{table} is not a dependent table: {statement} through hmsproxy is for dependent tables (use Spark or Hive for others)"
-            )
+            whose = NOT_HMSPROXY_OBJECT if hive_has_it else f"({statement} is for dependent tables)"
+            raise InvalidRequest(f"hmsproxy: {db}.{table} is not a dependent table {whose}")
         raise NotFound(f"hmsproxy: dependent table {db}.{table} does not exist")
 
     def _check_writable(self, db: str) -> None:
@@ -197,7 +199,7 @@ class Runners:
         return status(f"dropped dependent table {db}.{table}")
 
     def add_partitions(self, s: st.AddDependentPartitions, ctx: StatementContext) -> ResultSet:
-        db, dep = self._require(ctx, s.table, "ADD PARTITION")
+        db, dep = self._require(ctx, s.table, "ADD PARTITION", hive_has_it=True)
         self._check_writable(db)
         published = {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}
         done = []
@@ -229,7 +231,7 @@ class Runners:
         return status(f"published in {db}.{dep.ref.table}: " + (", ".join(done) if done else "nothing new (IF NOT EXISTS)"))
 
     def drop_partitions(self, s: st.DropDependentPartitions, ctx: StatementContext) -> ResultSet:
-        db, dep = self._require(ctx, s.table, "DROP PARTITION")
+        db, dep = self._require(ctx, s.table, "DROP PARTITION", hive_has_it=True)
         self._check_writable(db)
         current = {p.values: p for p in self.feature.snapshot().partitions.get(dep.ref, ())}
         dropped = []
@@ -285,11 +287,8 @@ class Runners:
         found = self._dependent(ctx, s.table)
         db, table = self._name(ctx, s.table)
         properties = dict(s.properties)
-        if found is None:  # an ordinary table: what Hive would do
-            current = ctx.client.call("get_table", dbname=db, tbl_name=table)
-            current.parameters = {**(current.parameters or {}), **properties}
-            ctx.client.call("alter_table", dbname=db, tbl_name=table, new_tbl=current)
-            return status(f"set {len(properties)} propert{'y' if len(properties) == 1 else 'ies'} of {db}.{table}")
+        if found is None:
+            self._require(ctx, s.table, "SET TBLPROPERTIES", hive_has_it=True)  # raises: not a dependent table, or none at all
         _, dep = found
         unknown = sorted(set(properties) - {model.POLICY_KEY})
         if unknown:

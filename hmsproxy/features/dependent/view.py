@@ -26,8 +26,6 @@ def literal(value: str) -> str:
 
 
 def _keep(columns: tuple[str, ...], specs: list[tuple[str, ...]]) -> str:
-    if not specs:
-        return "1 = 0"
     if len(columns) == 1:
         return f"{names.ident(columns[0])} IN ({', '.join(literal(s[0]) for s in specs)})"
     return " OR ".join("(" + " AND ".join(f"{names.ident(c)} = {literal(v)}" for c, v in zip(columns, s)) + ")" for s in specs)
@@ -41,15 +39,12 @@ def view_text(router: Router, table: DependentTable, partitions: tuple[Dependent
     for p in partitions:
         if not p.target_gone:
             by_target.setdefault(p.target, []).append(p.values)
-    if not by_target:  # nothing published: the schema, no rows
-        by_target[table.target] = []
     branches = []
     for target, specs in sorted(by_target.items()):
         source = names.quoted(router, target)
-        if source is None:  # the table is hidden from this proxy's clients: they can't read it
-            continue
-        branches.append(f"SELECT {select} FROM {source} WHERE {_keep(table.partition_names, specs)}")
-    if not branches:
+        if source is not None:  # else the table is hidden from this proxy's clients: they can't read it
+            branches.append(f"SELECT {select} FROM {source} WHERE {_keep(table.partition_names, specs)}")
+    if not branches:  # nothing published (or nothing left): the schema and no rows, naming no table that may be gone
         cast = ", ".join(f"CAST(NULL AS {c.type}) AS {names.ident(c.name)}" for c in (*table.columns, *table.partition_columns))
         return f"SELECT {cast} WHERE 1 = 0"
     return "\nUNION ALL\n".join(branches)
