@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench bench-skew check-config clean sshd postgresql hive-jars
+.PHONY: up test lint bench bench-skew bench-dependent check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ bench: $(BIN)/.installed
 # Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.
 bench-skew: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_skew $(ARGS)
+
+# Dependent tables: Spark reading through the proxy's view vs the underlying table (docs/benchmark.md); ARGS="--days 30" scales it down.
+bench-dependent: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_dependent $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

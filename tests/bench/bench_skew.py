@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -118,27 +116,13 @@ def full_scan(spark, country: str):
 def run(args: argparse.Namespace) -> int:
     import io
 
-    from hmsproxy.app import build_handler
     from hmsproxy.clients.spark import read
-    from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
-    from hmsproxy.dev.metastore import start_metastores
     from hmsproxy.jobs.cli import build_parser, run_job_command
     from hmsproxy.jobs.context import JobContext
-    from hmsproxy.server import ProxyServer
-    from tests.support.spark import make_spark
+    from tests.bench.stack import spark_through_proxy
 
-    tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-skew-"))
-    metastore = server = handler = spark = None
-    try:
-        log(f"starting a Hive 2.3 metastore (state in {tmp}) ...")
-        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120)
-        primary = MetastoreConfig(
-            "primary", (metastore.uri,), primary=True, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
-        )
-        config = Config(ServerConfig(port=0), DatabaseResolution.PREFIXED, primary, (), store=StoreConfig(f"sqlite:///{tmp}/store.db"))
-        handler = build_handler(config)
-        server = ProxyServer(handler, "127.0.0.1", 0).start()
-        spark = make_spark(server.uri, tmp / "warehouse", "hmsproxy-bench-skew", driver_memory="3g")
+    with spark_through_proxy("bench-skew", log, driver_memory="3g", keep_state=args.keep_state) as stack:
+        spark, server = stack.spark, stack.server
         log(f"generating {args.rows:,} rows ({args.heavy_share:.0%} in 10 heavy values) ...")
         t0 = time.perf_counter()
         generate(spark, args.rows, args.heavy_share, args.wide)
@@ -167,17 +151,6 @@ def run(args: argparse.Namespace) -> int:
 
         report(results, args, job_seconds)
         return 0 if all(r.answer == results[i % 2].answer for i, r in enumerate(results)) else 1
-    finally:
-        if spark is not None:
-            spark.stop()
-        if server is not None:
-            server.stop()
-        if handler is not None:
-            handler.close()
-        if metastore is not None:
-            metastore.stop()
-        if not args.keep_state:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def report(results: list[Measured], args, job_seconds: float) -> None:

@@ -73,7 +73,10 @@ def test_a_dependent_table_is_served_as_a_view_of_what_it_publishes(proxy_client
     view = proxy_client.get_table("default", daily)
     assert view.tableType == "VIRTUAL_VIEW" and view.partitionKeys == []
     assert [(c.name, c.type) for c in view.sd.cols] == [("key", "string"), ("value", "int"), ("ds", "string")]
-    assert view.viewExpandedText == "SELECT CAST(NULL AS string) AS `key`, CAST(NULL AS int) AS `value`, CAST(NULL AS string) AS `ds` WHERE 1 = 0"
+    assert (
+        view.viewExpandedText
+        == "SELECT CAST(NULL AS string) AS `key`, CAST(NULL AS int) AS `value`, CAST(NULL AS string) AS `ds` WHERE 1 = 0"
+    )
     assert daily in proxy_client.get_all_tables("default") and daily in proxy_client.get_tables_by_type("default", "*", "VIRTUAL_VIEW")
 
     (answer,) = run(f"ALTER TABLE {daily} ADD PARTITION (ds='1') PARTITION (ds=2)")
@@ -149,9 +152,23 @@ def test_refusals_say_what_is_wrong(proxy_client, run, events, tag):
             run(f"ALTER TABLE {daily} DEPENDS ON TABLE other_{tag}")
     finally:
         proxy_client.drop_table("default", f"other_{tag}", True)
-    (answer,) = run(f"ALTER TABLE {daily} ADD PARTITION (ds='9') ALLOW EMPTY")
-    assert "ds=9 (0 partition(s)" in answer["result"]
+    # Many partitions in one statement: all or nothing.
+    five = " ".join(f"PARTITION (ds='{d}')" for d in (1, 2, 3, 8, 9))
+    with pytest.raises(HmsProxyError, match=rf"default.{ev} has no partition ds=8 yet"):
+        run(f"ALTER TABLE {daily} ADD {five}")
+    assert run(f"SHOW DEPENDENCIES OF {daily}")[1:] == []
+    (answer,) = run(f"ALTER TABLE {daily} ADD {five} ALLOW EMPTY")
+    assert answer["result"].endswith(
+        "ds=3 (3 partition(s) of default."
+        + ev
+        + "), ds=8 (0 partition(s) of default."
+        + ev
+        + "), ds=9 (0 partition(s) of default."
+        + ev
+        + ")"
+    )
     assert run(f"SHOW DEPENDENCIES OF {daily} PARTITION (ds='9')")[0]["state"] == "empty"
+    assert len(run(f"SHOW DEPENDENCIES OF {daily}")) == 1 + 3 * 3 + 2
 
 
 def test_writes_into_a_dependent_table_are_refused_for_any_client(proxy_client, events):
@@ -272,3 +289,26 @@ def test_a_second_proxy_on_the_same_store_serves_the_new_view_text(default_confi
         for s in servers:
             s.stop()
             s.handler.close()
+
+
+def test_drop_database_cascade_is_protected_and_leaves_no_records(proxy_client, run, tag, tmp_path):
+    src, home = f"src_{tag}", f"home_{tag}"
+    for db in (src, home):
+        proxy_client.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+    hourly(proxy_client, src, "ev", [1], [1, 2])
+    hourly(proxy_client, "default", f"ev_{tag}", [1], [1])
+    try:
+        run(f"CREATE DEPENDENT TABLE default.daily_{tag} PARTITIONED BY (ds) DEPENDS ON TABLE {src}.ev")
+        run(f"ALTER TABLE default.daily_{tag} ADD PARTITION (ds='1')")
+        with pytest.raises(TException, match=rf"dropping database {src} is refused: dependent table\(s\) default.daily_{tag}"):
+            proxy_client.drop_database(src, True, True)
+        # A database holding a dependent table may go: its records go with it.
+        run(f"CREATE DEPENDENT TABLE {home}.daily PARTITIONED BY (ds) DEPENDS ON TABLE default.ev_{tag}")
+        run(f"ALTER TABLE {home}.daily ADD PARTITION (ds='1')")
+        assert [r["dependent_table"] for r in run(f"SHOW DEPENDENTS OF default.ev_{tag}")] == [f"{home}.daily"] * 2
+        proxy_client.drop_database(home, True, True)
+        assert run(f"SHOW DEPENDENTS OF default.ev_{tag}") == []
+        proxy_client.drop_table("default", f"ev_{tag}", True)  # nothing depends on it any more
+    finally:
+        run(f"DROP DEPENDENT TABLE IF EXISTS default.daily_{tag}")
+        proxy_client.drop_database(src, True, True)

@@ -22,6 +22,8 @@ VIEW = "VIRTUAL_VIEW"
 DEPENDENCY_COLUMNS = ["partition", "depends_on", "covers", "location", "state"]
 DEPENDENT_COLUMNS = ["dependent_table", "partition", "covers", "state"]
 NEW_PARTITIONS = "(new partitions)"
+#: Up to this many partitions in one statement are checked with a call each; more, with one listing.
+COVERED_CALLS = 4
 
 
 def partition_values(name: str) -> tuple[str, ...]:
@@ -135,19 +137,36 @@ class Runners:
         if db is None:
             return []
         try:
-            found = ctx.client.call("get_partitions_ps", db_name=db, tbl_name=target.table, part_vals=list(values), max_parts=limit) or []
+            if values:
+                found = ctx.client.call("get_partitions_ps", db_name=db, tbl_name=target.table, part_vals=list(values), max_parts=limit)
+            else:
+                found = ctx.client.call("get_partitions", db_name=db, tbl_name=target.table, max_parts=limit)
         except NotFound:
             return []
-        return sorted(found, key=lambda p: p.values)
+        return sorted(found or [], key=lambda p: p.values)
 
-    def _inputs(self, ctx: StatementContext, target: TableRef, partitions: list) -> list[lineage.Dataset]:
-        if not partitions:
-            return []
-        client, keys = names.client_name(self.feature.router(), target), self._keys(ctx, target)
+    def _covered_each(self, ctx: StatementContext, target: TableRef, specs: list[tuple[str, ...]]) -> dict[tuple[str, ...], list]:
+        """`_covered` for several specs: beyond a few, one listing of the whole table beats a call per spec."""
+        if len(specs) <= COVERED_CALLS:
+            return {values: self._covered(ctx, target, values) for values in specs}
+        everything = self._covered(ctx, target, ())
+        found: dict[tuple[str, ...], list] = {values: [] for values in specs}
+        width = len(specs[0])
+        for p in everything:
+            bucket = found.get(tuple(p.values[:width]))
+            if bucket is not None:
+                bucket.append(p)
+        return found
+
+    def _inputs(self, target: TableRef, keys: list[str], partitions: list) -> list[lineage.Dataset]:
+        client = names.client_name(self.feature.router(), target)
         return [
             lineage.Dataset(f"hive://{target.metastore}", client, _spec_name(keys, p.values), p.sd.location if p.sd else None)
             for p in partitions
         ]
+
+    def _inputs_of(self, ctx: StatementContext, target: TableRef, partitions: list) -> list[lineage.Dataset]:
+        return self._inputs(target, self._keys(ctx, target), partitions) if partitions else []
 
     def _output(self, dep: DependentTable, values: tuple[str, ...] | None) -> lineage.Dataset:
         name = names.client_name(self.feature.router(), dep.ref)
@@ -199,35 +218,36 @@ class Runners:
         return status(f"dropped dependent table {db}.{table}")
 
     def add_partitions(self, s: st.AddDependentPartitions, ctx: StatementContext) -> ResultSet:
+        """All or nothing: every partition is checked before any is published (in one store transaction)."""
         db, dep = self._require(ctx, s.table, "ADD PARTITION", hive_has_it=True)
         self._check_writable(db)
         published = {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}
-        done = []
+        target_name = names.client_name(self.feature.router(), dep.target)
+        wanted: list[tuple[str, ...]] = []
         for spec in s.partitions:
             values = self._values(dep, db, spec)
-            name = dep.spec_name(values)
-            if values in published:
+            if values in published or values in wanted:
                 if s.if_not_exists:
                     continue
-                raise Conflict(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is published already")
-            covered = self._covered(ctx, dep.target, values)
-            target_name = names.client_name(self.feature.router(), dep.target)
+                raise Conflict(f"hmsproxy: partition {dep.spec_name(values)} of {db}.{dep.ref.table} is published already")
+            wanted.append(values)
+        adding = self._covered_each(ctx, dep.target, wanted)
+        for values, covered in adding.items():
             if not covered and not s.allow_empty:
                 raise InvalidRequest(
-                    f"hmsproxy: {target_name} has no partition {name} yet, so publishing it would publish nothing "
+                    f"hmsproxy: {target_name} has no partition {dep.spec_name(values)} yet, so publishing it would publish nothing "
                     "(add ALLOW EMPTY to publish it anyway)"
                 )
-            try:
-                self.feature.repository.add_partition(DependentPartition(dep.ref, values, dep.target))
-            except AlreadyExists:
-                raise Conflict(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is published already") from None
-            self.feature.changed()
-            self.feature.emit(
-                lineage.run_event(
-                    s.source or "ADD PARTITION", "publish", ctx.user, self._inputs(ctx, dep.target, covered), [self._output(dep, values)]
-                )
-            )
-            done.append(f"{name} ({len(covered)} partition(s) of {target_name})")
+        try:
+            self.feature.repository.add_partitions([DependentPartition(dep.ref, values, dep.target) for values in adding])
+        except AlreadyExists:  # another statement published one of them meanwhile
+            raise Conflict(f"hmsproxy: a partition of {db}.{dep.ref.table} was published meanwhile: nothing published") from None
+        self.feature.changed()
+        keys = self._keys(ctx, dep.target) if any(adding.values()) else []
+        for values, covered in adding.items():
+            inputs = self._inputs(dep.target, keys, covered)
+            self.feature.emit(lineage.run_event(s.source or "ADD PARTITION", "publish", ctx.user, inputs, [self._output(dep, values)]))
+        done = [f"{dep.spec_name(values)} ({len(covered)} partition(s) of {target_name})" for values, covered in adding.items()]
         return status(f"published in {db}.{dep.ref.table}: " + (", ".join(done) if done else "nothing new (IF NOT EXISTS)"))
 
     def drop_partitions(self, s: st.DropDependentPartitions, ctx: StatementContext) -> ResultSet:
@@ -247,7 +267,11 @@ class Runners:
             self.feature.changed()
             self.feature.emit(
                 lineage.run_event(
-                    s.source or "DROP PARTITION", "unpublish", ctx.user, self._inputs(ctx, p.target, covered), [self._output(dep, values)]
+                    s.source or "DROP PARTITION",
+                    "unpublish",
+                    ctx.user,
+                    self._inputs_of(ctx, p.target, covered),
+                    [self._output(dep, values)],
                 )
             )
             dropped.append(dep.spec_name(values))
@@ -279,7 +303,9 @@ class Runners:
         self.feature.repository.set_partition_target(dep.ref, values, new)
         self.feature.changed()
         self.feature.emit(
-            lineage.run_event(s.source or "DEPENDS ON", "re-point", ctx.user, self._inputs(ctx, new, covered), [self._output(dep, values)])
+            lineage.run_event(
+                s.source or "DEPENDS ON", "re-point", ctx.user, self._inputs_of(ctx, new, covered), [self._output(dep, values)]
+            )
         )
         return status(f"partition {name} of {db}.{dep.ref.table} now depends on {tdb}.{tname} ({len(covered)} partition(s))")
 

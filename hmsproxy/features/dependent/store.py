@@ -177,21 +177,26 @@ class DependentRepository:
 
     # -- partitions ---------------------------------------------------------------------
 
-    def add_partition(self, p: DependentPartition) -> None:
+    def add_partitions(self, partitions: list[DependentPartition]) -> None:
+        """All in one transaction: AlreadyExists (and none added) if one is there already."""
+        rows = [
+            {
+                **_ref_values(p.table),
+                "spec": json.dumps(list(p.values)),
+                **_ref_values(p.target, "target_"),
+                "published_at": p.published_at or time.time(),
+                "target_gone": False,
+            }
+            for p in partitions
+        ]
+        if not rows:
+            return
         try:
             with self.store.writing() as conn:
-                conn.execute(
-                    dependent_partitions.insert().values(
-                        **_ref_values(p.table),
-                        spec=json.dumps(list(p.values)),
-                        **_ref_values(p.target, "target_"),
-                        published_at=p.published_at or time.time(),
-                        target_gone=False,
-                    )
-                )
+                conn.execute(dependent_partitions.insert(), rows)
                 self.store.bump(conn, COMPONENT)
         except IntegrityError:
-            raise AlreadyExists("the partition is published already") from None
+            raise AlreadyExists("a partition is published already") from None
 
     def drop_partition(self, table: TableRef, values: tuple[str, ...]) -> None:
         with self.store.writing() as conn:
