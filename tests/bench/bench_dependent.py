@@ -12,7 +12,7 @@ In one run:
    (8,760 at the default 365 days), each holding one small Parquet file, added over Thrift in
    batches; ``bench.events_daily``, a dependent table on it with every day published;
 3. ``SELECT count(1), sum(value) ... WHERE ds = <a day in the middle>`` on each, alternated,
-   ``--repeats`` times after a warm-up (15 by default: the differences are tens of milliseconds): the planning time (analysis with the view's text,
+   ``--repeats`` times after a warm-up (30 by default: the differences are tens of milliseconds and the noise as large): the planning time (analysis with the view's text,
    partition pruning in the metastore, the physical plan) and the whole query's time, medians;
 4. the ratios (target: at most 1.2x) and the view text's size.
 """
@@ -141,7 +141,7 @@ def report(samples, answers, partitions: int, published: int, text_bytes: int) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=365, help="published days, 24 hourly partitions each (default 365)")
-    parser.add_argument("--repeats", type=int, default=15, help="timed rounds after one warm-up (default 15)")
+    parser.add_argument("--repeats", type=int, default=30, help="timed rounds after one warm-up (default 30)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temp dir (metastore, files) for a look afterwards")
     return run(parser.parse_args(argv))
 

@@ -312,3 +312,24 @@ def test_drop_database_cascade_is_protected_and_leaves_no_records(proxy_client, 
     finally:
         run(f"DROP DEPENDENT TABLE IF EXISTS default.daily_{tag}")
         proxy_client.drop_database(src, True, True)
+
+
+def test_the_hive_cli_meets_the_same_protection(hive_cli, proxy, proxy_client, run, events):
+    ev, daily = events
+    run(f"ALTER TABLE {daily} ADD PARTITION (ds='1')")
+    # Hive drops partitions with drop_partitions_req and a serialized expression: the proxy asks the
+    # metastore which partitions it means. hive.cli.errors.ignore: each statement runs, failed or not.
+    script = f"""
+set hive.cli.errors.ignore=true;
+ALTER TABLE default.{ev} DROP PARTITION (ds='1', hr='2');
+ALTER TABLE default.{ev} DROP PARTITION (ds='3', hr='2');
+DROP TABLE default.{ev};
+SELECT 'reached the end';
+"""
+    result = hive_cli(proxy.uri, script)
+    output = result.stdout + result.stderr
+    assert f"dropping partition(s) 1/2 of default.{ev} is refused" in output, output[-3000:]
+    assert f"dropping default.{ev} is refused: dependent table(s) default.{daily}" in output, output[-3000:]
+    assert "reached the end" in output
+    names = proxy_client.get_partition_names("default", ev, -1)
+    assert "ds=1/hr=2" in names and "ds=3/hr=2" not in names and len(names) == 8

@@ -29,7 +29,10 @@ class Dependent(Feature):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self.repository = DependentRepository(platform.store)
-        self._cache = GenerationCache(self.repository.generation, self.repository.snapshot, DependentSnapshot(), what="dependent tables")
+        # Checked twice a second: another proxy's change is served within a second (one cheap query per check).
+        self._cache = GenerationCache(
+            self.repository.generation, self.repository.snapshot, DependentSnapshot(), what="dependent tables", check_interval_s=0.5
+        )
         self._sink = lineage.LineageSink()
         self._protection = Protection(self)
 
