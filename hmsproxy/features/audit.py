@@ -8,13 +8,12 @@ call. Lines go to `audit.file` (appended, line-buffered) or to standard error.
 from __future__ import annotations
 
 import json
-import sys
-import threading
 from datetime import UTC, datetime
 
 from hmsproxy.call import Call
 from hmsproxy.config_model import AuditConfig
 from hmsproxy.features.base import Feature, Platform
+from hmsproxy.ops.line_file import LineFile
 
 
 def wanted(cfg: AuditConfig, call: Call) -> bool:
@@ -51,41 +50,20 @@ class Audit(Feature):
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
-        self._lock = threading.Lock()  # one writer at a time keeps lines whole
-        self._path: str | None = None
-        self._file = None
+        self._out = LineFile()
 
     def on_complete(self, call: Call) -> None:
         cfg = call.router.config.audit
         if not wanted(cfg, call):
             return
-        line = json.dumps(audit_record(call, cfg.max_arg_chars), default=str) + "\n"
-        with self._lock:
-            self._stream(cfg.file).write(line)
+        self._out.write(cfg.file, json.dumps(audit_record(call, cfg.max_arg_chars), default=str) + "\n")
 
     def record(self, event: dict) -> None:
         """A line another feature adds to the audit log (dependent tables' lineage events), when audit is on."""
         cfg = self.platform.config().audit
         if not cfg.enabled:
             return
-        line = json.dumps({"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **event}, default=str) + "\n"
-        with self._lock:
-            self._stream(cfg.file).write(line)
-
-    def _stream(self, path: str | None):
-        if path is None:
-            return sys.stderr
-        if path != self._path:  # first line, or a reload moved the file
-            self._close()
-            self._file = open(path, "a", buffering=1, encoding="utf-8")
-            self._path = path
-        return self._file
-
-    def _close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-        self._file, self._path = None, None
+        self._out.write(cfg.file, json.dumps({"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **event}, default=str) + "\n")
 
     def close(self) -> None:
-        with self._lock:
-            self._close()
+        self._out.close()

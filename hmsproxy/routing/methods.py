@@ -79,6 +79,13 @@ SECOND_DB_ARGS = {"exchange_partition": ("dest_db",), "exchange_partitions": ("d
 #: Routed calls whose table is the new object itself, not one that must already be visible.
 TABLE_CREATING = frozenset({"create_table", "create_table_with_environment_context", "create_table_with_constraints", "create_table_req"})
 TABLE_DROPPING = frozenset({"drop_table", "drop_table_with_environment_context", "drop_table_req"})
+#: Calls sending a table's whole new state (a rename too), and where in their args it is.
+TABLE_ALTERING = {
+    "alter_table": ("new_tbl",),
+    "alter_table_with_environment_context": ("new_tbl",),
+    "alter_table_with_cascade": ("new_tbl",),
+    "alter_table_req": ("req", "table"),
+}
 #: Database calls, in their Hive 2.3 and Hive 4 (request struct) forms.
 DATABASE_CREATING = frozenset({"create_database", "create_database_req"})
 DATABASE_DROPPING = frozenset({"drop_database", "drop_database_req"})
@@ -119,6 +126,17 @@ class MethodSpec:
     @property
     def drops_table(self) -> bool:
         return self.name in TABLE_DROPPING
+
+    @property
+    def alters_table(self) -> bool:
+        return self.name in TABLE_ALTERING
+
+    def altered_table(self, args):
+        """The Table an alters_table call sends (None if it sends none)."""
+        value = args
+        for step in TABLE_ALTERING[self.name]:
+            value = getattr(value, step, None) if value is not None else None
+        return value
 
     @property
     def drops_database(self) -> bool:

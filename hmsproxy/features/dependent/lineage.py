@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import urllib.request
 import uuid
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 from hmsproxy.config.errors import Ctx, join_key
 from hmsproxy.config.fields import present, read_mapping, read_positive_number, read_section, read_str
 from hmsproxy.features.base import ConfigSection
+from hmsproxy.ops.line_file import LineFile
 
 log = logging.getLogger(__name__)
 
@@ -105,19 +105,16 @@ def run_event(job: str, action: str, user: str | None, inputs: list[Dataset], ou
 
 
 class LineageSink:
-    """Writes events where the current config says; the file is reopened when the config moves it."""
+    """Writes events where the current config says (the file is reopened when a reload moves it)."""
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._path: str | None = None
-        self._file = None
+        self._file = LineFile()
 
     def emit(self, config: LineageConfig, event: dict) -> None:
         line = json.dumps(event, sort_keys=True)
         if config.file:
             try:
-                with self._lock:
-                    self._stream(config.file).write(line + "\n")
+                self._file.write(config.file, line + "\n")
             except OSError as e:
                 log.warning("dependent tables: can't write lineage event to %s: %s", config.file, e)
         if config.http:
@@ -128,14 +125,5 @@ class LineageSink:
             except OSError as e:
                 log.warning("dependent tables: can't post lineage event to %s: %s", config.http, e)
 
-    def _stream(self, path: str):
-        if path != self._path:
-            self.close()
-            self._file = open(path, "a", buffering=1, encoding="utf-8")
-            self._path = path
-        return self._file
-
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-        self._file, self._path = None, None
+        self._file.close()

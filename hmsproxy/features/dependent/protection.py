@@ -24,12 +24,6 @@ from hmsproxy.features.dependent.runners import column_difference, columns_of, p
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent
 
-ALTERED_TABLE = {
-    "alter_table": lambda a: a.new_tbl,
-    "alter_table_with_environment_context": lambda a: a.new_tbl,
-    "alter_table_with_cascade": lambda a: a.new_tbl,
-    "alter_table_req": lambda a: a.req.table,
-}
 DROPPED_PARTITION_VALUES = {
     "drop_partition": lambda a: [a.part_vals],
     "drop_partition_with_environment_context": lambda a: [a.part_vals],
@@ -124,7 +118,7 @@ class Protection:
             raise Conflict(f"hmsproxy: {name} exists already: it is a dependent table")
         if call.spec.drops_table:
             raise InvalidRequest(f"hmsproxy: {name} is a dependent table: drop it with DROP DEPENDENT TABLE {name} (hmsproxy sql)")
-        new = ALTERED_TABLE[call.method](call.args) if call.method in ALTERED_TABLE else None
+        new = call.spec.altered_table(call.args) if call.spec.alters_table else None
         policy = (new.parameters or {}).get(model.POLICY_KEY) if new is not None else None
         if policy is not None and policy != snapshot.tables[ref].policy and new.tableName.lower() == ref.table:
             # ALTER VIEW ... SET TBLPROPERTIES ('hmsproxy.dependent.on-change'=...) from Spark or Hive.
@@ -146,8 +140,8 @@ class Protection:
         dependents = snapshot.dependents[ref]
         if call.spec.drops_table:
             return Change("drop-table", f"dropping {name}", ref, everything, dependents, f"{name} was dropped", target_gone=True)
-        if call.method in ALTERED_TABLE:
-            new = ALTERED_TABLE[call.method](call.args)
+        if call.spec.alters_table:
+            new = call.spec.altered_table(call.args)
             if new is None:
                 return None
             new_db = (new.dbName or call.client_db).lower()

@@ -11,11 +11,10 @@ once (`refresh()` after each write).
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from dataclasses import dataclass, field
 
 from hmsproxy.routing.naming import split_catalog
+from hmsproxy.store.snapshot import GenerationCache
 
 log = logging.getLogger(__name__)
 
@@ -77,25 +76,14 @@ class RemotesCache:
 
     def __init__(self, repository, check_interval_s: float = 1.0):
         self.repository = repository  # a RemoteRepository (generation, list_databases, list_tables)
-        self.check_interval_s = check_interval_s
-        self._snapshot = RemotesSnapshot()
-        self._checked_at = float("-inf")
-        self._lock = threading.Lock()
+        self._cache = GenerationCache(
+            repository.generation, self._load, RemotesSnapshot(), what="remotes", check_interval_s=check_interval_s
+        )
         self._merged: tuple | None = None  # (store snapshot, static config, merged view)
 
     def snapshot(self) -> RemotesSnapshot:
         """The current view; asks the store (cheaply) if the last check is older than the interval."""
-        if time.monotonic() - self._checked_at < self.check_interval_s:
-            return self._snapshot
-        with self._lock:
-            if time.monotonic() - self._checked_at < self.check_interval_s:
-                return self._snapshot
-            try:
-                self._load_if_changed()
-            except Exception as e:  # a store hiccup must not fail calls on ordinary databases
-                log.warning("can't read remotes from the store (keeping the last view): %s", e)
-            self._checked_at = time.monotonic()
-            return self._snapshot
+        return self._cache.get()
 
     def view(self, static=None) -> RemotesSnapshot:
         """The store's remotes merged with the config's (`static`: a RemotesConfig), cached per pair."""
@@ -111,19 +99,15 @@ class RemotesCache:
 
     def refresh(self) -> RemotesSnapshot:
         """Re-read now (after this proxy changed the store)."""
-        with self._lock:
-            self._checked_at = float("-inf")
-        return self.snapshot()
+        return self._cache.refresh()
 
-    def _load_if_changed(self) -> None:
+    def _load(self) -> RemotesSnapshot:
         generation = self.repository.generation()
-        if generation == self._snapshot.generation:
-            return
         databases = {rd.local_name.lower(): rd for rd in self.repository.list_databases()}
         tables, by_db = {}, {}
         for rt in self.repository.list_tables():
             key = (rt.local_db.lower(), rt.local_name.lower())
             tables[key] = rt
             by_db.setdefault(key[0], []).append(rt)
-        self._snapshot = RemotesSnapshot(generation, databases, tables, by_db)
         log.info("remotes: %d databases, %d tables (remotes generation %s)", len(databases), len(tables), generation)
+        return RemotesSnapshot(generation, databases, tables, by_db)

@@ -27,13 +27,7 @@ from hmsproxy.features.skew.statements import STATEMENTS
 
 log = logging.getLogger(__name__)
 
-#: Where each call keeps the table / partitions it writes.
-ALTERED_TABLE = {
-    "alter_table": lambda a: a.new_tbl,
-    "alter_table_with_environment_context": lambda a: a.new_tbl,
-    "alter_table_with_cascade": lambda a: a.new_tbl,
-    "alter_table_req": lambda a: a.req.table,
-}
+#: Where each call keeps the partitions it writes (the table: MethodSpec.altered_table).
 ADDED_PARTITIONS = {
     "add_partition": lambda a: [a.new_part],
     "add_partition_with_environment_context": lambda a: [a.new_part],
@@ -52,10 +46,10 @@ ALTERED_PARTITIONS = {
 class Skew(Feature):
     name = "skew"
     statements = STATEMENTS
-    methods = frozenset(ALTERED_TABLE) | frozenset(ADDED_PARTITIONS) | frozenset(ALTERED_PARTITIONS)
+    methods = frozenset(ADDED_PARTITIONS) | frozenset(ALTERED_PARTITIONS)
 
     def wants(self, spec) -> bool:
-        return spec.name in self.methods or spec.creates_table
+        return spec.name in self.methods or spec.creates_table or spec.alters_table
 
     def statement_runners(self) -> dict:
         return runners.runners()
@@ -64,8 +58,8 @@ class Skew(Feature):
         name = call.spec.name
         if call.spec.creates_table:
             self._check(call, call.spec.new_table(call.args))
-        elif name in ALTERED_TABLE:
-            self._alter_table(call, ALTERED_TABLE[name](call.args))
+        elif call.spec.alters_table:
+            self._alter_table(call, call.spec.altered_table(call.args))
         elif name in ADDED_PARTITIONS:
             self._add_partitions(call, [p for p in ADDED_PARTITIONS[name](call.args) or [] if p is not None])
         elif name in ALTERED_PARTITIONS:
