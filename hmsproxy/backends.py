@@ -20,6 +20,8 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import idl
 from hmsproxy.breaker import Breaker
+from hmsproxy.cache.follower import NotificationFollower
+from hmsproxy.cache.metadata import MetadataCache
 from hmsproxy.config_model import Config, MetastoreConfig
 from hmsproxy.translations import TRANSLATIONS, Translation, Untranslatable
 from hmsproxy.wire import BackendUnavailable, Connection, ThriftConnection
@@ -89,6 +91,10 @@ class Backends:
         self.extra: dict[str, MetastoreConfig] = {}
         #: Sessions enter() every call here; it trips metastores that stop answering.
         self.breaker = Breaker(self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up)
+        #: Metastores with a `cache:`: their metadata caches and notification-log followers.
+        self.caches: dict[str, MetadataCache] = {}
+        self._followers: dict[str, NotificationFollower] = {}
+        self._cached_uris: dict[str, tuple[str, ...]] = {}
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -99,6 +105,33 @@ class Backends:
                     self.breaker.forget(m.name)
             self.config = config
             self.states = {m.name: self.states.get(m.name) or BackendState(m.name) for m in config.metastores}
+        self._reconfigure_caches(config)
+
+    def _reconfigure_caches(self, config: Config) -> None:
+        """Keep each cache whose metastore and settings are unchanged; a changed one starts empty."""
+        wanted = {m.name: m for m in config.metastores if m.cache is not None}
+        for name in list(self.caches):
+            m = wanted.get(name)
+            if m is None or self.caches[name].config != m.cache or self._cached_uris.get(name) != m.uris:
+                self._drop_cache(name)
+        for name, m in wanted.items():
+            if name in self.caches:
+                continue
+            cache = MetadataCache(name, m.cache)
+            self.caches[name] = cache
+            self._cached_uris[name] = m.uris
+            if m.cache.follow_notifications:
+                self._followers[name] = NotificationFollower(cache, lambda m=m: self.new_connection(m), m.cache.poll_interval_s).start()
+
+    def follower(self, name: str) -> NotificationFollower | None:
+        return self._followers.get(name)
+
+    def _drop_cache(self, name: str) -> None:
+        self.caches.pop(name, None)
+        self._cached_uris.pop(name, None)
+        follower = self._followers.pop(name, None)
+        if follower is not None:
+            follower.stop()
 
     def metastore(self, name: str) -> MetastoreConfig:
         for m in self.config.metastores:
@@ -173,6 +206,8 @@ class Backends:
 
     def close(self) -> None:
         self.breaker.close()
+        for name in list(self.caches):
+            self._drop_cache(name)
 
     def call(self, conn: Connection, method: str, args):
         """Call `method` over `conn`, translating for the backend's version; returns the result struct."""

@@ -37,6 +37,21 @@ class MappedTables:
 
 
 @dataclass(frozen=True)
+class CacheConfig:
+    """A metastore's metadata cache (hmsproxy/cache/): answers of caller-independent reads."""
+
+    max_entries: int = 10_000
+    max_bytes: int = 64 * 1024 * 1024
+    #: How long an answer may be served without asking; bounds staleness where no event says otherwise.
+    ttl_s: float = 60.0
+    #: Follow the metastore's notification log to drop answers that writes made around the proxy changed.
+    follow_notifications: bool = True
+    poll_interval_s: float = 1.0
+    #: While the metastore is down, answer from the cache (stale, marked) instead of failing.
+    serve_stale: bool = False
+
+
+@dataclass(frozen=True)
 class MetastoreConfig:
     name: str
     uris: tuple[str, ...]  # thrift://host:port, tried in order
@@ -57,6 +72,8 @@ class MetastoreConfig:
     latency_ms: int = 0
     #: "2.3", "3.1", "4.0.1", ...; None means probe it on first connect.
     hive_version: str | None = None
+    #: The metadata cache in front of it; None: no cache (the default).
+    cache: CacheConfig | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import __version__, idl
 from hmsproxy.backends import Backends
+from hmsproxy.cache.metadata import cache_summary
 from hmsproxy.call import (
     APPLICATION_ERROR,
     INTERNAL_ERROR,
@@ -263,6 +264,9 @@ class Handler:
             version = self.backends.version(m.name) or "?"
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
+            cache = self.backends.caches.get(m.name)
+            if cache is not None:
+                lines.append(f"    cache: {cache_summary(cache, self.backends.follower(m.name))}")
         for db, owners in sorted(self.router.clashes.items()):
             lines.append(f"clash: database '{db}' is on {', '.join(owners)}; served from '{owners[0]}'")
         lines += self.features.describe()

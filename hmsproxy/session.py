@@ -10,6 +10,7 @@ import threading
 
 from hmsproxy import idl
 from hmsproxy.backends import Backends
+from hmsproxy.cache.calls import through_cache
 from hmsproxy.config_model import MetastoreConfig
 from hmsproxy.wire import BackendUnavailable, Connection
 
@@ -24,6 +25,8 @@ class Session:
         self._lock = threading.Lock()
         #: Each feature's own state for this client (features/base.py: new_session_state).
         self._states: dict[str, object] = {}
+        #: Set when a call was answered from the cache because its metastore is down (the audit log says so).
+        self.served_stale = False
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
         self.user, self.groups = user, list(groups or [])
@@ -60,12 +63,21 @@ class Session:
         Raises BackendUnavailable at once while the metastore is tripped (breaker.py); the
         breaker watches the call from before it connects (a hung metastore may hang there too).
         """
+        cache = self.backends.caches.get(metastore.name)
+        if cache is None:
+            return self._call(metastore, method, args, read_only)
+        return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
+
+    def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
         breaker = self.backends.breaker
         token = breaker.enter(metastore.name)
         try:
             return self.backends.call(self._connection(metastore, read_only), method, args)
         finally:
             breaker.leave(token)
+
+    def _served_stale(self) -> None:
+        self.served_stale = True
 
     def knows_catalogs(self, metastore: MetastoreConfig) -> bool:
         """Whether `metastore` understands Hive 3's "@catalog#db" names (Backends.knows_catalogs)."""

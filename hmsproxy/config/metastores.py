@@ -32,10 +32,12 @@ from hmsproxy.config.fields import (
     ignored_mapping,
     ignored_str,
     present,
+    read_bool,
     read_enum,
     read_int,
     read_list,
     read_mapping,
+    read_positive_number,
     read_regex_list,
     read_section,
     read_str,
@@ -44,6 +46,7 @@ from hmsproxy.config.fields import (
 from hmsproxy.config_model import (
     FEDERATED_ACCESS_TYPES,
     AccessControlType,
+    CacheConfig,
     DatabaseResolution,
     MappedTables,
     MetastoreConfig,
@@ -63,8 +66,9 @@ _METASTORE_KEYS = (
     "access-control-type",
     "writable-database-white-list",
     "latency",
-    # hmsproxy's own; Waggle Dance ignores it, so it may also appear in a federation file.
+    # hmsproxy's own; Waggle Dance ignores them, so they may also appear in a federation file.
     "hive-version",
+    "cache",
 )
 
 _WD_METASTORE_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
@@ -180,6 +184,8 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
                 f'{hive_version!r} is not a Hive version such as "2.3", "3.1" or "4.0.1"',
             )
 
+    cache = _parse_cache(ctx, sub("cache"), section["cache"]) if present(section, "cache") else None
+
     metastore = MetastoreConfig(
         name=name,
         uris=uris,
@@ -193,8 +199,34 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
         read_only_uris=read_only_uris,
         latency_ms=latency,
         hive_version=hive_version,
+        cache=cache,
     )
     return _Parsed(metastore, path, prefix_defaulted)
+
+
+_CACHE_KEYS = ("max-entries", "max-bytes", "ttl-s", "follow-notifications", "poll-interval-s", "serve-stale")
+
+
+def _parse_cache(ctx: Ctx, path: str, raw: Any) -> CacheConfig | None:
+    """`cache: true` or a mapping of _CACHE_KEYS (`cache: false` or absent: none)."""
+    if raw is False or raw is None:
+        return None
+    if raw is True:
+        return CacheConfig()
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _CACHE_KEYS)
+    defaults = CacheConfig()
+
+    def number(key: str, default, reader):
+        return reader(ctx, join_key(path, key), section[key]) if present(section, key) else default
+
+    return CacheConfig(
+        max_entries=number("max-entries", defaults.max_entries, lambda c, p, v: read_int(c, p, v, minimum=1)),
+        max_bytes=number("max-bytes", defaults.max_bytes, lambda c, p, v: read_int(c, p, v, minimum=1024)),
+        ttl_s=number("ttl-s", defaults.ttl_s, read_positive_number),
+        follow_notifications=number("follow-notifications", defaults.follow_notifications, read_bool),
+        poll_interval_s=number("poll-interval-s", defaults.poll_interval_s, read_positive_number),
+        serve_stale=number("serve-stale", defaults.serve_stale, read_bool),
+    )
 
 
 def _parse_mapped_tables(ctx: Ctx, path: str, value: Any) -> tuple[MappedTables, ...]:

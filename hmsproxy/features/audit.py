@@ -42,6 +42,7 @@ def audit_record(call: Call, max_arg_chars: int) -> dict:
         "outcome": call.outcome,
         "error": call.error,
         "args": args,
+        **({"stale": True} if call.session.served_stale else {}),
     }
 
 
@@ -55,8 +56,10 @@ class Audit(Feature):
     def on_complete(self, call: Call) -> None:
         cfg = call.router.config.audit
         if not wanted(cfg, call):
+            call.session.served_stale = False
             return
         self._out.write(cfg.file, json.dumps(audit_record(call, cfg.max_arg_chars), default=str) + "\n")
+        call.session.served_stale = False
 
     def record(self, event: dict) -> None:
         """A line another feature adds to the audit log (dependent tables' lineage events), when audit is on."""

@@ -47,7 +47,32 @@ class _BackendCollector:
             if state.last_error:
                 error.add_metric([name, state.last_error[:MAX_ERROR_LABEL]], 1.0)
             timeouts.add_metric([name], state.fanout_timeouts)
-        return [up, error, timeouts]
+        return [up, error, timeouts, *_cache_metrics(self.backends.caches)]
+
+
+def _cache_metrics(caches: dict) -> list:
+    """The metadata caches' counters (hmsproxy/cache/), per metastore."""
+    families = {
+        "hits": CounterMetricFamily("hmsproxy_cache_hits", "Calls answered from the metadata cache", labels=["backend"]),
+        "misses": CounterMetricFamily("hmsproxy_cache_misses", "Cacheable calls the cache could not answer", labels=["backend"]),
+        "stale": CounterMetricFamily(
+            "hmsproxy_cache_stale_served", "Calls answered from the cache while the metastore was down", labels=["backend"]
+        ),
+        "entries": GaugeMetricFamily("hmsproxy_cache_entries", "Answers in the metadata cache", labels=["backend"]),
+        "bytes": GaugeMetricFamily("hmsproxy_cache_bytes", "Bytes of answers in the metadata cache", labels=["backend"]),
+    }
+    invalidations = CounterMetricFamily(
+        "hmsproxy_cache_invalidations", "Invalidations of the metadata cache, by what caused them", labels=["backend", "reason"]
+    )
+    for name, cache in list(caches.items()):
+        families["hits"].add_metric([name], cache.hits)
+        families["misses"].add_metric([name], cache.misses)
+        families["stale"].add_metric([name], cache.stale_served)
+        families["entries"].add_metric([name], cache.entries)
+        families["bytes"].add_metric([name], cache.bytes)
+        for reason, count in sorted(cache.invalidations.items()):
+            invalidations.add_metric([name, reason], count)
+    return [*families.values(), invalidations]
 
 
 class Metrics(Feature):

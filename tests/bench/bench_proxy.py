@@ -388,7 +388,7 @@ def seed(metastore, partitions: int, hive_version: str = "2.3") -> None:
         client.close()
 
 
-def write_proxy_config(path: Path, port: int, metastore_uri: str, hive_version: str = "2.3") -> None:
+def write_proxy_config(path: Path, port: int, metastore_uri: str, hive_version: str = "2.3", *, cache: bool = False) -> None:
     path.write_text(
         "# written by tests/bench/bench_proxy.py\n"
         "server:\n"
@@ -400,7 +400,7 @@ def write_proxy_config(path: Path, port: int, metastore_uri: str, hive_version: 
         "  name: primary\n"
         f"  remote-meta-store-uris: {metastore_uri}\n"
         "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
-        f'  hive-version: "{hive_version}"\n',
+        f'  hive-version: "{hive_version}"\n' + ("  cache: {ttl-s: 600}\n" if cache else ""),
         encoding="utf-8",
     )
     from hmsproxy.config import load_config
@@ -761,6 +761,7 @@ def parse_args(argv=None):
     p.add_argument("--warmup-calls", type=int, default=5, help="calls each client makes before the clock starts (default 5)")
     p.add_argument("--budget", type=float, default=170, help="seconds after which no new run starts (default 170)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
+    p.add_argument("--no-cache", action="store_true", help="leave out the metadata cache's runs (tests/bench/bench_cache.py)")
     p.add_argument(
         "--profile-proxy",
         metavar="FILE",
@@ -931,6 +932,21 @@ def main(argv=None) -> int:
             )
         print(f"\n(total {elapsed:.0f}s)")
 
+        cache_lines: list[str] = []
+        if not args.no_cache:
+            from tests.bench import bench_cache
+
+            log("starting a second hmsproxy with the metadata cache on ...")
+            cached, cached_port = bench_cache.start_cached_proxy(tmp, metastore.uri, HIVE_VERSIONS[args.hive])
+            try:
+                cache_lines = bench_cache.measure(
+                    pool, {**endpoints, "cached": ("127.0.0.1", cached_port)}, methods["get_table"]["proxy"], args, snapshot, log
+                )
+            finally:
+                cached.stop()
+            print()
+            print("\n".join(cache_lines))
+
         if args.json:
             doc = {
                 "hmsproxy_version": __version__,
@@ -944,6 +960,7 @@ def main(argv=None) -> int:
                 "rows": [asdict(r) for r in rows],
                 "runs": [asdict(s) for v in runs.values() for s in v],
                 "targets": targets,
+                "cache": cache_lines,
                 "elapsed_s": round(elapsed, 1),
             }
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
