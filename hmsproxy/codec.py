@@ -6,8 +6,8 @@ raises `TypeError: unhashable type: 'list'` halfway through a message, in its C
 decoder and its Python one alike; the Hive CLI's `ALTER TABLE … SET SKEWED LOCATION`
 would break the connection, and so would reading such a table back.
 
-The fast decoder stays in front. A :class:`RecordingSocket` under the buffered
-transport keeps the bytes of the message being read; when the fast decoder fails
+The fast decoder stays in front. A :class:`RecordingSocket` under the transport
+(buffered or framed) keeps the bytes of the message being read; when the fast decoder fails
 that way, :func:`redecode` reads the whole message again with the decoder here,
 which turns list keys into tuples (thriftpy2 encodes tuple keys as lists, so the
 value goes back out unchanged) and reads the rest of the message from the socket.
@@ -28,10 +28,15 @@ _FIXED = {TType.BYTE: (1, "!b"), TType.I16: (2, "!h"), TType.I32: (4, "!i"), TTy
 
 
 class RecordingSocket:
-    """A transport wrapper that keeps what it reads since `start()` (see the module doc)."""
+    """A transport wrapper that keeps what it reads since `start()` (see the module doc).
 
-    def __init__(self, inner):
+    Under a framed transport (`framed`) the recording starts with the frame's 4-byte length and
+    holds the whole frame (the transport reads frames whole): `redecode` skips the length.
+    """
+
+    def __init__(self, inner, *, framed: bool = False):
         self.inner = inner
+        self.framed = framed
         self._record: bytearray | None = None
 
     def start(self) -> None:
@@ -85,7 +90,8 @@ def redecode(recorder: RecordingSocket, transport, struct_cls):
     since everything in it is in the recording too.
     """
     transport.clean()  # its write buffer is empty: the message before this one was flushed
-    src = _Source(recorder.take(), recorder.inner)
+    recorded = recorder.take()
+    src = _Source(recorded[4:] if recorder.framed else recorded, recorder.inner)
     name, mtype, seqid = _message_begin(src)
     return name, mtype, seqid, _struct(src, struct_cls)
 

@@ -98,8 +98,8 @@ class ProxyServer:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
             sock = TSocket(sock=conn)
-            recorder = RecordingSocket(sock) if self.transport_cls is TCyBufferedTransport else None
-            proto = TCyBinaryProtocol(self.transport_cls(recorder or sock), strict_read=False)
+            recorder = RecordingSocket(sock, framed=self.transport_cls is TCyFramedTransport)
+            proto = TCyBinaryProtocol(self.transport_cls(recorder), strict_read=False)
             while not self._stopping.is_set():
                 self._process_one(session, proto, recorder)
         except (TTransportException, ConnectionError, OSError) as e:
@@ -126,9 +126,8 @@ class ProxyServer:
             self._clients.add(conn)
         return conn
 
-    def _process_one(self, session: Session, proto, recorder: RecordingSocket | None) -> None:
-        if recorder is not None:
-            recorder.start()  # the request's bytes, should it need codec.redecode
+    def _process_one(self, session: Session, proto, recorder: RecordingSocket) -> None:
+        recorder.start()  # the request's bytes, should it need codec.redecode
         method, mtype, seqid = proto.read_message_begin()
         spec = METHOD_SPECS.get(method)
         if spec is None:
@@ -141,11 +140,8 @@ class ProxyServer:
             args.read(proto)
             proto.read_message_end()
         except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
-            if recorder is None:
-                raise
             args = redecode(recorder, proto.trans, spec.args_cls)[3]
-        if recorder is not None:
-            recorder.take()
+        recorder.take()
         try:
             result = self.handler.dispatch(session, method, args)
         except TApplicationException as e:

@@ -94,8 +94,8 @@ class ThriftConnection:
         for uri in self.uris:
             host, port = parse_uri(uri)
             sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
-            recorder = RecordingSocket(sock) if self._transport_cls is TCyBufferedTransport else None
-            trans = self._transport_cls(recorder or sock)
+            recorder = RecordingSocket(sock, framed=self._transport_cls is TCyFramedTransport)
+            trans = self._transport_cls(recorder)
             try:
                 trans.open()
             except (TTransportException, OSError) as e:
@@ -134,8 +134,7 @@ class ThriftConnection:
             proto.trans.flush()
             if oneway:
                 return result_cls()
-            if self._recorder is not None:
-                self._recorder.start()  # the answer's bytes, should it need codec.redecode
+            self._recorder.start()  # the answer's bytes, should it need codec.redecode
             _, mtype, _ = proto.read_message_begin()
             if mtype == TMessageType.EXCEPTION:
                 exc = TApplicationException()
@@ -147,11 +146,8 @@ class ThriftConnection:
                 result.read(proto)
                 proto.read_message_end()
             except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
-                if self._recorder is None:
-                    raise
                 result = redecode(self._recorder, proto.trans, result_cls)[3]
-            if self._recorder is not None:
-                self._recorder.take()
+            self._recorder.take()
             return result
         except TApplicationException:
             raise

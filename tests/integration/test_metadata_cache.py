@@ -16,25 +16,17 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy import idl
-from hmsproxy.app import build_handler
 from hmsproxy.config_model import AuditConfig, CacheConfig, MetastoreConfig
 from hmsproxy.server import ProxyServer
 from hmsproxy.testing import partition, table
+from tests.integration.test_breaker_real_clients import poll, shut
+from tests.integration.test_breaker_real_clients import serve as serve_config
 from tests.support.federation import prefixed_config
 from tests.support.required import unavailable
 
 
 def client_for(server: ProxyServer, timeout_ms: int = 60_000):
     return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=timeout_ms)
-
-
-def poll(fn, timeout_s: float, interval_s: float = 0.1) -> float:
-    """Seconds until fn() is truthy, bounded by timeout_s."""
-    started = time.monotonic()
-    while not fn():
-        assert time.monotonic() - started < timeout_s, f"not reached within {timeout_s} s"
-        time.sleep(interval_s)
-    return time.monotonic() - started
 
 
 @pytest.fixture
@@ -45,14 +37,12 @@ def caching_proxy(metastores):
     def serve(config=None, **cache):
         base = config or prefixed_config(metastores[0].uri, metastores[1].uri)
         config = replace(base, primary=replace(base.primary, cache=CacheConfig(**cache)))
-        server = ProxyServer(build_handler(config), "127.0.0.1", 0).start()
-        servers.append(server)
-        return server
+        servers.append(serve_config(config))
+        return servers[-1]
 
     yield serve
-    for s in servers:
-        s.stop()
-        s.handler.close()
+    for server in servers:
+        shut(server)
 
 
 @pytest.fixture
@@ -160,7 +150,7 @@ def test_serve_stale_answers_while_a_metastore_is_down(metastores, private_metas
         server=replace(base.server, probe_after_s=2.0, backend_timeout_s=30),
         audit=AuditConfig(enabled=True, file=str(audit)),
     )
-    server = ProxyServer(build_handler(config), "127.0.0.1", 0).start()
+    server = serve_config(config)
     client, stuck = client_for(server), client_for(server)
     stopped = False
     try:
@@ -183,8 +173,7 @@ def test_serve_stale_answers_while_a_metastore_is_down(metastores, private_metas
             os.kill(ms.pid, signal.SIGCONT)
         client.close()
         stuck.close()
-        server.stop()
-        server.handler.close()
+        shut(server)
 
 
 def _ignore(fn) -> None:

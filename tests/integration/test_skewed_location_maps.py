@@ -7,16 +7,21 @@ Before hmsproxy/codec.py the proxy could not decode such a message: the Hive CLI
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
+
+import pytest
 
 from hmsproxy import idl
+from hmsproxy.app import build_handler
+from hmsproxy.server import ProxyServer
 from hmsproxy.testing import table
 from hmsproxy.wire import ThriftConnection
 
 hive = idl.hive
 
 
-def connect(uri: str) -> ThriftConnection:
-    return ThriftConnection("test", (uri,), call_timeout_s=60)
+def connect(uri: str, transport: str = "buffered") -> ThriftConnection:
+    return ThriftConnection("test", (uri,), call_timeout_s=60, transport=transport)
 
 
 def skewed_table(db: str, name: str, location_map: dict, location: str) -> hive.Table:
@@ -30,10 +35,23 @@ def skewed_table(db: str, name: str, location_map: dict, location: str) -> hive.
     return t
 
 
-def test_a_location_map_goes_through_the_proxy_and_comes_back(proxy, metastores, tmp_path):
+@pytest.fixture(params=["buffered", "framed"])
+def proxy_uri(request, proxy, default_config):
+    """The session proxy's URI, or (framed) a proxy of the same config speaking the framed transport."""
+    if request.param == "buffered":
+        yield proxy.uri, "buffered"
+        return
+    handler = build_handler(replace(default_config, server=replace(default_config.server, transport="framed")))
+    server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()
+    yield server.uri, "framed"
+    server.stop()
+    handler.close()
+
+
+def test_a_location_map_goes_through_the_proxy_and_comes_back(proxy_uri, metastores, tmp_path):
     name = f"sk_{uuid.uuid4().hex[:8]}"
     location_map = {("a", "1"): (tmp_path / "x=a" / "y=1").as_uri(), ("b", "2"): (tmp_path / "x=b" / "y=2").as_uri()}
-    client, direct = connect(proxy.uri), connect(metastores[0].uri)
+    client, direct = connect(*proxy_uri), connect(metastores[0].uri)
     try:
         client.call("create_table", idl.HmsProxy.create_table_args(tbl=skewed_table("default", name, {}, tmp_path.as_uri())))
         update = skewed_table("default", name, location_map, tmp_path.as_uri())
