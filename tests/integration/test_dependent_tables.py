@@ -333,3 +333,22 @@ SELECT 'reached the end';
     assert "reached the end" in output
     names = proxy_client.get_partition_names("default", ev, -1)
     assert "ds=1/hr=2" in names and "ds=3/hr=2" not in names and len(names) == 8
+
+
+def test_a_remote_table_can_be_depended_upon_by_its_local_name(proxy_client, run, metastores, tag, tmp_path):
+    from tests.integration.test_remotes import add_source, link_table
+
+    add_source(metastores[1], tmp_path)  # rsrc.items on the other metastore: partitioned by ds, partition ds=1
+    proxy_client.create_table(link_table("default", f"items_{tag}", metastores[1].uri))
+    try:
+        run(f"CREATE DEPENDENT TABLE daily_{tag} PARTITIONED BY (ds) DEPENDS ON TABLE items_{tag}")
+        (answer,) = run(f"ALTER TABLE daily_{tag} ADD PARTITION (ds='1')")
+        assert answer["result"] == f"published in default.daily_{tag}: ds=1 (1 partition(s) of default.items_{tag})"
+        assert proxy_client.get_table("default", f"daily_{tag}").viewExpandedText.endswith(
+            f"FROM `default`.`items_{tag}` WHERE `ds` IN ('1')"
+        )
+        (row,) = run(f"SHOW DEPENDENCIES OF daily_{tag} PARTITION (ds='1')")
+        assert row["covers"] == "ds=1" and row["location"].endswith("/items/ds=1")
+    finally:
+        run(f"DROP DEPENDENT TABLE IF EXISTS daily_{tag}")
+        proxy_client.drop_table("default", f"items_{tag}", False)  # unlinks the remote table
