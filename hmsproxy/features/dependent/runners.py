@@ -337,18 +337,23 @@ class Runners:
             partitions = tuple(p for p in partitions if p.values == values)
             if not partitions:
                 raise NotFound(f"hmsproxy: partition {dep.spec_name(values)} of {db}.{dep.ref.table} is not published")
+        served: dict[TableRef, list] = {}
+        for p in partitions:
+            if not p.target_gone:
+                served.setdefault(p.target, []).append(p.values)
+        # Per table depended upon: one listing (or a call per partition, for a few) and its partition keys once.
+        covered = {t: self._covered_each(ctx, t, specs) for t, specs in served.items()}
+        keys = {t: self._keys(ctx, t) for t, found in covered.items() if any(found.values())}
         for p in partitions:
             name, target = dep.spec_name(p.values), names.client_name(router, p.target)
             if p.target_gone:
                 rows.append([name, target, "", "", f"not served: {p.problem}"])
                 continue
-            covered = self._covered(ctx, p.target, p.values)
-            state = p.problem or "ok"
-            if not covered:
+            found, state = covered[p.target][p.values], p.problem or "ok"
+            if not found:
                 rows.append([name, target, "", "", "empty" if state == "ok" else state])
                 continue
-            keys = self._keys(ctx, p.target)
-            rows += [[name, target, _spec_name(keys, c.values), (c.sd.location if c.sd else "") or "", state] for c in covered]
+            rows += [[name, target, _spec_name(keys[p.target], c.values), (c.sd.location if c.sd else "") or "", state] for c in found]
         return ResultSet(list(DEPENDENCY_COLUMNS), rows)
 
     def _keys(self, ctx: StatementContext, target: TableRef) -> list[str]:
