@@ -116,6 +116,7 @@ def describe(config: Config) -> str:
         deadline = server.fanout_timeout_ms + ms.latency_ms
         rows.append(("latency", f"{ms.latency_ms} ms (fan-out deadline {deadline} ms)"))
         rows.append(("hive version", ms.hive_version or "probed on first connect"))
+        rows.append(("metadata cache", _describe_cache(ms.cache)))
 
         role = "primary" if ms.primary else "federated"
         lines.append("")
@@ -125,3 +126,15 @@ def describe(config: Config) -> str:
             label_text = f"{label}:" if label else ""
             lines.append(f"  {label_text:<{width + 1}}  {value}")
     return "\n".join(lines) + "\n"
+
+
+def _describe_cache(cache) -> str:
+    if cache is None:
+        return "off"
+    fresh = (
+        f"notification log every {cache.poll_interval_s:g} s, TTL {cache.ttl_s:g} s"
+        if cache.follow_notifications
+        else f"TTL {cache.ttl_s:g} s"
+    )
+    stale = "; serves stale answers while down" if cache.serve_stale else ""
+    return f"{cache.max_entries} entries / {cache.max_bytes:,} bytes at most; fresh by {fresh}{stale}"

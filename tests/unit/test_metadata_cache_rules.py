@@ -3,6 +3,8 @@ the epoch guard against a read racing a write, serve-stale."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hmsproxy import idl
@@ -144,4 +146,8 @@ def test_the_cache_key_of_a_metastore(tmp_path):
     assert own(tmp_path, head + ", cache: true}\n").primary.cache == CacheConfig()
     config = own(tmp_path, head + ", cache: {ttl-s: 5, serve-stale: true, max-entries: 10}}\n")
     assert config.primary.cache == CacheConfig(ttl_s=5, serve_stale=True, max_entries=10)
+    from hmsproxy.config import describe
+
+    shown = "10 entries / 67,108,864 bytes at most; fresh by notification log every 1 s, TTL 5 s; serves stale answers while down"
+    assert re.search(r"metadata cache: +" + re.escape(shown), describe(config))
     assert_error(own_error(tmp_path, head + ", cache: {ttl: 5}}\n"), "hmsproxy.yml", "primary-meta-store.cache.ttl", "unknown key")
