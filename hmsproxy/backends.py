@@ -75,8 +75,12 @@ class BackendState:
     knows_catalogs: bool | None = None
     #: Methods the backend answered with "Invalid method name".
     missing_methods: set[str] = field(default_factory=set)
+    #: Methods some Hive version lacks (translations.py) that this backend has answered.
+    present_methods: set[str] = field(default_factory=set)
     #: Fan-out answers given without this metastore because it was too slow.
     fanout_timeouts: int = 0
+    #: Answers forwarded as bytes, undecoded (relay.py).
+    relayed: int = 0
 
 
 class Backends:
@@ -219,6 +223,8 @@ class Backends:
             else:
                 try:
                     result = conn.call(method, args)
+                    if method in TRANSLATIONS:
+                        self.state(name).present_methods.add(method)
                 except TApplicationException as e:
                     tr = TRANSLATIONS.get(method)
                     if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:

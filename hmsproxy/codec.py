@@ -38,6 +38,11 @@ class RecordingSocket:
         self.inner = inner
         self.framed = framed
         self._record: bytearray | None = None
+        self._forward = None
+
+    def forward(self, to) -> None:
+        """Hand every chunk read from now on to `to(bytes)` (relay.py); None: stop."""
+        self._forward = to
 
     def start(self) -> None:
         self._record = bytearray()
@@ -51,6 +56,8 @@ class RecordingSocket:
         data = self.inner.read(n)
         if self._record is not None:
             self._record += data
+        elif self._forward is not None:
+            self._forward(data)
         return data
 
     def __getattr__(self, name):  # open, close, write, flush, sock, is_open, ...

@@ -104,6 +104,8 @@ class ServerConfig:
     tls: TlsConfig | None = None
     #: Processes sharing the Thrift port (SO_REUSEPORT), to use every core.
     workers: int = 1
+    #: Forward answers that need nothing from the proxy as bytes, without decoding them (relay.py).
+    relay: bool = True
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from hmsproxy.errors import (
 )
 from hmsproxy.features.base import Feature, FeatureRegistry, Platform
 from hmsproxy.internal_client import InternalClient
+from hmsproxy.relay import RELAYED, RelayBroken, outcome, relayable
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
@@ -129,6 +130,9 @@ class Handler:
         call = Call(session, spec, args, self.router)  # one config snapshot for the whole call
         try:
             result = self._handle(call)
+            if result is RELAYED:  # already sent to the client undecoded
+                call.outcome = call.relayed_outcome
+                return result
             call.outcome, call.error = result_outcome(result)
             return result
         except TApplicationException as e:
@@ -144,6 +148,9 @@ class Handler:
             call.outcome, call.error = UNAVAILABLE, str(e)
             subject = f"{call.subject}: " if call.subject else ""
             return declared_result(spec, UNAVAILABLE_TYPES, f"hmsproxy: {subject}{e}")
+        except RelayBroken as e:  # part of the answer reached the client: server.py closes its connection
+            call.outcome, call.error = UNAVAILABLE, str(e)
+            raise
         except Exception as e:
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
@@ -185,6 +192,7 @@ class Handler:
         if answer is not None:
             call.backend = call.backend or "hmsproxy"
             return answer
+        routed_by_feature = call.route is not None
         if call.route is None:
             call.route = router.route(call.client_db) if call.client_db else router.route_primary()
         call.backend = call.route.metastore.name
@@ -194,6 +202,12 @@ class Handler:
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
+        result_needed = any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec))
+        if relayable(call, self.backends, router.config, routed_by_feature=routed_by_feature, result_needed=result_needed):
+            relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink)
+            if relayed is not None:
+                call.relayed_outcome = outcome(spec.result_cls, *relayed)
+                return RELAYED
         result = self._forward(call.session, spec, call.route, call.args)
         if call.client_db and has_table_lists(spec) and result.success is not None:
             result.success = filter_tables(spec, call.route, result.success)

@@ -21,6 +21,7 @@ from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
 from hmsproxy.handler import Handler
 from hmsproxy.ops.tls import handshake, server_context
+from hmsproxy.relay import RELAYED, RelayBroken, ReplySink
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.session import Session
 
@@ -104,6 +105,8 @@ class ProxyServer:
                 self._process_one(session, proto, recorder)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
+        except RelayBroken as e:
+            log.warning("client %s: %s; closing its connection (its stream cannot be resumed)", session.client_address, e)
         except Exception:
             log.exception("client %s: unreadable message; closing the connection", session.client_address)
         finally:
@@ -142,13 +145,23 @@ class ProxyServer:
         except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
             args = redecode(recorder, proto.trans, spec.args_cls)[3]
         recorder.take()
+        oneway = mtype == TMessageType.ONEWAY or spec.oneway
+        sink = ReplySink(proto, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
+        session.reply_sink = sink
         try:
             result = self.handler.dispatch(session, method, args)
         except TApplicationException as e:
-            if mtype != TMessageType.ONEWAY:
+            if sink is not None and sink.started:
+                raise RelayBroken(f"{method}: {e}") from e  # part of the answer is out: close the connection
+            if not oneway:
                 self._reply_exception(proto, method, seqid, e)
             return
-        if mtype == TMessageType.ONEWAY or spec.oneway:
+        finally:
+            session.reply_sink = None
+        if result is RELAYED:
+            sink.finish()
+            return
+        if oneway:
             return
         proto.write_message_begin(method, TMessageType.REPLY, seqid)
         result.write(proto)

@@ -27,6 +27,8 @@ class Session:
         self._states: dict[str, object] = {}
         #: Set when a call was answered from the cache because its metastore is down (the audit log says so).
         self.served_stale = False
+        #: Where the call being handled may send its answer undecoded (server.py sets it; relay.py).
+        self.reply_sink = None
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
         self.user, self.groups = user, list(groups or [])
@@ -73,6 +75,26 @@ class Session:
         token = breaker.enter(metastore.name)
         try:
             return self.backends.call(self._connection(metastore, read_only), method, args)
+        finally:
+            breaker.leave(token)
+
+    def relay(self, metastore: MetastoreConfig, method: str, args, sink) -> tuple[int, bytes] | None:
+        """Call `method` and copy its answer to `sink` undecoded (relay.py): (message type, body start);
+        None when the connection cannot relay (nothing was sent)."""
+        breaker = self.backends.breaker
+        token = breaker.enter(metastore.name)
+        try:
+            conn = self._connection(metastore, method.startswith("get"))
+            if not hasattr(conn, "relay"):  # hmsproxy.testing's fakes: the full path
+                return None
+            try:
+                answer = conn.relay(method, args, sink)
+            except BackendUnavailable as e:
+                self.backends.mark_down(metastore.name, e.reason)
+                raise
+            self.backends.mark_up(metastore.name)
+            self.backends.state(metastore.name).relayed += 1
+            return answer
         finally:
             breaker.leave(token)
 

@@ -12,11 +12,12 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from thriftpy2.protocol import TCyBinaryProtocol
-from thriftpy2.thrift import TApplicationException, TMessageType
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy import idl
 from hmsproxy.codec import RecordingSocket, redecode
+from hmsproxy.relay import RelayBroken, header_length
 
 
 class BackendUnavailable(Exception):
@@ -155,6 +156,39 @@ class ThriftConnection:
             uri = self.uri or ", ".join(self.uris)
             self.close()
             raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
+
+    def relay(self, method: str, args, sink) -> tuple[int, bytes]:
+        """Send `args`; copy the answer's body to `sink` undecoded (relay.py). Returns (message type,
+        the body's first bytes). BackendUnavailable before anything reached `sink`; RelayBroken after."""
+        if self._proto is None:
+            self.open()
+        proto, recorder = self._proto, self._recorder
+        self._seqid += 1
+        try:
+            proto.write_message_begin(method, TMessageType.CALL, self._seqid)
+            args.write(proto)
+            proto.write_message_end()
+            proto.trans.flush()
+            recorder.start()
+            name, mtype, _ = proto.read_message_begin()
+            seen = recorder.take()
+        except Exception as e:
+            uri = self.uri or ", ".join(self.uris)
+            self.close()
+            raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
+        body_start = seen[header_length(seen, name) :]
+        sink.begin(mtype)
+        sink.write(body_start)
+        recorder.forward(sink.write)  # what the transport reads from now on goes straight on
+        try:
+            proto.skip(TType.STRUCT)
+            proto.read_message_end()
+        except Exception as e:
+            self.close()
+            raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {_reason(e)}") from e
+        finally:
+            recorder.forward(None)
+        return mtype, body_start
 
 
 def _reason(e: Exception) -> str:

@@ -66,6 +66,7 @@ _OWN_SERVER_KEYS = (
     "probe-after-s",
     "tls",
     "workers",
+    "relay",
 )
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
@@ -148,6 +149,8 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
     if present(section, "workers"):
         kwargs["workers"] = read_int(ctx, join_key(path, "workers"), section["workers"], minimum=1, maximum=64)
+    if present(section, "relay"):
+        kwargs["relay"] = read_bool(ctx, join_key(path, "relay"), section["relay"])
     return dataclasses.replace(ServerConfig(), **kwargs)
 
 

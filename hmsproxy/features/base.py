@@ -129,6 +129,11 @@ class Feature:
         """Lines for ``hmsproxy status``."""
         return []
 
+    def needs_result(self, call) -> bool:
+        """Whether on_response must see this call's decoded answer (else it may be relayed as bytes,
+        relay.py, and on_response does not run). Asked only of features whose on_response wants the call."""
+        return True
+
     def statement_runners(self) -> Mapping[type, Callable]:
         """statement type -> ``run(statement, StatementContext) -> ResultSet`` for this feature's statements."""
         return {}

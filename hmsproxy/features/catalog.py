@@ -123,6 +123,10 @@ class Catalog(Feature):
 
     # -- listings ------------------------------------------------------------------------
 
+    def needs_result(self, call: Call) -> bool:
+        spec = call.spec
+        return spec.lists_databases or spec.name == "get_table_meta" or spec.lists_table_names or spec.lists_table_objects
+
     def on_response(self, call: Call, result) -> None:
         spec = call.spec
         if getattr(result, "success", None) is None:

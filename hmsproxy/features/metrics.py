@@ -41,13 +41,15 @@ class _BackendCollector:
         timeouts = CounterMetricFamily(
             "hmsproxy_fanout_timeouts", "Fan-out answers given without this metastore because it was too slow", labels=["backend"]
         )
+        relayed = CounterMetricFamily("hmsproxy_relayed_calls", "Answers forwarded as bytes without decoding them", labels=["backend"])
         for name, state in list(self.backends.states.items()):
             if state.up is not None:
                 up.add_metric([name], 1.0 if state.up else 0.0)
             if state.last_error:
                 error.add_metric([name, state.last_error[:MAX_ERROR_LABEL]], 1.0)
             timeouts.add_metric([name], state.fanout_timeouts)
-        return [up, error, timeouts, *_cache_metrics(self.backends.caches)]
+            relayed.add_metric([name], state.relayed)
+        return [up, error, timeouts, relayed, *_cache_metrics(self.backends.caches)]
 
 
 def _cache_metrics(caches: dict) -> list:

@@ -55,6 +55,11 @@ def _container(ttype: int, nested) -> tuple | None:
     return None  # no answer keeps these structs in maps
 
 
+def holds_catalog_structs(success_type: tuple | None) -> bool:
+    """Whether an answer of this type may hold a Database, Table or Partition (whose catalog may need filling)."""
+    return success_type is not None and _container(*success_type) is not None
+
+
 def fill_default_catalog(value, success_type: tuple | None) -> None:
     """Set the default catalog on every Database and Partition in an answer that lacks one."""
     if value is None or success_type is None:

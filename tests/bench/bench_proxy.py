@@ -388,14 +388,15 @@ def seed(metastore, partitions: int, hive_version: str = "2.3") -> None:
         client.close()
 
 
-def write_proxy_config(path: Path, port: int, metastore_uri: str, hive_version: str = "2.3", *, cache: bool = False) -> None:
+def write_proxy_config(
+    path: Path, port: int, metastore_uri: str, hive_version: str = "2.3", *, cache: bool = False, relay: bool = True
+) -> None:
     path.write_text(
         "# written by tests/bench/bench_proxy.py\n"
         "server:\n"
         "  host: 127.0.0.1\n"
         f"  port: {port}\n"
-        "  transport: buffered\n"
-        "database-resolution: PREFIXED\n"
+        "  transport: buffered\n" + ("" if relay else "  relay: false\n") + "database-resolution: PREFIXED\n"
         "primary-meta-store:\n"
         "  name: primary\n"
         f"  remote-meta-store-uris: {metastore_uri}\n"
@@ -763,6 +764,10 @@ def parse_args(argv=None):
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
     p.add_argument("--no-cache", action="store_true", help="leave out the metadata cache's runs (tests/bench/bench_cache.py)")
     p.add_argument(
+        "--big-partitions", type=int, default=10_000, help="partitions of the get_partitions runs (tests/bench/bench_relay.py); 0: none"
+    )
+    p.add_argument("--big-repeats", type=int, default=5, help="timed get_partitions calls per path (default 5)")
+    p.add_argument(
         "--profile-proxy",
         metavar="FILE",
         help="run the proxy under cProfile (per thread, CPU time) and write pstats to FILE; "
@@ -947,6 +952,28 @@ def main(argv=None) -> int:
             print()
             print("\n".join(cache_lines))
 
+        relay_lines: list[str] = []
+        if args.big_partitions:
+            from tests.bench import bench_relay
+
+            log(f"seeding {DB}.{bench_relay.BIG_TABLE} with {args.big_partitions:,} partitions ...")
+            answer_bytes = bench_relay.seed_big(metastore, args.big_partitions)
+            started = bench_relay.start_proxies(tmp, metastore.uri, HIVE_VERSIONS[args.hive])
+            try:
+                relay_lines = bench_relay.measure(
+                    {"direct": endpoints["direct"], **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}},
+                    {p: process.pid for p, (process, _) in started.items()},
+                    args.big_repeats,
+                    answer_bytes,
+                    args.big_partitions,
+                    log,
+                )
+            finally:
+                for process, _ in started.values():
+                    process.stop()
+            print()
+            print("\n".join(relay_lines))
+
         if args.json:
             doc = {
                 "hmsproxy_version": __version__,
@@ -961,6 +988,7 @@ def main(argv=None) -> int:
                 "runs": [asdict(s) for v in runs.values() for s in v],
                 "targets": targets,
                 "cache": cache_lines,
+                "relay": relay_lines,
                 "elapsed_s": round(elapsed, 1),
             }
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -65,6 +65,9 @@ class Dependent(Feature):
     def on_routed(self, call: Call):
         return self._protection.on_routed(call)
 
+    def needs_result(self, call: Call) -> bool:
+        return "dependent" in call.notes  # a change the notify policy let through, recorded once it is done
+
     def on_response(self, call: Call, result) -> None:
         self._protection.on_response(call, result)
 

@@ -243,6 +243,9 @@ class Remotes(Feature):
 
     # -- answers of calls on a remote ---------------------------------------------------
 
+    def needs_result(self, call: Call) -> bool:
+        return self.name in call.notes or call.spec.drops_database
+
     def on_response(self, call: Call, result) -> None:
         link = call.notes.get(self.name)
         if link is not None:

@@ -1,0 +1,117 @@
+"""The relay's part of ``make bench``: get_partitions of many partitions (``--big-partitions``,
+10,000 by default) direct vs through hmsproxy's fast path (answers relayed undecoded) vs its full
+path (``relay: false``), with each proxy process's memory growth. tests/bench/bench_proxy.py runs
+it after the other rows, against the same metastore.
+
+Where the fast path applies depends on the backend (hmsproxy/relay.py): a Hive 2.3 metastore leaves
+the Hive 3 catalog unset in Partition, which the proxy fills in, so there both proxies take the
+full path; ``--hive 3.1`` shows the relay.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+BIG_TABLE = "big"
+#: Target: fast path get_partitions latency / direct.
+TARGET_RATIO = 1.1
+
+
+def seed_big(metastore, partitions: int) -> int:
+    """bench.big with `partitions` partitions (bench.events' columns); returns the answer's size in bytes."""
+    import copy
+
+    from thriftpy2.utils import serialize
+
+    from hmsproxy import idl
+    from tests.bench.bench_proxy import DB, TABLE
+
+    client = metastore.client()
+    try:
+        table = copy.deepcopy(client.get_table(DB, TABLE))
+        table.tableName = BIG_TABLE
+        table.sd.location = None
+        client.create_table(table)
+        sd = client.get_table(DB, BIG_TABLE).sd
+        for start in range(0, partitions, 1000):
+            parts = []
+            for i in range(start, min(partitions, start + 1000)):
+                psd = copy.deepcopy(sd)
+                psd.location = f"{sd.location}/ds=p{i:06d}"
+                parts.append(idl.hive.Partition(values=[f"p{i:06d}"], dbName=DB, tableName=BIG_TABLE, sd=psd, parameters={"numFiles": "1"}))
+            client.add_partitions(parts)
+        answer = client.get_partitions(DB, BIG_TABLE, -1)
+        assert len(answer) == partitions
+        return len(serialize(idl.HmsProxy.get_partitions_result(success=answer)))
+    finally:
+        client.close()
+
+
+def rss_kib(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process, KiB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0])
+    return values["VmRSS"], values["VmHWM"]
+
+
+def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partitions: int, log) -> list[str]:
+    """get_partitions of bench.big on each path, alternated; the report's lines."""
+    from tests.bench.bench_proxy import DB, make_client
+
+    clients = {path: make_client(*endpoints[path], timeout_s=600) for path in endpoints}
+    try:
+        before = {path: rss_kib(pid) for path, pid in pids.items()}
+        times: dict[str, list[float]] = {path: [] for path in endpoints}
+        for rep in range(repeats + 1):
+            order = list(endpoints) if rep % 2 == 0 else list(reversed(endpoints))
+            for path in order:
+                t0 = time.perf_counter()
+                got = clients[path].get_partitions(DB, BIG_TABLE, -1)
+                elapsed = time.perf_counter() - t0
+                assert len(got) == partitions
+                del got
+                if rep:  # the first round warms up
+                    times[path].append(elapsed)
+            log(f"relay rep {rep}/{repeats}: " + ", ".join(f"{p} {times[p][-1] if times[p] else 0:.2f}s" for p in endpoints))
+        after = {path: rss_kib(pid) for path, pid in pids.items()}
+    finally:
+        for c in clients.values():
+            c.close()
+    med = {p: statistics.median(v) for p, v in times.items()}
+    lines = [
+        f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path",
+        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy RSS growth (peak - start)':>34}",
+    ]
+    for path in endpoints:
+        growth = ""
+        if path in pids:
+            growth = f"{(after[path][1] - before[path][0]) / 1024:.1f} MiB"
+        lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{growth:>34}")
+    ratio = med["fast"] / med["direct"]
+    lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  fast path get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
+    return lines
+
+
+def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
+    """Fresh proxy processes (their memory starts here): {"fast": (process, port), "full": (process, port)}."""
+    from hmsproxy.dev.ports import free_port
+    from tests.bench.bench_proxy import ProxyProcess, write_proxy_config
+
+    started = {}
+    try:
+        for path, relay in (("fast", True), ("full", False)):
+            port = free_port()
+            config = tmp / f"hmsproxy-{path}.yml"
+            write_proxy_config(config, port, metastore_uri, hive_version, relay=relay)
+            started[path] = (ProxyProcess(config, tmp / f"hmsproxy-{path}.log"), port)
+            started[path][0].wait_ready("127.0.0.1", port)
+    except BaseException:
+        for process, _ in started.values():
+            process.stop()
+        raise
+    return started

@@ -1,0 +1,212 @@
+"""The relay (hmsproxy/relay.py): answers forwarded undecoded where nothing would change them,
+the full path everywhere else, chunked streaming, and a backend failing mid-answer."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import uuid
+from dataclasses import replace
+
+import pytest
+import thriftpy2.rpc
+from thriftpy2.protocol import TBinaryProtocol, TCyBinaryProtocol
+from thriftpy2.thrift import TMessageType
+from thriftpy2.transport import TCyBufferedTransport, TMemoryBuffer, TSocket, TTransportException
+
+from hmsproxy import idl
+from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.dev.metastore import LocalMetastore
+from hmsproxy.dev.ports import free_port
+from hmsproxy.relay import ReplySink
+from hmsproxy.testing import partition, table
+from tests.integration.test_breaker_real_clients import serve, shut
+from tests.support.federation import temp_store
+from tests.support.hive_jars import require_hive
+
+hive = idl.hive
+
+
+def client_for(server):
+    return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
+
+
+def relayed(server, name: str = "primary") -> int:
+    """Answers relayed so far (counted before the client has the end of the answer: ReplySink.finish)."""
+    return server.handler.backends.state(name).relayed
+
+
+@pytest.fixture
+def hourly(metastores):
+    """default.rl_<id> on the session's primary, partitioned by (ds, hr), with 3 x 2 partitions."""
+    name = f"rl_{uuid.uuid4().hex[:8]}"
+    direct = metastores[0].client()
+    direct.create_table(table("default", name, partition_keys=(("ds", "string"), ("hr", "string"))))
+    direct.add_partitions([partition("default", name, [d, h]) for d in "123" for h in "12"])
+    yield name
+    direct.drop_table("default", name, True)
+    direct.close()
+
+
+def test_what_is_relayed_on_a_hive_2_3_primary(proxy, hourly, metastores):
+    client = client_for(proxy)
+    try:
+        before = relayed(proxy)
+        names = client.get_partition_names("default", hourly, -1)
+        assert names == metastores[0].client().get_partition_names("default", hourly, -1) and len(names) == 6
+        assert relayed(proxy) == before + 1  # a list of strings: nothing to change
+        # a Table from a Hive 2.3 metastore lacks the catalog Hive 3 clients expect: the full path fills it
+        assert client.get_table("default", hourly).catNameHive3 == "hive"
+        # a prefixed database's names are rewritten; a missing table's declared exception passes either way
+        client.get_all_tables("waggle_sales")
+        with pytest.raises(hive.NoSuchObjectException):
+            client.get_partition_names_ps("default", f"{hourly}_none", ["1"], -1)
+        assert relayed(proxy) == before + 2
+    finally:
+        client.close()
+
+
+def test_relay_off_takes_the_full_path(proxy, proxy_config, hourly):
+    with proxy_config(lambda base: replace(base, server=replace(base.server, relay=False))):
+        client = client_for(proxy)
+        try:
+            before = relayed(proxy)
+            assert len(client.get_partition_names("default", hourly, -1)) == 6
+            assert relayed(proxy) == before
+        finally:
+            client.close()
+
+
+def test_a_long_answer_is_streamed_in_chunks(proxy, metastores):
+    name = f"rl_{uuid.uuid4().hex[:8]}"
+    direct = metastores[0].client()
+    direct.create_table(table("default", name, partition_keys=(("ds", "string"),)))
+    try:
+        for start in range(0, 3000, 500):
+            direct.add_partitions([partition("default", name, [f"value-{i:06d}-" + "x" * 40]) for i in range(start, start + 500)])
+        writes = []
+        original = ReplySink.write
+        ReplySink.write = lambda self, data: (writes.append(len(data)), original(self, data))[1]
+        client = client_for(proxy)
+        try:
+            names = client.get_partition_names("default", name, -1)
+        finally:
+            ReplySink.write = original
+            client.close()
+        assert len(names) == 3000 and names == sorted(names)
+        total = sum(writes)
+        assert total > 150_000 and len(writes) > 10 and max(writes) <= 65_536, (total, len(writes), max(writes))
+    finally:
+        direct.drop_table("default", name, True)
+        direct.close()
+
+
+@pytest.fixture(scope="module")
+def hive31(tmp_path_factory):
+    require_hive("3.1")
+    ms = LocalMetastore(free_port(), tmp_path_factory.mktemp("relay-3.1"), hive_version="3.1", name="relay-3.1")
+    try:
+        ms.start()
+        yield ms
+    finally:
+        ms.stop()
+
+
+def test_a_hive_3_primary_relays_tables_and_partitions(hive31):
+    config = Config(
+        ServerConfig(port=0),
+        DatabaseResolution.PREFIXED,
+        MetastoreConfig(
+            "primary", (hive31.uri,), primary=True, hive_version="3.1", access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
+        ),
+        store=temp_store(),
+    )
+    fast, full = serve(config), serve(replace(config, server=replace(config.server, relay=False)))
+    clients = [client_for(fast), client_for(full)]
+    name = f"rl_{uuid.uuid4().hex[:8]}"
+    try:
+        clients[1].create_table(table("default", name, partition_keys=(("ds", "string"),)))
+        clients[1].add_partitions([partition("default", name, [str(d)]) for d in range(5)])
+        clients[0].get_table("default", name)  # get_table is gone in Hive 4.0.1: the full path learns this one has it
+        answers = [(c.get_table("default", name), c.get_partitions("default", name, -1)) for c in clients]
+        assert answers[0] == answers[1] and answers[0][0].catNameHive3 == "hive" and len(answers[0][1]) == 5
+        assert relayed(fast) == 2 and relayed(full) == 0
+    finally:
+        clients[1].drop_table("default", name, True)
+        for c in clients:
+            c.close()
+        shut(fast)
+        shut(full)
+
+
+class HalfAnswering:
+    """A Thrift server that answers getVersion and set_ugi, and breaks off in the middle of any other answer."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn):
+        proto = TCyBinaryProtocol(TCyBufferedTransport(TSocket(sock=conn)), strict_read=False)
+        try:
+            while True:
+                name, _, seqid = proto.read_message_begin()
+                args = getattr(idl.HmsProxy, name + "_args")()
+                args.read(proto)
+                proto.read_message_end()
+                result = getattr(idl.HmsProxy, name + "_result")()
+                if name == "getVersion":
+                    result.success = "2.3.10"
+                elif name != "set_ugi":
+                    result.success = [f"ds={i}" for i in range(20_000)]
+                if name in ("getVersion", "set_ugi"):
+                    proto.write_message_begin(name, TMessageType.REPLY, seqid)
+                    result.write(proto)
+                    proto.write_message_end()
+                    proto.trans.flush()
+                    continue
+                buf = TMemoryBuffer()
+                out = TBinaryProtocol(buf)
+                out.write_message_begin(name, TMessageType.REPLY, seqid)
+                result.write(out)
+                out.write_message_end()
+                data = buf.getvalue()
+                conn.sendall(data[: len(data) // 2])  # half of the answer, then gone
+                conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+                return
+        except (TTransportException, OSError, EOFError):
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_backend_failing_mid_answer_closes_only_that_client(metastores):
+    broken = HalfAnswering()
+    config = Config(
+        ServerConfig(port=0, backend_timeout_s=20),
+        DatabaseResolution.PREFIXED,
+        MetastoreConfig("primary", (f"thrift://127.0.0.1:{broken.port}",), primary=True, hive_version="2.3"),
+        store=temp_store(),
+    )
+    server = serve(config)
+    victim, other = client_for(server), client_for(server)
+    try:
+        with pytest.raises((TTransportException, OSError, EOFError)):
+            victim.get_partition_names("default", "t", -1)
+        assert other.getVersion()  # the proxy itself goes on serving
+    finally:
+        victim.close()
+        other.close()
+        shut(server)
+        broken.close()

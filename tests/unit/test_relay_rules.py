@@ -1,0 +1,42 @@
+"""relay.py's pieces that need no server: the reply header's length, the outcome from the body's
+first field, and the `server.relay` key."""
+
+from __future__ import annotations
+
+from thriftpy2.protocol import TBinaryProtocol
+from thriftpy2.thrift import TMessageType
+from thriftpy2.transport import TMemoryBuffer
+
+from hmsproxy import idl
+from hmsproxy.relay import header_length, outcome
+from hmsproxy.testing import table
+from tests.unit.test_config import own
+
+A = idl.HmsProxy
+
+
+def message(result, name: str = "get_table", mtype: int = TMessageType.REPLY) -> bytes:
+    buf = TMemoryBuffer()
+    proto = TBinaryProtocol(buf)
+    proto.write_message_begin(name, mtype, 7)
+    result.write(proto)
+    proto.write_message_end()
+    return buf.getvalue()
+
+
+def test_the_body_starts_after_the_header_and_its_first_field_says_the_outcome():
+    ok = message(A.get_table_result(success=table("shop", "t")))
+    body = ok[header_length(ok, "get_table") :]
+    assert body[:3] == b"\x0c\x00\x00"  # field 0 (success), a struct
+    assert outcome(A.get_table_result, TMessageType.REPLY, body) == "ok"
+    missing = message(A.get_table_result(o2=idl.hive.NoSuchObjectException(message="no")))
+    assert outcome(A.get_table_result, TMessageType.REPLY, missing[header_length(missing, "get_table") :]) == "NoSuchObjectException"
+    void = message(A.drop_table_result(), "drop_table")
+    assert outcome(A.drop_table_result, TMessageType.REPLY, void[header_length(void, "drop_table") :]) == "ok"
+    assert outcome(A.get_table_result, TMessageType.EXCEPTION, b"") == "application_error"
+
+
+def test_server_relay_is_on_unless_turned_off(tmp_path):
+    head = "primary-meta-store: {name: p, remote-meta-store-uris: 'thrift://h:9083'}\n"
+    assert own(tmp_path, head).server.relay is True
+    assert own(tmp_path, head + "server: {relay: false}\n").server.relay is False
