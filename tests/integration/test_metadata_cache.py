@@ -94,7 +94,9 @@ def test_writes_made_straight_on_the_metastore_arrive_through_its_notification_l
         direct.add_partitions([partition("default", tbl, ["9"])])
         seconds = poll(lambda: client.get_table("default", tbl).parameters["k"] == "direct", 10)
         poll(lambda: client.get_partition_names("default", tbl, -1) == ["ds=9"], 10)
-        assert cache.invalidations["notification"] >= 2 and "write" not in cache.invalidations
+        # Caught from the log, event by event or (when an id shows up before a lower one is committed) as a gap:
+        # not through the proxy, and not by the TTL (600 s).
+        assert cache.invalidations["notification"] + cache.invalidations["gap"] >= 1 and "write" not in cache.invalidations
         print(f"a direct write reached the cache after {seconds:.2f} s")
     finally:
         client.close()
