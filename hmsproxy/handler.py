@@ -202,8 +202,9 @@ class Handler:
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
-        result_needed = any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec))
-        if relayable(call, self.backends, router.config, routed_by_feature=routed_by_feature, result_needed=result_needed):
+        if relayable(call, self.backends, router.config, routed_by_feature=routed_by_feature) and not any(
+            hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)
+        ):
             relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink)
             if relayed is not None:
                 call.relayed_outcome = outcome(spec.result_cls, *relayed)

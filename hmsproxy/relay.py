@@ -86,12 +86,13 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> str:
     return spec[2].__name__ if spec is not None and len(spec) > 2 and isinstance(spec[2], type) else "ok"
 
 
-def relayable(call, backends, config, *, routed_by_feature: bool, result_needed: bool) -> bool:
-    """Whether nothing on the full path would change this call's answer (see the module doc)."""
+def relayable(call, backends, config, *, routed_by_feature: bool) -> bool:
+    """Whether nothing on the full path but a feature would change this call's answer (see the module
+    doc); the handler then asks the features (`needs_result`), the dearer question, last."""
     spec, route = call.spec, call.route
     if not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
         return False
-    if spec.oneway or routed_by_feature or result_needed or route is None or not route.naming.identity or route.catalog is not None:
+    if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
         return False
     if call.client_db and has_table_lists(spec):
         return False
