@@ -14,12 +14,18 @@ FROM python:3.11.13-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-RUN python -m venv /opt/hmsproxy/venv
+# gcc: hmsproxy._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no compiler.
+RUN set -eux; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends gcc libc6-dev; \
+    rm -rf /var/lib/apt/lists/*; \
+    python -m venv /opt/hmsproxy/venv
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY hmsproxy ./hmsproxy
 RUN /opt/hmsproxy/venv/bin/pip install . \
+    && /opt/hmsproxy/venv/bin/python -c "import hmsproxy._thriftwalk" \
     && /opt/hmsproxy/venv/bin/hmsproxy --version
 
 # ---- runtime: slim Python + headless JRE 17 + the virtualenv, as a non-root user ----

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 .PHONY: up test lint bench bench-skew bench-dependent check-config clean sshd postgresql hive-jars
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py hmsproxy/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -42,7 +42,7 @@ hive-jars: $(BIN)/.installed
 	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars; their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
-	$(BIN)/python -m tests.bench.bench_proxy
+	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)
 
 # Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.
 bench-skew: $(BIN)/.installed

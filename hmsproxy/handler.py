@@ -38,7 +38,7 @@ from hmsproxy.errors import (
 )
 from hmsproxy.features.base import Feature, FeatureRegistry, Platform
 from hmsproxy.internal_client import InternalClient
-from hmsproxy.relay import RELAYED, RelayBroken, outcome, relayable
+from hmsproxy.relay import RELAYED, RelayBroken, outcome, relay_plan
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
@@ -202,10 +202,9 @@ class Handler:
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
-        if relayable(call, self.backends, router.config, routed_by_feature=routed_by_feature) and not any(
-            hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)
-        ):
-            relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink)
+        plan = relay_plan(call, self.backends, router.config, routed_by_feature=routed_by_feature)
+        if plan is not None and not any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)):
+            relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink, plan.catalog_field)
             if relayed is not None:
                 call.relayed_outcome = outcome(spec.result_cls, *relayed)
                 return RELAYED

@@ -12,6 +12,12 @@ thriftpy2's C `skip` walks it to find where the message ends. Memory stays at a 
 buffers whatever the answer's size; metrics and audit get the outcome from the body's first
 field (success, or which declared exception).
 
+A metastore older than Hive 3 leaves out the catalog Hive 3+ clients expect on each Database,
+Table and Partition (routing/default_catalog.py). Where the answer is such a struct or a list of
+them, the relay appends the catalog field to each as it copies (`copy_adding_catalog`): a small C
+walker (_thriftwalk.c) finds where each struct ends without decoding it. Other shapes (a struct
+nesting them, e.g. GetTableResult) take the full path, as everything does without the walker.
+
 Buffered transport only (a framed reply needs its length before its body). A backend that fails
 after part of an answer reached the client leaves the client's stream unusable: the client's
 connection is closed (`RelayBroken`).
@@ -20,15 +26,34 @@ connection is closed (`RelayBroken`).
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
-from thriftpy2.thrift import TMessageType
+from thriftpy2.thrift import TMessageType, TType
 
-from hmsproxy.routing.default_catalog import holds_catalog_structs
+from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.translations import TRANSLATIONS
 
 #: What Handler.dispatch returns for a relayed call: the answer has been sent already.
 RELAYED = object()
+
+try:  # the C walker (setup.py); without it, answers that need a catalog take the full path
+    from hmsproxy._thriftwalk import value_end
+except ImportError:  # pragma: no cover - a build without a C compiler
+    value_end = None
+
+#: Bytes of a relayed answer gathered before they go on to the client (the typed relay).
+CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class RelayPlan:
+    """How a call's answer is relayed: as it is, or with `catalog_field` appended to each struct."""
+
+    catalog_field: bytes | None = None
+
+
+AS_BYTES = RelayPlan()
 
 
 class RelayBroken(Exception):
@@ -86,19 +111,101 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> str:
     return spec[2].__name__ if spec is not None and len(spec) > 2 and isinstance(spec[2], type) else "ok"
 
 
-def relayable(call, backends, config, *, routed_by_feature: bool) -> bool:
-    """Whether nothing on the full path but a feature would change this call's answer (see the module
-    doc); the handler then asks the features (`needs_result`), the dearer question, last."""
+def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan | None:
+    """How to relay this call's answer when nothing on the full path but a feature would change it
+    (see the module doc), else None; the handler then asks the features (`needs_result`), the
+    dearer question, last."""
     spec, route = call.spec, call.route
     if not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
-        return False
+        return None
     if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
-        return False
+        return None
     if call.client_db and has_table_lists(spec):
-        return False
+        return None
     name = route.metastore.name
     if name in backends.caches:
-        return False  # a cached metastore's reads belong to the cache, its writes must invalidate it
+        return None  # a cached metastore's reads belong to the cache, its writes must invalidate it
     if spec.name in TRANSLATIONS and spec.name not in backends.state(name).present_methods:
-        return False  # the backend may lack the call: the full path translates it (and learns whether it has it)
-    return not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(route.metastore)
+        return None  # the backend may lack the call: the full path translates it (and learns whether it has it)
+    if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(route.metastore):
+        return AS_BYTES
+    element = typed_element(spec.success_type)
+    field = encoded_catalog_field(element) if element is not None and value_end is not None else None
+    return RelayPlan(catalog_field=field) if field is not None else None
+
+
+def typed_element(success_type: tuple) -> type | None:
+    """The struct a typed relay reads one at a time: the answer's own, or its list's; None for other shapes."""
+    if success_type[0] == TType.STRUCT:
+        return success_type[1]
+    if success_type[0] in (TType.LIST, TType.SET) and isinstance(success_type[1], tuple) and success_type[1][0] == TType.STRUCT:
+        return success_type[1][1]
+    return None
+
+
+def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> None:
+    """Copy a `<method>_result` body to `sink`, appending `catalog_field` to the success value's
+    struct (or to each struct of its list or set). `body_start`: the body's bytes already read;
+    `read(n)` reads more from the backend. Structs are found with the C walker, never decoded, so
+    memory stays at about one struct and one chunk.
+    """
+    src = _Source(body_start, read)
+    out = bytearray()
+    while True:
+        ftype = src.take(1)[0]
+        out += bytes((ftype,))
+        if ftype == TType.STOP:
+            sink.write(bytes(out))
+            return
+        fid_bytes = src.take(2)
+        out += fid_bytes
+        if struct.unpack("!h", fid_bytes)[0] != 0:  # a declared exception: as it is
+            out += src.take_value(ftype)
+            continue
+        count = 1
+        if ftype != TType.STRUCT:  # a list or set of structs (typed_element)
+            header = src.take(5)
+            out += header
+            count = struct.unpack("!i", header[1:])[0]
+        for _ in range(count):
+            out += src.take_value(TType.STRUCT)[:-1]  # all but its STOP byte
+            out += catalog_field
+            out.append(TType.STOP)
+            if len(out) >= CHUNK:
+                sink.write(bytes(out))
+                out.clear()
+
+
+class _Source:
+    """The backend's bytes, taken a Thrift value at a time; holds about one value and one chunk."""
+
+    def __init__(self, start: bytes, read):
+        self._buf = bytearray(start)
+        self._pos = 0
+        self._read = read
+
+    def take(self, n: int) -> bytes:
+        while len(self._buf) - self._pos < n:
+            self._more()
+        return self._slice(self._pos + n)
+
+    def take_value(self, ttype: int) -> bytes:
+        while (end := value_end(self._buf, self._pos, ttype)) < 0:
+            self._more()
+        return self._slice(end)
+
+    def _slice(self, end: int) -> bytes:
+        data = bytes(memoryview(self._buf)[self._pos : end])
+        self._pos = end
+        return data
+
+    def _more(self) -> None:
+        """One read of what the backend has sent (asking for as much again as is buffered, so a large
+        value is re-walked few times; never more than one read: the answer may end here)."""
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        chunk = self._read(max(CHUNK, len(self._buf)))
+        if not chunk:
+            raise EOFError("the metastore closed the connection inside an answer")
+        self._buf += chunk

@@ -78,9 +78,9 @@ class Session:
         finally:
             breaker.leave(token)
 
-    def relay(self, metastore: MetastoreConfig, method: str, args, sink) -> tuple[int, bytes] | None:
-        """Call `method` and copy its answer to `sink` undecoded (relay.py): (message type, body start);
-        None when the connection cannot relay (nothing was sent)."""
+    def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes] | None:
+        """Call `method` and copy its answer to `sink` undecoded, `catalog_field` appended to each struct
+        if given (relay.py): (message type, body start); None when the connection cannot relay (nothing was sent)."""
         breaker = self.backends.breaker
         token = breaker.enter(metastore.name)
         try:
@@ -88,7 +88,7 @@ class Session:
             if not hasattr(conn, "relay"):  # hmsproxy.testing's fakes: the full path
                 return None
             try:
-                answer = conn.relay(method, args, sink)
+                answer = conn.relay(method, args, sink, catalog_field)
             except BackendUnavailable as e:
                 self.backends.mark_down(metastore.name, e.reason)
                 raise
@@ -103,6 +103,9 @@ class Session:
 
     def knows_catalogs(self, metastore: MetastoreConfig) -> bool:
         """Whether `metastore` understands Hive 3's "@catalog#db" names (Backends.knows_catalogs)."""
+        known = self.backends.state(metastore.name).knows_catalogs
+        if known is not None:  # the common case, on every relayed call: no connection needed to tell
+            return known
         breaker = self.backends.breaker
         token = breaker.enter(metastore.name)  # it may connect and call, like call()
         try:

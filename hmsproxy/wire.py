@@ -17,7 +17,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy import idl
 from hmsproxy.codec import RecordingSocket, redecode
-from hmsproxy.relay import RelayBroken, header_length
+from hmsproxy.relay import RelayBroken, copy_adding_catalog, header_length
 
 
 class BackendUnavailable(Exception):
@@ -157,9 +157,10 @@ class ThriftConnection:
             self.close()
             raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
 
-    def relay(self, method: str, args, sink) -> tuple[int, bytes]:
-        """Send `args`; copy the answer's body to `sink` undecoded (relay.py). Returns (message type,
-        the body's first bytes). BackendUnavailable before anything reached `sink`; RelayBroken after."""
+    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+        """Send `args`; copy the answer's body to `sink` undecoded, with `catalog_field` appended to
+        each struct if given (relay.py). Returns (message type, the body's first bytes).
+        BackendUnavailable before anything reached `sink`; RelayBroken after."""
         if self._proto is None:
             self.open()
         proto, recorder = self._proto, self._recorder
@@ -178,10 +179,14 @@ class ThriftConnection:
             raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
         body_start = seen[header_length(seen, name) :]
         sink.begin(mtype)
-        sink.write(body_start)
-        recorder.forward(sink.write)  # what the transport reads from now on goes straight on
         try:
-            proto.skip(TType.STRUCT)
+            if catalog_field is not None and mtype == TMessageType.REPLY:
+                proto.trans.read(len(body_start))  # the transport holds just these; the copy reads the socket
+                copy_adding_catalog(body_start, recorder.inner.read, sink, catalog_field)
+            else:
+                sink.write(body_start)
+                recorder.forward(sink.write)  # what the transport reads from now on goes straight on
+                proto.skip(TType.STRUCT)
             proto.read_message_end()
         except Exception as e:
             self.close()

@@ -12,6 +12,8 @@ than Hive 3 knows no such names, so the handler sends it "db" (`without_default_
 
 from __future__ import annotations
 
+import struct
+
 from thriftpy2.thrift import TType
 
 from hmsproxy.routing.naming import split_catalog
@@ -58,6 +60,17 @@ def _container(ttype: int, nested) -> tuple | None:
 def holds_catalog_structs(success_type: tuple | None) -> bool:
     """Whether an answer of this type may hold a Database, Table or Partition (whose catalog may need filling)."""
     return success_type is not None and _container(*success_type) is not None
+
+
+def encoded_catalog_field(cls: type) -> bytes | None:
+    """The default catalog as one binary-protocol field of `cls`, when that is all a `cls` from an
+    older metastore lacks (its own catalog field, no nested struct with one); else None. The
+    relay appends it to each such struct it copies (relay.py)."""
+    plan = _plan(cls)
+    if plan is None or plan[0] is None or plan[1]:
+        return None
+    fid = next(fid for fid, spec in cls.thrift_spec.items() if spec[1] == plan[0])
+    return struct.pack("!bhi", TType.STRING, fid, len(DEFAULT_CATALOG)) + DEFAULT_CATALOG.encode()
 
 
 def fill_default_catalog(value, success_type: tuple | None) -> None:

@@ -49,6 +49,9 @@ class Route:
         return join_catalog(catalog, self.naming.to_client(db)) if db else backend_name
 
 
+#: Routes a Router keeps before it starts over (client database names are few; this bounds the odd client).
+MAX_REMEMBERED_ROUTES = 10_000
+
 #: metastore name -> its database names right now, or None if it can't be asked.
 DatabaseLister = Callable[[str], "set[str] | None"]
 
@@ -89,15 +92,27 @@ class Router:
         self.clashes: dict[str, tuple[str, ...]] = {}
         # Longest prefix first, so "sales_eu_" wins over "sales_" for "sales_eu_x".
         self._by_prefix = sorted(self.namings, key=lambda n: len(n.prefix), reverse=True)
+        #: PREFIXED routes by client name: they follow from the config alone, and every call asks.
+        self._routes: dict[str, Route] = {}
 
     @property
     def prefixed(self) -> bool:
         return self.config.database_resolution is DatabaseResolution.PREFIXED
 
     def route(self, client_name: str) -> Route:
+        route = self._routes.get(client_name)
+        if route is not None:
+            return route
         catalog, client_db = split_catalog(client_name)
-        naming = self._owner_prefixed(client_db) if self.prefixed else self._owner_manual(client_db)
-        return Route(naming, naming.to_backend(client_db), catalog)
+        if not self.prefixed:  # MANUAL: may depend on which databases the metastores have right now
+            naming = self._owner_manual(client_db)
+            return Route(naming, naming.to_backend(client_db), catalog)
+        naming = self._owner_prefixed(client_db)
+        route = Route(naming, naming.to_backend(client_db), catalog)
+        if len(self._routes) >= MAX_REMEMBERED_ROUTES:
+            self._routes.clear()
+        self._routes[client_name] = route
+        return route
 
     def route_primary(self) -> Route:
         return Route(self.primary, "")
