@@ -17,6 +17,7 @@ from hmsproxy.features.base import ConfigSection, Feature
 from hmsproxy.features.catalog import Catalog
 from hmsproxy.features.ddl import Statements
 from hmsproxy.features.dependent.feature import Dependent
+from hmsproxy.features.indexes.feature import Indexes
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
@@ -32,6 +33,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Remotes,  # remote databases and tables
     Skew,  # skewed tables: statements, validation, skew kept against clients that drop it
     Dependent,  # dependent tables: served as views the proxy writes, drop protection, lineage
+    Indexes,  # indexes: proxy-owned metadata for every backend, index tables kept safe
 )
 
 

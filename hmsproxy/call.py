@@ -45,8 +45,8 @@ class Call:
     error: str | None = None
     #: What features note about this call for their later hooks, by feature name.
     notes: dict[str, object] = field(default_factory=dict)
-    #: A relayed call's outcome, read from its answer's first field (relay.py).
-    relayed_outcome: str = "ok"
+    #: A relayed call's outcome and error message, read from its answer's first field (relay.py).
+    relayed_outcome: tuple[str, str | None] = ("ok", None)
     started: float = field(default_factory=time.perf_counter)
     elapsed_s: float = 0.0
 

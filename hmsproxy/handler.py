@@ -131,7 +131,7 @@ class Handler:
         try:
             result = self._handle(call)
             if result is RELAYED:  # already sent to the client undecoded
-                call.outcome = call.relayed_outcome
+                call.outcome, call.error = call.relayed_outcome
                 return result
             call.outcome, call.error = result_outcome(result)
             return result

@@ -28,7 +28,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from thriftpy2.thrift import TMessageType, TType
+from thriftpy2.protocol import TCyBinaryProtocol
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.transport import TCyMemoryBuffer
 
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
@@ -98,17 +100,26 @@ def header_length(head: bytes, name: str) -> int:
     return 12 + len(name.encode()) if first < 0 else 9 + len(name.encode())
 
 
-def outcome(result_cls, mtype: int, body_start: bytes) -> str:
-    """What metrics and audit record for a relayed answer, from the body's first field."""
+def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]:
+    """(outcome, error message) that metrics and audit record for a relayed answer, from the body's
+    first field; the message when the body's first bytes hold the whole exception."""
     if mtype == TMessageType.EXCEPTION:
-        return "application_error"
+        return "application_error", _message(TApplicationException, body_start)
     if len(body_start) < 3 or body_start[0] == 0:  # too little seen to tell, or a void call's empty struct
-        return "ok"
+        return "ok", None
     (fid,) = struct.unpack("!h", body_start[1:3])
-    if fid == 0:
-        return "ok"
-    spec = result_cls.thrift_spec.get(fid)
-    return spec[2].__name__ if spec is not None and len(spec) > 2 and isinstance(spec[2], type) else "ok"
+    spec = result_cls.thrift_spec.get(fid) if fid != 0 else None
+    if spec is None or len(spec) < 3 or not isinstance(spec[2], type):
+        return "ok", None
+    return spec[2].__name__, _message(spec[2], body_start[3:])
+
+
+def _message(cls, data: bytes) -> str | None:
+    if value_end is None or value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
+        return None
+    value = cls()
+    value.read(TCyBinaryProtocol(TCyMemoryBuffer(data)))
+    return getattr(value, "message", None)
 
 
 def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan | None:

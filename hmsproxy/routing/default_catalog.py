@@ -12,6 +12,7 @@ than Hive 3 knows no such names, so the handler sends it "db" (`without_default_
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from thriftpy2.thrift import TType
@@ -62,6 +63,7 @@ def holds_catalog_structs(success_type: tuple | None) -> bool:
     return success_type is not None and _container(*success_type) is not None
 
 
+@functools.cache
 def encoded_catalog_field(cls: type) -> bytes | None:
     """The default catalog as one binary-protocol field of `cls`, when that is all a `cls` from an
     older metastore lacks (its own catalog field, no nested struct with one); else None. The

@@ -4,7 +4,7 @@ first field, and the `server.relay` key."""
 from __future__ import annotations
 
 from thriftpy2.protocol import TBinaryProtocol
-from thriftpy2.thrift import TMessageType
+from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
 from hmsproxy import idl
@@ -28,12 +28,17 @@ def test_the_body_starts_after_the_header_and_its_first_field_says_the_outcome()
     ok = message(A.get_table_result(success=table("shop", "t")))
     body = ok[header_length(ok, "get_table") :]
     assert body[:3] == b"\x0c\x00\x00"  # field 0 (success), a struct
-    assert outcome(A.get_table_result, TMessageType.REPLY, body) == "ok"
+    assert outcome(A.get_table_result, TMessageType.REPLY, body) == ("ok", None)
     missing = message(A.get_table_result(o2=idl.hive.NoSuchObjectException(message="no")))
-    assert outcome(A.get_table_result, TMessageType.REPLY, missing[header_length(missing, "get_table") :]) == "NoSuchObjectException"
+    missing_body = missing[header_length(missing, "get_table") :]
+    assert outcome(A.get_table_result, TMessageType.REPLY, missing_body) == ("NoSuchObjectException", "no")
+    assert outcome(A.get_table_result, TMessageType.REPLY, missing_body[:6]) == ("NoSuchObjectException", None)  # cut short
     void = message(A.drop_table_result(), "drop_table")
-    assert outcome(A.drop_table_result, TMessageType.REPLY, void[header_length(void, "drop_table") :]) == "ok"
-    assert outcome(A.get_table_result, TMessageType.EXCEPTION, b"") == "application_error"
+    assert outcome(A.drop_table_result, TMessageType.REPLY, void[header_length(void, "drop_table") :]) == ("ok", None)
+    assert outcome(A.get_table_result, TMessageType.EXCEPTION, b"") == ("application_error", None)
+    buf = TMemoryBuffer()
+    TApplicationException(TApplicationException.UNKNOWN_METHOD, "no such call").write(TBinaryProtocol(buf))
+    assert outcome(A.get_table_result, TMessageType.EXCEPTION, buf.getvalue()) == ("application_error", "no such call")
 
 
 def test_server_relay_is_on_unless_turned_off(tmp_path):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 
 from hmsproxy.call import Call
+from hmsproxy.features import identity
 from hmsproxy.features.base import Feature, Platform
 from hmsproxy.features.catalog import VirtualTable
-from hmsproxy.features.dependent import lineage, names, view
+from hmsproxy.features.dependent import lineage, view
 from hmsproxy.features.dependent.model import DependentSnapshot
 from hmsproxy.features.dependent.protection import Protection
 from hmsproxy.features.dependent.runners import Runners
@@ -77,13 +78,13 @@ class Dependent(Feature):
             return []
         router = call.router
         if db is not None:
-            key = names.db_key(router, db)
+            key = identity.db_key(router, db)
             refs = [t for t in snapshot.tables if (t.metastore, t.db) == key] if key in snapshot.by_database else []
         else:
             refs = list(snapshot.tables)
         found = []
         for ref in refs:
-            client_db = db if db is not None else names.client_db(router, ref.metastore, ref.db)
+            client_db = db if db is not None else identity.client_db(router, ref.metastore, ref.db)
             if client_db is not None:
                 found.append(VirtualTable(client_db, ref.table, self._loader(snapshot, ref, client_db)))
         return found

@@ -2,25 +2,20 @@
 
 Records name tables by their backend identity (metastore, its database name, table name), so
 prefixes and database mappings, which differ between proxies sharing a store and may change
-with a reload, never orphan them; `names.py` turns identities into the names clients see.
+with a reload, never orphan them; features/identity.py turns identities into client names.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hmsproxy.features.identity import TableRef
+
 RESTRICT = "restrict"
 NOTIFY = "notify"
 POLICIES = (RESTRICT, NOTIFY)
 #: The dependent table's property choosing what happens when a table it depends on changes.
 POLICY_KEY = "hmsproxy.dependent.on-change"
-
-
-@dataclass(frozen=True, order=True)
-class TableRef:
-    metastore: str
-    db: str  # as the metastore knows it, lower case
-    table: str
 
 
 @dataclass(frozen=True)

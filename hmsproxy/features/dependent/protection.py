@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from hmsproxy import idl
 from hmsproxy.call import Call
 from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
-from hmsproxy.features.dependent import lineage, model, names
+from hmsproxy.features import identity
+from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, TableRef
 from hmsproxy.features.dependent.runners import column_difference, columns_of, partition_values
 
@@ -90,7 +91,9 @@ class Protection:
                     repo.drop_table(ref)
         self.feature.changed()
         router = self.feature.router()
-        inputs = [lineage.Dataset(f"hive://{change.target.metastore}", names.client_name(router, change.target))] if change.target else []
+        inputs = (
+            [lineage.Dataset(f"hive://{change.target.metastore}", identity.client_name(router, change.target))] if change.target else []
+        )
         outputs = [self._dataset(self.feature.snapshot(), p) for p in change.affected]
         self.feature.emit(
             lineage.run_event(
@@ -146,7 +149,7 @@ class Protection:
                 return None
             new_db = (new.dbName or call.client_db).lower()
             if new.tableName.lower() != ref.table or new_db != call.client_db.lower():
-                renamed = names.ref_of(call.router, new_db, new.tableName)
+                renamed = identity.ref_of(call.router, new_db, new.tableName)
                 return Change(
                     "rename-table",
                     f"renaming {name} to {new_db}.{new.tableName.lower()}",
@@ -237,9 +240,9 @@ class Protection:
         if restricting:
             router = call.router
             held = [p for p in change.affected if p.table in restricting]
-            parts = [f"{names.client_name(router, p.table)}@{snapshot.tables[p.table].spec_name(p.values)}" for p in held]
+            parts = [f"{identity.client_name(router, p.table)}@{snapshot.tables[p.table].spec_name(p.values)}" for p in held]
             listed = ", ".join(parts[:NAMED]) + (f" and {len(parts) - NAMED} more" if len(parts) > NAMED else "")
-            tables = ", ".join(names.client_name(router, d) for d in restricting)
+            tables = ", ".join(identity.client_name(router, d) for d in restricting)
             raise AccessDenied(
                 f"hmsproxy: {change.what} is refused: dependent table(s) {tables} depend on it"
                 + (f" (published partitions {listed})" if listed else " (for the partitions they add next)")
@@ -251,4 +254,4 @@ class Protection:
     def _dataset(self, snapshot: DependentSnapshot, p: DependentPartition) -> lineage.Dataset:
         dep = snapshot.tables.get(p.table)
         spec = dep.spec_name(p.values) if dep is not None else "/".join(p.values)
-        return lineage.Dataset(f"hive://{p.table.metastore}", names.client_name(self.feature.router(), p.table), spec)
+        return lineage.Dataset(f"hive://{p.table.metastore}", identity.client_name(self.feature.router(), p.table), spec)

@@ -9,7 +9,8 @@ from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.errors import Conflict, InvalidRequest, NotFound
-from hmsproxy.features.dependent import lineage, model, names
+from hmsproxy.features import identity
+from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
 from hmsproxy.routing.methods import METHOD_SPECS
@@ -71,7 +72,7 @@ class Runners:
 
     def _dependent(self, ctx: StatementContext, name: st.Name) -> tuple[str, DependentTable] | None:
         db, table = self._name(ctx, name)
-        dep = self.feature.snapshot().table(names.ref_of(self.feature.router(), db, table))
+        dep = self.feature.snapshot().table(identity.ref_of(self.feature.router(), db, table))
         if dep is not None:
             return db, dep
         return None
@@ -133,7 +134,7 @@ class Runners:
 
     def _covered(self, ctx: StatementContext, target: TableRef, values: tuple[str, ...], *, limit: int = -1) -> list:
         """The target's partitions whose leading values are `values` (as the user sees them)."""
-        db = names.client_db(self.feature.router(), target.metastore, target.db)
+        db = identity.client_db(self.feature.router(), target.metastore, target.db)
         if db is None:
             return []
         try:
@@ -159,7 +160,7 @@ class Runners:
         return found
 
     def _inputs(self, target: TableRef, keys: list[str], partitions: list) -> list[lineage.Dataset]:
-        client = names.client_name(self.feature.router(), target)
+        client = identity.client_name(self.feature.router(), target)
         return [
             lineage.Dataset(f"hive://{target.metastore}", client, _spec_name(keys, p.values), p.sd.location if p.sd else None)
             for p in partitions
@@ -169,7 +170,7 @@ class Runners:
         return self._inputs(target, self._keys(ctx, target), partitions) if partitions else []
 
     def _output(self, dep: DependentTable, values: tuple[str, ...] | None) -> lineage.Dataset:
-        name = names.client_name(self.feature.router(), dep.ref)
+        name = identity.client_name(self.feature.router(), dep.ref)
         return lineage.Dataset(f"hive://{dep.ref.metastore}", name, dep.spec_name(values) if values is not None else None)
 
     # -- statements ---------------------------------------------------------------------------
@@ -177,7 +178,7 @@ class Runners:
     def create(self, s: st.CreateDependentTable, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
         router = self.feature.router()
-        ref = names.ref_of(router, db, table)
+        ref = identity.ref_of(router, db, table)
         self._check_writable(db)
         if self.feature.snapshot().table(ref) is not None:
             if s.if_not_exists:
@@ -195,7 +196,7 @@ class Runners:
         keys = {c.name: c.type for c in columns_of(target.partitionKeys)}
         partition_columns = tuple(model.Column(n, (t or keys.get(n, "string")).lower()) for n, t in s.partition_columns)
         self._check_partition_prefix(f"{db}.{table}", f"{tdb}.{tname}", target, partition_columns)
-        dep = DependentTable(ref, partition_columns, columns_of(target.sd.cols), names.ref_of(router, tdb, tname), policy, ctx.user)
+        dep = DependentTable(ref, partition_columns, columns_of(target.sd.cols), identity.ref_of(router, tdb, tname), policy, ctx.user)
         try:
             self.feature.repository.create_table(dep)
         except AlreadyExists as e:
@@ -222,7 +223,7 @@ class Runners:
         db, dep = self._require(ctx, s.table, "ADD PARTITION", hive_has_it=True)
         self._check_writable(db)
         published = {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}
-        target_name = names.client_name(self.feature.router(), dep.target)
+        target_name = identity.client_name(self.feature.router(), dep.target)
         wanted: list[tuple[str, ...]] = []
         for spec in s.partitions:
             values = self._values(dep, db, spec)
@@ -286,7 +287,7 @@ class Runners:
         difference = column_difference(columns_of(target.sd.cols), dep.columns)
         if difference is not None:
             raise InvalidRequest(f"hmsproxy: {tdb}.{tname} must have the data columns of {db}.{dep.ref.table}, but it {difference}")
-        new = names.ref_of(router, tdb, tname)
+        new = identity.ref_of(router, tdb, tname)
         if s.partition is None:
             self.feature.repository.set_table_target(dep.ref, new, dep.columns)
             self.feature.changed()
@@ -331,7 +332,7 @@ class Runners:
         partitions = self.feature.snapshot().partitions.get(dep.ref, ())
         rows = []
         if s.partition is None:
-            rows.append([NEW_PARTITIONS, names.client_name(router, dep.target), "", "", f"{model.POLICY_KEY}={dep.policy}"])
+            rows.append([NEW_PARTITIONS, identity.client_name(router, dep.target), "", "", f"{model.POLICY_KEY}={dep.policy}"])
         else:
             values = self._values(dep, db, s.partition)
             partitions = tuple(p for p in partitions if p.values == values)
@@ -345,7 +346,7 @@ class Runners:
         covered = {t: self._covered_each(ctx, t, specs) for t, specs in served.items()}
         keys = {t: self._keys(ctx, t) for t, found in covered.items() if any(found.values())}
         for p in partitions:
-            name, target = dep.spec_name(p.values), names.client_name(router, p.target)
+            name, target = dep.spec_name(p.values), identity.client_name(router, p.target)
             if p.target_gone:
                 rows.append([name, target, "", "", f"not served: {p.problem}"])
                 continue
@@ -357,19 +358,19 @@ class Runners:
         return ResultSet(list(DEPENDENCY_COLUMNS), rows)
 
     def _keys(self, ctx: StatementContext, target: TableRef) -> list[str]:
-        db = names.client_db(self.feature.router(), target.metastore, target.db)
+        db = identity.client_db(self.feature.router(), target.metastore, target.db)
         table = ctx.client.call("get_table", dbname=db, tbl_name=target.table)
         return [k.name for k in table.partitionKeys or []]
 
     def show_dependents(self, s: st.ShowDependents, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
         router = self.feature.router()
-        ref = names.ref_of(router, db, table)
+        ref = identity.ref_of(router, db, table)
         snapshot = self.feature.snapshot()
         rows = []
         for dref in snapshot.dependents.get(ref, ()):
             dep = snapshot.tables[dref]
-            dname = names.client_name(router, dref)
+            dname = identity.client_name(router, dref)
             if dep.target == ref:
                 rows.append([dname, NEW_PARTITIONS, "", f"{model.POLICY_KEY}={dep.policy}"])
             for p in snapshot.partitions.get(dref, ()):

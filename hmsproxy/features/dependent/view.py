@@ -9,7 +9,8 @@ each change of the records (in this proxy at once, in others sharing the store w
 from __future__ import annotations
 
 from hmsproxy import idl
-from hmsproxy.features.dependent import model, names
+from hmsproxy.features import identity
+from hmsproxy.features.dependent import model
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
 from hmsproxy.routing.router import Router
 
@@ -27,25 +28,25 @@ def literal(value: str) -> str:
 
 def _keep(columns: tuple[str, ...], specs: list[tuple[str, ...]]) -> str:
     if len(columns) == 1:
-        return f"{names.ident(columns[0])} IN ({', '.join(literal(s[0]) for s in specs)})"
-    return " OR ".join("(" + " AND ".join(f"{names.ident(c)} = {literal(v)}" for c, v in zip(columns, s)) + ")" for s in specs)
+        return f"{identity.ident(columns[0])} IN ({', '.join(literal(s[0]) for s in specs)})"
+    return " OR ".join("(" + " AND ".join(f"{identity.ident(c)} = {literal(v)}" for c, v in zip(columns, s)) + ")" for s in specs)
 
 
 def view_text(router: Router, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> str:
     """SELECT <columns>, <partition columns> FROM <t> WHERE <leading values> [UNION ALL ...]."""
     columns = [c.name for c in table.columns] + list(table.partition_names)
-    select = ", ".join(names.ident(c) for c in columns)
+    select = ", ".join(identity.ident(c) for c in columns)
     by_target: dict[TableRef, list[tuple[str, ...]]] = {}
     for p in partitions:
         if not p.target_gone:
             by_target.setdefault(p.target, []).append(p.values)
     branches = []
     for target, specs in sorted(by_target.items()):
-        source = names.quoted(router, target)
+        source = identity.quoted(router, target)
         if source is not None:  # else the table is hidden from this proxy's clients: they can't read it
             branches.append(f"SELECT {select} FROM {source} WHERE {_keep(table.partition_names, specs)}")
     if not branches:  # nothing published (or nothing left): the schema and no rows, naming no table that may be gone
-        cast = ", ".join(f"CAST(NULL AS {c.type}) AS {names.ident(c.name)}" for c in (*table.columns, *table.partition_columns))
+        cast = ", ".join(f"CAST(NULL AS {c.type}) AS {identity.ident(c.name)}" for c in (*table.columns, *table.partition_columns))
         return f"SELECT {cast} WHERE 1 = 0"
     return "\nUNION ALL\n".join(branches)
 
@@ -57,11 +58,11 @@ def as_table(router: Router, client_db: str, table: DependentTable, partitions: 
     served = [p for p in partitions if not p.target_gone]
     parameters = {
         MARK: "true",
-        f"{MARK}.depends-on": names.client_name(router, table.target),
+        f"{MARK}.depends-on": identity.client_name(router, table.target),
         f"{MARK}.partitioned-by": ",".join(table.partition_names),
         f"{MARK}.partitions": str(len(served)),
         model.POLICY_KEY: table.policy,
-        "comment": f"dependent table: {len(served)} published partition(s); new ones depend on {names.client_name(router, table.target)}",
+        "comment": f"dependent table: {len(served)} published partition(s); new ones depend on {identity.client_name(router, table.target)}",
     }
     return hive.Table(
         tableName=table.ref.table,

@@ -1,11 +1,25 @@
-"""Client names <-> the backend identities records keep, through the proxy's current router."""
+"""Tables as their metastores know them, and the names clients see for them.
+
+Features that record tables (dependent tables, indexes) key them by backend identity
+(metastore, its database name, table name), so prefixes and database mappings, which differ
+between proxies sharing a store and may change with a reload, never orphan a record; these
+functions turn identities into client names and back through the proxy's current router.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hmsproxy.errors import NotFound
-from hmsproxy.features.dependent.model import TableRef
 from hmsproxy.routing.naming import split_catalog
 from hmsproxy.routing.router import Router, UnknownDatabase
+
+
+@dataclass(frozen=True, order=True)
+class TableRef:
+    metastore: str
+    db: str  # as the metastore knows it, lower case
+    table: str
 
 
 def ref_of(router: Router, client_db: str, table: str) -> TableRef:

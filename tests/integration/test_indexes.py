@@ -1,0 +1,265 @@
+"""Indexes through the proxy without Spark: the statements from the Python client and `hmsproxy
+sql`, the Thrift index calls answered from the proxy's store (a Hive 2.3 metastore never sees
+them; a Hive 3.1 one, which has none, serves indexes too), the index table, refusals, cascades
+for any Thrift client, and the real Hive 2.3 CLI.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import replace
+
+import pytest
+import thriftpy2.rpc
+from thriftpy2.thrift import TException
+
+from hmsproxy import idl
+from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
+from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
+from hmsproxy.testing import table
+from tests.integration.test_breaker_real_clients import serve, shut
+from tests.integration.test_relay import hive31  # noqa: F401 - a module-scoped Hive 3.1 metastore
+from tests.integration.test_remotes_ddl import hmsproxy_sql
+from tests.support.federation import temp_store
+
+hive = idl.hive
+COLUMNS = (("user_id", "bigint"), ("action", "string"))
+
+
+@pytest.fixture
+def tag():
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def run(proxy):
+    """run(sql) -> the last statement's rows as dicts (the Python client, as user alice)."""
+    client = HmsProxyClient(proxy.uri, user="alice")
+    yield lambda sql: client.execute(sql, database="default")[-1].as_dicts()
+    client.close()
+
+
+@pytest.fixture
+def events(proxy_client, tag):
+    """default.ev_<tag>, partitioned by ds; dropped (with whatever indexes are left) afterwards."""
+    name = f"ev_{tag}"
+    proxy_client.create_table(table("default", name, columns=COLUMNS, partition_keys=(("ds", "string"),)))
+    yield name
+    proxy_client.drop_table("default", name, True)  # first: its indexes and their index tables go with it
+    for t in proxy_client.get_all_tables("default"):
+        if tag in t:
+            proxy_client.drop_table("default", t, True)
+
+
+def index_table_name(base: str, index: str) -> str:
+    return f"default__{base}_{index}__"
+
+
+def test_create_show_alter_and_drop_from_the_python_client_and_hmsproxy_sql(proxy, proxy_client, metastores, run, events):
+    ev = events
+    answer = run(
+        f"CREATE INDEX user_idx ON TABLE {ev} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD IDXPROPERTIES ('team'='growth') COMMENT 'by user'"
+    )
+    assert answer == [
+        {
+            "result": f"index user_idx created on default.{ev} (index table default.{index_table_name(ev, 'user_idx')}); ALTER INDEX ... REBUILD builds it"
+        }
+    ]
+
+    direct = metastores[0].client()
+    try:
+        made = direct.get_table("default", index_table_name(ev, "user_idx"))  # a real table on the base table's metastore
+        assert [(c.name, c.type) for c in made.sd.cols] == [("user_id", "bigint"), ("_bucketname", "string"), ("_offsets", "array<bigint>")]
+        assert [k.name for k in made.partitionKeys] == ["ds"] and made.tableType == "INDEX_TABLE"
+        assert made.parameters[INDEX_OF] == f"default.{ev}.user_idx" and made.parameters["comment"] == "by user"
+        assert "parquet" in made.sd.inputFormat.lower() and [o.col for o in made.sd.sortCols] == ["user_id"]
+        assert direct.get_indexes("default", ev, -1) == []  # the metastore holds no index: the proxy does
+    finally:
+        direct.close()
+
+    index = proxy_client.get_index_by_name("default", ev, "user_idx")
+    assert (index.indexName, index.indexHandlerClass, index.dbName, index.origTableName) == ("user_idx", COMPACT, "default", ev)
+    assert index.indexTableName == index_table_name(ev, "user_idx") and index.deferredRebuild is True
+    assert [c.name for c in index.sd.cols] == ["user_id"] and index.parameters == {"team": "growth", "comment": "by user"}
+    assert proxy_client.get_index_names("default", ev, -1) == ["user_idx"]
+    assert [i.indexName for i in proxy_client.get_indexes("default", ev, -1)] == ["user_idx"]
+
+    run(
+        f"CREATE INDEX action_idx ON TABLE default.{ev} (action, user_id) AS 'org.apache.hadoop.hive.ql.index.compact.CompactIndexHandler' WITH DEFERRED REBUILD IN TABLE {ev}_by_action PARTITIONED BY () STORED AS ORC"
+    )
+    by_action = proxy_client.get_table("default", f"{ev}_by_action")
+    assert by_action.partitionKeys == [] and "orc" in by_action.sd.inputFormat.lower()
+    assert run(f"SHOW INDEX ON {ev}") == [
+        {
+            "idx_name": "action_idx",
+            "tab_name": ev,
+            "col_names": "action, user_id",
+            "idx_tab_name": f"{ev}_by_action",
+            "idx_type": "compact",
+            "comment": "",
+        },
+        {
+            "idx_name": "user_idx",
+            "tab_name": ev,
+            "col_names": "user_id",
+            "idx_tab_name": index_table_name(ev, "user_idx"),
+            "idx_type": "compact",
+            "comment": "by user",
+        },
+    ]
+
+    run(f"ALTER INDEX user_idx ON {ev} SET IDXPROPERTIES ('team'='search', 'tier'='1')")
+    assert proxy_client.get_index_by_name("default", ev, "user_idx").parameters == {"team": "search", "tier": "1", "comment": "by user"}
+
+    out = hmsproxy_sql(proxy.uri, "--user", "alice", "-e", f"SHOW FORMATTED INDEXES ON {ev} FROM default")
+    assert out.returncode == 0, out.stderr
+    header, rule, *rows = out.stdout.strip().splitlines()
+    assert [c.strip() for c in header.split(" | ")][:7] == [
+        "idx_name",
+        "tab_name",
+        "col_names",
+        "idx_tab_name",
+        "idx_type",
+        "comment",
+        "deferred_rebuild",
+    ]
+    assert "team=search, tier=1" in rows[1] and rows[-1] == "(2 rows)"
+
+    assert run(f"DROP INDEX user_idx ON {ev}") == [{"result": f"index user_idx on default.{ev} dropped, with its index table"}]
+    assert index_table_name(ev, "user_idx") not in proxy_client.get_all_tables("default")
+    assert run(f"DROP INDEX IF EXISTS user_idx ON {ev}") == [{"result": f"no index user_idx on default.{ev}: nothing to drop"}]
+    with pytest.raises(hive.NoSuchObjectException, match="no index user_idx"):
+        proxy_client.get_index_by_name("default", ev, "user_idx")
+    run(f"DROP INDEX action_idx ON {ev}")
+    assert run(f"SHOW INDEXES ON {ev}") == [] and f"{ev}_by_action" not in proxy_client.get_all_tables("default")
+
+
+def test_refusals_say_what_is_wrong(proxy_client, run, events, tag):
+    ev = events
+    run(f"CREATE INDEX user_idx ON TABLE {ev} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+    view = table("default", f"v_{tag}", columns=COLUMNS)
+    view.tableType, view.viewOriginalText, view.viewExpandedText = "VIRTUAL_VIEW", f"SELECT * FROM {ev}", f"SELECT * FROM default.{ev}"
+    view.sd.location = None
+    proxy_client.create_table(view)
+    cases = {
+        f"CREATE INDEX i ON TABLE v_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD": f"default.v_{tag} is a view",
+        f"CREATE INDEX i ON TABLE {index_table_name(ev, 'user_idx')} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD": "is an index table",
+        f"CREATE INDEX i ON TABLE {ev} (nope) AS 'COMPACT' WITH DEFERRED REBUILD": "has no data column nope",
+        f"CREATE INDEX i ON TABLE {ev} (ds) AS 'COMPACT' WITH DEFERRED REBUILD": "has no data column ds",
+        f"CREATE INDEX user_idx ON TABLE {ev} (action) AS 'COMPACT' WITH DEFERRED REBUILD": "exists already",
+        f"CREATE INDEX i ON TABLE {ev} (user_id) AS 'BITMAP' WITH DEFERRED REBUILD": "unknown index handler 'BITMAP'",
+        f"CREATE INDEX i ON TABLE {ev} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD PARTITIONED BY (hr)": "PARTITIONED BY (hr): not a partition column",
+        f"CREATE INDEX i ON TABLE {ev} (user_id) AS 'COMPACT'": "add WITH DEFERRED REBUILD",
+        f"CREATE INDEX i ON TABLE missing_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD": f"missing_{tag}",
+        f"ALTER INDEX user_idx ON {ev} REBUILD": "is not in this version",
+        f"DROP INDEX nope ON {ev}": "no index nope",
+    }
+    for sql, message in cases.items():
+        with pytest.raises(HmsProxyError, match=re.escape(message)):
+            run(sql)
+    assert proxy_client.get_index_names("default", ev, -1) == ["user_idx"]
+    assert [t for t in proxy_client.get_all_tables("default") if t.endswith("__") and tag in t] == [index_table_name(ev, "user_idx")]
+    # Any client: DROP TABLE of an index table is refused, naming the statement that drops it.
+    with pytest.raises(TException, match=f"is the index table of index user_idx on default.{ev}: DROP INDEX user_idx ON default.{ev}"):
+        proxy_client.drop_table("default", index_table_name(ev, "user_idx"), True)
+    proxy_client.drop_table("default", f"v_{tag}", True)
+
+
+def test_dropping_renaming_and_dropping_the_database_carry_the_indexes_along(proxy_client, metastores, run, tag, tmp_path):
+    db = f"idx_{tag}"
+    proxy_client.create_database(hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+    try:
+        for name in ("a", "b", "c"):
+            proxy_client.create_table(table(db, name, columns=COLUMNS, partition_keys=(("ds", "string"),)))
+            run(f"CREATE INDEX i ON TABLE {db}.{name} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+        # Dropped by a plain Thrift client: its indexes and their index tables go too.
+        proxy_client.drop_table(db, "a", True)
+        assert f"{db}__a_i__" not in proxy_client.get_all_tables(db)
+        with pytest.raises(hive.NoSuchObjectException):
+            proxy_client.get_index_by_name(db, "a", "i")
+        # Renamed (as Spark and Hive do it, alter_table with a new name): the index follows.
+        renamed = proxy_client.get_table(db, "b")
+        renamed.tableName = "b2"
+        proxy_client.alter_table(db, "b", renamed)
+        assert proxy_client.get_index_names(db, "b2", -1) == ["i"] and proxy_client.get_index_names(db, "b", -1) == []
+        assert proxy_client.get_index_by_name(db, "b2", "i").indexTableName == f"{db}__b_i__"  # the index table keeps its name
+        # A table created later under the old name has no index.
+        proxy_client.create_table(table(db, "b", columns=COLUMNS))
+        assert run(f"SHOW INDEX ON {db}.b") == []
+    finally:
+        proxy_client.drop_database(db, True, True)
+    proxy_client.create_database(hive.Database(name=db, locationUri=(tmp_path / f"{db}-again").as_uri(), parameters={}))
+    try:
+        proxy_client.create_table(table(db, "c", columns=COLUMNS))
+        assert proxy_client.get_index_names(db, "c", -1) == []  # DROP DATABASE CASCADE left nothing behind
+    finally:
+        proxy_client.drop_database(db, True, True)
+
+
+def test_the_hive_cli_creates_shows_and_drops_indexes_unchanged(hive_cli, proxy, proxy_client, metastores, tag, tmp_path):
+    db = f"hcidx_{tag}"
+    script = f"""
+CREATE DATABASE {db} LOCATION '{(tmp_path / db).as_uri()}';
+CREATE TABLE {db}.events (id INT, user_id BIGINT) PARTITIONED BY (ds STRING) STORED AS PARQUET;
+CREATE INDEX user_idx ON TABLE {db}.events (user_id) AS 'COMPACT' WITH DEFERRED REBUILD;
+USE {db};
+SHOW INDEX ON events;
+"""
+    try:
+        result = hive_cli(proxy.uri, script)
+        assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+        lines = [line.split("\t") for line in result.stdout.splitlines()]
+        shown = [[c.strip() for c in cells] for cells in lines if cells[0].strip() == "user_idx"]
+        assert shown and shown[0][:5] == ["user_idx", "events", "user_id", f"{db}__events_user_idx__", "compact"]
+        index = proxy_client.get_index_by_name(db, "events", "user_idx")
+        assert index.deferredRebuild and index.indexHandlerClass == COMPACT
+        direct = metastores[0].client()
+        try:
+            assert direct.get_indexes(db, "events", -1) == []  # answered by the proxy, not the metastore
+            assert direct.get_table(db, f"{db}__events_user_idx__").tableType == "INDEX_TABLE"
+        finally:
+            direct.close()
+        # DROP TABLE of the index table: the CLI refuses it itself, as on its own metastore (a plain
+        # Thrift client meets the proxy's refusal: test_refusals_say_what_is_wrong) ...
+        result = hive_cli(proxy.uri, f"DROP TABLE {db}.{db}__events_user_idx__;\n")
+        assert result.returncode != 0 and "Cannot drop index tables" in result.stdout + result.stderr
+        # ... and DROP INDEX drops both, as Hive users do it.
+        result = hive_cli(proxy.uri, f"DROP INDEX user_idx ON {db}.events;\n")
+        assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+        assert proxy_client.get_index_names(db, "events", -1) == [] and f"{db}__events_user_idx__" not in proxy_client.get_all_tables(db)
+    finally:
+        proxy_client.drop_database(db, True, True)
+
+
+def test_a_hive_3_metastore_which_has_no_indexes_serves_them_through_the_proxy(hive31, tag):  # noqa: F811
+    config = Config(
+        ServerConfig(port=0),
+        DatabaseResolution.PREFIXED,
+        MetastoreConfig(
+            "primary", (hive31.uri,), primary=True, hive_version="3.1", access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
+        ),
+        store=temp_store(),
+    )
+    server = serve(replace(config))
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
+    sql = HmsProxyClient(server.uri, user="alice")
+    name = f"ev_{tag}"
+    try:
+        client.create_table(table("default", name, columns=COLUMNS, partition_keys=(("ds", "string"),)))
+        sql.execute(f"CREATE INDEX user_idx ON TABLE {name} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD", database="default")
+        made = client.get_table("default", index_table_name(name, "user_idx"))
+        assert made.tableType == "MANAGED_TABLE" and made.parameters[INDEX_OF] == f"default.{name}.user_idx"
+        assert [i.indexName for i in client.get_indexes("default", name, -1)] == ["user_idx"]
+        with pytest.raises(TException, match="is the index table"):
+            client.drop_table("default", index_table_name(name, "user_idx"), True)
+        client.drop_table("default", name, True)
+        assert index_table_name(name, "user_idx") not in client.get_all_tables("default")
+    finally:
+        for t in client.get_all_tables("default"):
+            if tag in t:
+                client.drop_table("default", t, True)
+        client.close()
+        sql.close()
+        shut(server)
