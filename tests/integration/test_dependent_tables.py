@@ -11,7 +11,6 @@ import dataclasses
 import json
 import re
 import time
-import uuid
 
 import pytest
 import thriftpy2.rpc
@@ -36,23 +35,6 @@ def hourly(client, db: str, name: str, days, hours, *, columns=COLUMNS, keys=HOU
     parts = [partition(db, name, [str(d), str(h)]) for d in days for h in hours]
     if parts:
         client.add_partitions(parts)
-
-
-@pytest.fixture
-def tag():
-    return uuid.uuid4().hex[:8]
-
-
-@pytest.fixture
-def run(proxy):
-    """run(sql) -> the last statement's rows as dicts (the Python client, as user alice)."""
-    client = HmsProxyClient(proxy.uri, user="alice")
-
-    def execute(sql: str):
-        return client.execute(sql, database="default")[-1].as_dicts()
-
-    yield execute
-    client.close()
 
 
 @pytest.fixture

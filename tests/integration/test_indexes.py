@@ -7,8 +7,6 @@ for any Thrift client, and the real Hive 2.3 CLI.
 from __future__ import annotations
 
 import re
-import uuid
-from dataclasses import replace
 
 import pytest
 import thriftpy2.rpc
@@ -16,29 +14,15 @@ from thriftpy2.thrift import TException
 
 from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
 from hmsproxy.testing import table
 from tests.integration.test_breaker_real_clients import serve, shut
 from tests.integration.test_relay import hive31  # noqa: F401 - a module-scoped Hive 3.1 metastore
 from tests.integration.test_remotes_ddl import hmsproxy_sql
-from tests.support.federation import temp_store
+from tests.support.federation import primary_only_config
 
 hive = idl.hive
 COLUMNS = (("user_id", "bigint"), ("action", "string"))
-
-
-@pytest.fixture
-def tag():
-    return uuid.uuid4().hex[:8]
-
-
-@pytest.fixture
-def run(proxy):
-    """run(sql) -> the last statement's rows as dicts (the Python client, as user alice)."""
-    client = HmsProxyClient(proxy.uri, user="alice")
-    yield lambda sql: client.execute(sql, database="default")[-1].as_dicts()
-    client.close()
 
 
 @pytest.fixture
@@ -234,15 +218,7 @@ SHOW INDEX ON events;
 
 
 def test_a_hive_3_metastore_which_has_no_indexes_serves_them_through_the_proxy(hive31, tag):  # noqa: F811
-    config = Config(
-        ServerConfig(port=0),
-        DatabaseResolution.PREFIXED,
-        MetastoreConfig(
-            "primary", (hive31.uri,), primary=True, hive_version="3.1", access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
-        ),
-        store=temp_store(),
-    )
-    server = serve(replace(config))
+    server = serve(primary_only_config(hive31.uri, "3.1"))
     client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
     sql = HmsProxyClient(server.uri, user="alice")
     name = f"ev_{tag}"

@@ -15,13 +15,13 @@ from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TMemoryBuffer, TSocket, TTransportException
 
 from hmsproxy import idl
-from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.relay import ReplySink
 from hmsproxy.testing import partition, table
 from tests.integration.test_breaker_real_clients import serve, shut
-from tests.support.federation import temp_store
+from tests.support.federation import primary_only_config, temp_store
 from tests.support.hive_jars import require_hive
 
 hive = idl.hive
@@ -147,14 +147,7 @@ def hive31(tmp_path_factory):
 
 
 def test_a_hive_3_primary_relays_tables_and_partitions(hive31):
-    config = Config(
-        ServerConfig(port=0),
-        DatabaseResolution.PREFIXED,
-        MetastoreConfig(
-            "primary", (hive31.uri,), primary=True, hive_version="3.1", access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
-        ),
-        store=temp_store(),
-    )
+    config = primary_only_config(hive31.uri, "3.1")
     fast, full = serve(config), serve(replace(config, server=replace(config.server, relay=False)))
     clients = [client_for(fast), client_for(full)]
     name = f"rl_{uuid.uuid4().hex[:8]}"

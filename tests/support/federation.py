@@ -57,6 +57,14 @@ def prefixed_config(primary_uri: str, federated_uri: str, port: int = 0, **feder
     return Config(server, DatabaseResolution.PREFIXED, primary, (fed,), store=temp_store())
 
 
+def primary_only_config(uri: str, hive_version: str | None = None) -> Config:
+    """One writable primary metastore (of `hive_version`, when a test needs the proxy told)."""
+    primary = MetastoreConfig(
+        "primary", (uri,), primary=True, hive_version=hive_version, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
+    )
+    return Config(ServerConfig(port=0), DatabaseResolution.PREFIXED, primary, store=temp_store())
+
+
 def leave_out_after(config: Config, *never_answering: MetastoreConfig, deadline_ms: int = LEAVE_OUT_DEADLINE_MS) -> Config:
     """`config` plus `never_answering` metastores, which fan-out calls leave out after `deadline_ms`.
 
