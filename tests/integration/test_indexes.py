@@ -151,6 +151,26 @@ def test_refusals_say_what_is_wrong(proxy_client, run, events, tag):
     proxy_client.drop_table("default", f"v_{tag}", True)
 
 
+def test_no_index_in_a_read_only_database_or_on_a_remote_table(proxy_client, run, metastores, tag, tmp_path):
+    from tests.integration.test_remotes import add_source, link_table
+
+    other = metastores[1].client()  # waggle_: only its database `sales` is writable through the proxy
+    other.create_table(table("default", f"ro_{tag}", columns=COLUMNS))
+    add_source(metastores[1], tmp_path)  # rsrc.items (an `id` column), linked below as a remote table
+    proxy_client.create_table(link_table("default", f"items_{tag}", metastores[1].uri))
+    try:
+        with pytest.raises(HmsProxyError, match="writes to database 'waggle_default' are not allowed"):
+            run(f"CREATE INDEX i ON TABLE waggle_default.ro_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+        with pytest.raises(HmsProxyError, match=f"default.items_{tag} is a remote table, read-only here"):
+            run(f"CREATE INDEX i ON TABLE items_{tag} (id) AS 'COMPACT' WITH DEFERRED REBUILD")
+        assert other.get_all_tables("default").count(f"default__ro_{tag}_i__") == 0
+        assert f"default__items_{tag}_i__" not in proxy_client.get_all_tables("default")
+    finally:
+        other.drop_table("default", f"ro_{tag}", True)
+        other.close()
+        proxy_client.drop_table("default", f"items_{tag}", False)  # unlinks the remote table
+
+
 def test_dropping_renaming_and_dropping_the_database_carry_the_indexes_along(proxy_client, metastores, run, tag, tmp_path):
     db = f"idx_{tag}"
     proxy_client.create_database(hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))

@@ -32,6 +32,8 @@ hive = idl.hive
 
 METHODS = frozenset({"add_index", "alter_index", "drop_index_by_name", "get_index_by_name", "get_indexes", "get_index_names"})
 VIEWS = ("VIRTUAL_VIEW", "MATERIALIZED_VIEW")
+#: What the remotes feature puts in the parameters of every remote table it serves.
+REMOTE_MARK = "hmsproxy.remote.uris"
 
 
 def encode(struct) -> bytes:
@@ -158,6 +160,8 @@ class IndexCalls:
         what = f"{call.client_db}.{ref.table}"
         if base.tableType in VIEWS:
             raise InvalidRequest(f"hmsproxy: {what} is a view: indexes are on tables")
+        if REMOTE_MARK in (base.parameters or {}):
+            raise InvalidRequest(f"hmsproxy: {what} is a remote table, read-only here: index it where it lives")
         if (
             self.feature.snapshot().by_index_table.get(ref) is not None
             or compact.INDEX_OF in (base.parameters or {})
