@@ -54,8 +54,9 @@ def test_features_use_other_features_only_through_the_registry():
     feature_roots = {
         p.stem if p.is_file() else p.name for p in (ROOT / "features").iterdir() if p.name not in ("__init__.py", "base.py", "__pycache__")
     }
-    # The platform, the virtual catalog's records and table identities (identity.py) are for every feature.
-    shared = {"base", "catalog", "identity"}
+    # The platform, the virtual catalog's records, table identities (identity.py) and the partitions a
+    # drop call names (dropped_partitions.py) are for every feature.
+    shared = {"base", "catalog", "identity", "dropped_partitions"}
     for path in (ROOT / "features").rglob("*.py"):
         own = path.relative_to(ROOT / "features").parts[0].removesuffix(".py")
         for module in imports(path):

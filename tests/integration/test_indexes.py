@@ -15,7 +15,7 @@ from thriftpy2.thrift import TException
 from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
-from hmsproxy.testing import table
+from hmsproxy.testing import partition, table
 from tests.integration.test_breaker_real_clients import serve, shut
 from tests.integration.test_relay import hive31  # noqa: F401 - a module-scoped Hive 3.1 metastore
 from tests.integration.test_remotes_ddl import hmsproxy_sql
@@ -192,6 +192,15 @@ def test_dropping_renaming_and_dropping_the_database_carry_the_indexes_along(pro
         # A table created later under the old name has no index.
         proxy_client.create_table(table(db, "b", columns=COLUMNS))
         assert run(f"SHOW INDEX ON {db}.b") == []
+        # Dropped base partitions take the index partitions of the same values along (here the test
+        # adds those, as a rebuild would), by values or by name, from any client.
+        days = ["1", "2", "3"]
+        proxy_client.add_partitions([partition(db, "c", [d]) for d in days])
+        proxy_client.add_partitions([partition(db, f"{db}__c_i__", [d]) for d in days])
+        proxy_client.drop_partition(db, "c", ["1"], True)
+        req = hive.DropPartitionsRequest(dbName=db, tblName="c", parts=hive.RequestPartsSpec(names=["ds=2"]), deleteData=True)
+        proxy_client.drop_partitions_req(req)
+        assert proxy_client.get_partition_names(db, f"{db}__c_i__", -1) == ["ds=3"]
     finally:
         proxy_client.drop_database(db, True, True)
     proxy_client.create_database(hive.Database(name=db, locationUri=(tmp_path / f"{db}-again").as_uri(), parameters={}))

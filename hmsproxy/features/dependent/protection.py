@@ -14,23 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hmsproxy import idl
 from hmsproxy.call import Call
 from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, TableRef
-from hmsproxy.features.dependent.runners import column_difference, columns_of, partition_values
+from hmsproxy.features.dependent.runners import column_difference, columns_of
+from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
+from hmsproxy.features.dropped_partitions import dropped_values
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent
 
-DROPPED_PARTITION_VALUES = {
-    "drop_partition": lambda a: [a.part_vals],
-    "drop_partition_with_environment_context": lambda a: [a.part_vals],
-    "drop_partition_by_name": lambda a: [partition_values(a.part_name)],
-    "drop_partition_by_name_with_environment_context": lambda a: [partition_values(a.part_name)],
-}
 #: How many dependent partitions a refusal names before "and N more".
 NAMED = 5
 
@@ -160,10 +155,9 @@ class Protection:
                     renamed_to=renamed,
                 )
             return self._column_change(call, ref, name, new, everything, dependents)
-        if call.method in DROPPED_PARTITION_VALUES:
-            return self._partition_change(ref, name, snapshot, [tuple(v) for v in DROPPED_PARTITION_VALUES[call.method](call.args)])
-        if call.method == "drop_partitions_req":
-            return self._partition_change(ref, name, snapshot, self._requested_values(call))
+        if call.method in PARTITION_DROPS:
+            with self.feature.platform.client(call.session.user) as client:
+                return self._partition_change(ref, name, snapshot, dropped_values(call, client))
         return None
 
     def _column_change(self, call: Call, ref: TableRef, name: str, new, everything, dependents) -> Change | None:
@@ -183,20 +177,6 @@ class Protection:
             dependents,
             f"the columns of {name} changed: it {difference}",
         )
-
-    def _requested_values(self, call: Call) -> list[tuple[str, ...]]:
-        parts = call.args.req.parts
-        if parts is None:
-            return []
-        if parts.names:
-            return [partition_values(n) for n in parts.names]
-        values = []
-        with self.feature.platform.client(call.session.user) as client:
-            for e in parts.exprs or []:  # ask the metastore which partitions the expression means
-                req = idl.hive.PartitionsByExprRequest(dbName=call.client_db, tblName=call.table, expr=e.expr, maxParts=-1)
-                answer = client.call("get_partitions_by_expr", req=req)
-                values += [tuple(p.values) for p in answer.partitions or []]
-        return values
 
     @staticmethod
     def _partition_change(ref: TableRef, name: str, snapshot: DependentSnapshot, dropped: list[tuple[str, ...]]) -> Change | None:

@@ -27,13 +27,6 @@ NEW_PARTITIONS = "(new partitions)"
 COVERED_CALLS = 4
 
 
-def partition_values(name: str) -> tuple[str, ...]:
-    """The values of a partition name such as ds=1/hr=%2F (Hive escapes special characters as %XX)."""
-    from urllib.parse import unquote
-
-    return tuple(unquote(kv.split("=", 1)[1]) for kv in name.split("/"))
-
-
 def columns_of(cols) -> tuple[model.Column, ...]:
     return tuple(model.Column(c.name.lower(), c.type.lower(), c.comment) for c in cols or [])
 

@@ -9,6 +9,7 @@ from hmsproxy.call import Call
 from hmsproxy.errors import ProxyError
 from hmsproxy.features import identity
 from hmsproxy.features.base import Feature, Platform
+from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.indexes import compact
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
 from hmsproxy.features.indexes.model import IndexRecord, IndexSnapshot
@@ -47,7 +48,7 @@ class Indexes(Feature):
         self._protection = Protection(self)
 
     def wants(self, spec: MethodSpec) -> bool:
-        return spec.name in METHODS or spec.drops_table or spec.alters_table or spec.drops_database
+        return spec.name in METHODS or spec.name in PARTITION_DROPS or spec.drops_table or spec.alters_table or spec.drops_database
 
     def snapshot(self) -> IndexSnapshot:
         return self._cache.get()

@@ -2,7 +2,8 @@
 
 DROP TABLE of an index table is refused (DROP INDEX drops it). After a base table is dropped,
 its indexes and their index tables go too; after it is renamed, its indexes follow it; after
-DROP DATABASE, no index of a table in it is left.
+DROP DATABASE, no index of a table in it is left; after base partitions are dropped, so are the
+matching partitions of index tables partitioned like the base table.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from hmsproxy.call import Call
-from hmsproxy.errors import InvalidRequest
+from hmsproxy.errors import InvalidRequest, NotFound
 from hmsproxy.features import identity
+from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
+from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.features.identity import TableRef
 
 if TYPE_CHECKING:
@@ -43,6 +46,11 @@ class Protection:
             return None
         ref = TableRef(call.route.metastore.name, call.route.backend_db.lower(), call.table.lower())
         snapshot = self.feature.snapshot()
+        if spec.name in PARTITION_DROPS:
+            if any(r.index_table is not None for r in snapshot.of(ref)):
+                with self.feature.platform.client(call.session.user) as client:
+                    call.notes[NOTE] = ("partitions", ref, dropped_values(call, client))
+            return None
         if spec.drops_table:
             index = snapshot.by_index_table.get(ref)
             if index is not None:
@@ -69,6 +77,9 @@ class Protection:
         if note is None or _failed(result):
             return
         kind = note[0]
+        if kind == "partitions":
+            self._drop_index_partitions(call, note[1], note[2])
+            return
         if kind == "rename":
             self.feature.repository.rename_base(note[1], note[2])
             self.feature.changed()
@@ -84,3 +95,23 @@ class Protection:
         for record in doomed:
             if record.index_table is not None:
                 self.feature.drop_index_table(call.session.user, record, delete_data=True)
+
+    def _drop_index_partitions(self, call: Call, base: TableRef, dropped: list[tuple[str, ...]]) -> None:
+        """Index partitions with the values of dropped base partitions go too, where the index table is
+        partitioned like the base table (an index partitioned by fewer columns spans partitions that
+        are not all gone: it is left as it is)."""
+        router = call.router
+        with self.feature.platform.client(call.session.user) as client:
+            for record in self.feature.snapshot().of(base):
+                table = record.index_table
+                db = identity.client_db(router, table.metastore, table.db) if table is not None else None
+                if db is None:
+                    continue
+                keys = client.call("get_table", dbname=db, tbl_name=table.table).partitionKeys or []
+                for values in dropped:
+                    if len(values) != len(keys):
+                        continue
+                    try:
+                        client.call("drop_partition", db_name=db, tbl_name=table.table, part_vals=list(values), deleteData=True)
+                    except NotFound:
+                        pass  # never built for that partition
