@@ -18,6 +18,8 @@ class Entry:
     name: str
     size: int
     is_dir: bool
+    #: Last modification, milliseconds since the epoch, by the storage's clock (0: not known).
+    modified: int = 0
 
 
 def is_hidden(name: str) -> bool:
@@ -61,7 +63,9 @@ class HadoopStorage:
         entries = []
         for status in fs.listStatus(path):
             p = status.getPath()
-            entries.append(Entry(p.toString(), p.getName(), int(status.getLen()), bool(status.isDirectory())))
+            entries.append(
+                Entry(p.toString(), p.getName(), int(status.getLen()), bool(status.isDirectory()), int(status.getModificationTime()))
+            )
         return entries
 
     def delete(self, location: str) -> None:
