@@ -5,6 +5,8 @@
  * does (the caller reads more and asks again). Raises ValueError on bytes that cannot be Thrift
  * (an unknown type, a negative size, nesting deeper than MAX_DEPTH).
  *
+ * has_field(buf, pos, fid) -> whether the complete struct at `pos` has a top-level field `fid`.
+ *
  * Every read is bounds-checked: a truncated buffer is reported, never read past.
  */
 #define PY_SSIZE_T_CLEAN
@@ -97,9 +99,37 @@ static PyObject *value_end(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(end);
 }
 
+/* has_field(buf, pos, fid) -> whether the complete struct at `pos` has a top-level field `fid`. */
+static PyObject *has_field(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos;
+    int fid;
+    if (!PyArg_ParseTuple(args, "y*ni", &view, &pos, &fid)) return NULL;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len;
+    int found = 0;
+    Py_ssize_t at = (pos < 0 || pos > n) ? INVALID : pos;
+    while (at >= 0) {
+        if (at >= n) { at = TRUNCATED; break; }
+        int ftype = b[at];
+        if (ftype == T_STOP) break;
+        if (n - at < 3) { at = TRUNCATED; break; }
+        if ((int16_t)((b[at + 1] << 8) | b[at + 2]) == fid) { found = 1; break; }
+        at = skip(b, n, at + 3, ftype, 1);
+    }
+    PyBuffer_Release(&view);
+    if (at < 0) {
+        PyErr_Format(PyExc_ValueError, "no complete Thrift struct at offset %zd", pos);
+        return NULL;
+    }
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef methods[] = {
     {"value_end", value_end, METH_VARARGS,
      "value_end(buf, pos, ttype) -> offset past the Thrift value at pos, or -1 if buf ends first"},
+    {"has_field", has_field, METH_VARARGS,
+     "has_field(buf, pos, fid) -> whether the complete struct at pos has a top-level field fid"},
     {NULL, NULL, 0, NULL},
 };
 

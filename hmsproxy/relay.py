@@ -40,9 +40,9 @@ from hmsproxy.translations import TRANSLATIONS
 RELAYED = object()
 
 try:  # the C walker (setup.py); without it, answers that need a catalog take the full path
-    from hmsproxy._thriftwalk import value_end
+    from hmsproxy._thriftwalk import has_field, value_end
 except ImportError:  # pragma: no cover - a build without a C compiler
-    value_end = None
+    has_field = value_end = None
 
 #: Bytes of a relayed answer gathered before they go on to the client (the typed relay).
 CHUNK = 65_536
@@ -156,12 +156,13 @@ def typed_element(success_type: tuple) -> type | None:
 
 def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> None:
     """Copy a `<method>_result` body to `sink`, appending `catalog_field` to the success value's
-    struct (or to each struct of its list or set). `body_start`: the body's bytes already read;
+    struct (or to each struct of its list or set) where the struct has no such field. `body_start`: the body's bytes already read;
     `read(n)` reads more from the backend. Structs are found with the C walker, never decoded, so
     memory stays at about one struct and one chunk.
     """
     src = _Source(body_start, read)
     out = bytearray()
+    (catalog_fid,) = struct.unpack("!h", catalog_field[1:3])
     while True:
         ftype = src.take(1)[0]
         out += bytes((ftype,))
@@ -177,11 +178,17 @@ def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> 
         if ftype != TType.STRUCT:  # a list or set of structs (typed_element)
             header = src.take(5)
             out += header
-            count = struct.unpack("!i", header[1:])[0]
+            etype, count = struct.unpack("!bi", header)
+            if count > 0 and etype != TType.STRUCT:
+                raise ValueError(f"a list of type {etype} where the IDL has structs")
         for _ in range(count):
-            out += src.take_value(TType.STRUCT)[:-1]  # all but its STOP byte
-            out += catalog_field
-            out.append(TType.STOP)
+            value = src.take_value(TType.STRUCT)
+            if has_field(value, 0, catalog_fid):  # the metastore named the catalog itself: keep it
+                out += value
+            else:
+                out += memoryview(value)[:-1]  # all but its STOP byte
+                out += catalog_field
+                out.append(TType.STOP)
             if len(out) >= CHUNK:
                 sink.write(bytes(out))
                 out.clear()

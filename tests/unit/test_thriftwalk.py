@@ -12,7 +12,7 @@ from thriftpy2.thrift import TType
 from thriftpy2.transport import TMemoryBuffer
 
 from hmsproxy import codec, idl
-from hmsproxy._thriftwalk import value_end
+from hmsproxy._thriftwalk import has_field, value_end
 from hmsproxy.relay import copy_adding_catalog
 from hmsproxy.routing.default_catalog import encoded_catalog_field
 from hmsproxy.testing import partition, table
@@ -47,6 +47,17 @@ def test_the_walker_finds_the_end_of_every_kind_of_value_and_never_reads_past_a_
             assert value_end(data[:cut], 0, TType.STRUCT) == -1
     assert value_end(struct.pack("!i", 3) + b"abc", 0, TType.STRING) == 7
     assert value_end(bytes([TType.I32]) + struct.pack("!i", 2) + b"\0" * 8, 0, TType.LIST) == 13
+
+
+def test_the_walker_tells_whether_a_struct_has_a_field_at_its_top_level():
+    p = partition("shop", "events", ["1"])
+    assert not has_field(encoded(p), 0, 9) and has_field(encoded(p), 0, 1)  # catName (9) unset; values (1) set
+    p.catName = "spark"
+    assert has_field(encoded(p), 0, 9)
+    assert not has_field(encoded(table("shop", "t")), 0, 17)  # Table's Hive 3 catalog
+    assert p.sd.sortCols is not None  # the Partition's sd has a field 9 of its own: only the top level counts
+    with pytest.raises(ValueError, match="no complete Thrift struct"):
+        has_field(encoded(partition("shop", "events", ["1"]))[:-3], 0, 9)  # walks to the end, which is not there
 
 
 def test_the_walker_refuses_bytes_that_cannot_be_thrift():
@@ -117,6 +128,16 @@ def test_declared_exceptions_and_empty_lists_pass_unchanged():
     assert got.o1.message == "no such table" and b"".join(sink.chunks) == encoded(missing)
     empty = A.get_partitions_result(success=[])
     assert copied(empty, hive.Partition)[0] == empty
+
+
+def test_a_catalog_the_metastore_sent_is_kept_and_a_list_must_hold_structs():
+    named = partition("shop", "events", ["1"])
+    named.catName = "spark"
+    got, _ = copied(A.get_partitions_result(success=[named, partition("shop", "events", ["2"])]), hive.Partition)
+    assert [p.catName for p in got.success] == ["spark", "hive"]
+    strings = encoded(A.get_partition_names_result(success=["ds=1"]))
+    with pytest.raises(ValueError, match="where the IDL has structs"):
+        copy_adding_catalog(strings, pieces(b"", 7), Sink(), encoded_catalog_field(hive.Partition))
 
 
 def test_a_backend_closing_mid_answer_is_an_error_not_a_short_answer():
