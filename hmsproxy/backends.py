@@ -12,6 +12,8 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -213,30 +215,42 @@ class Backends:
         for name in list(self.caches):
             self._drop_cache(name)
 
-    def call(self, conn: Connection, method: str, args):
-        """Call `method` over `conn`, translating for the backend's version; returns the result struct."""
-        name = conn.metastore
-        tr = self.translation_for(name, method)
+    @contextmanager
+    def _watching(self, name: str) -> Iterator[None]:
+        """A metastore is down when a call to it fails for want of an answer, up when one succeeds."""
         try:
-            if tr is not None:
-                result = self._translated(conn, method, args, tr)
-            else:
-                try:
-                    result = conn.call(method, args)
-                    if method in TRANSLATIONS:
-                        self.state(name).present_methods.add(method)
-                except TApplicationException as e:
-                    tr = TRANSLATIONS.get(method)
-                    if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:
-                        raise
-                    log.info("metastore '%s' lacks %s; translating it from now on", name, method)
-                    self.state(name).missing_methods.add(method)
-                    result = self._translated(conn, method, args, tr)
+            yield
         except BackendUnavailable as e:
             self.mark_down(name, e.reason)
             raise
         self.mark_up(name)
-        return result
+
+    def call(self, conn: Connection, method: str, args):
+        """Call `method` over `conn`, translating for the backend's version; returns the result struct."""
+        name = conn.metastore
+        tr = self.translation_for(name, method)
+        with self._watching(name):
+            if tr is not None:
+                return self._translated(conn, method, args, tr)
+            try:
+                result = conn.call(method, args)
+                if method in TRANSLATIONS:
+                    self.state(name).present_methods.add(method)
+                return result
+            except TApplicationException as e:
+                tr = TRANSLATIONS.get(method)
+                if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:
+                    raise
+                log.info("metastore '%s' lacks %s; translating it from now on", name, method)
+                self.state(name).missing_methods.add(method)
+                return self._translated(conn, method, args, tr)
+
+    def relay(self, conn: Connection, method: str, args, sink, catalog_field: bytes | None) -> tuple[int, bytes]:
+        """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay)."""
+        with self._watching(conn.metastore):
+            answer = conn.relay(method, args, sink, catalog_field)
+        self.state(conn.metastore).relayed += 1
+        return answer
 
     @staticmethod
     def _translated(conn: Connection, method: str, args, tr: Translation):

@@ -28,9 +28,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from thriftpy2.protocol import TCyBinaryProtocol
+from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
-from thriftpy2.transport import TCyMemoryBuffer
+from thriftpy2.utils import deserialize
 
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
@@ -117,9 +117,7 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]
 def _message(cls, data: bytes) -> str | None:
     if value_end is None or value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
         return None
-    value = cls()
-    value.read(TCyBinaryProtocol(TCyMemoryBuffer(data)))
-    return getattr(value, "message", None)
+    return getattr(deserialize(cls(), data, TCyBinaryProtocolFactory()), "message", None)
 
 
 def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan | None:
@@ -165,7 +163,7 @@ def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> 
     (catalog_fid,) = struct.unpack("!h", catalog_field[1:3])
     while True:
         ftype = src.take(1)[0]
-        out += bytes((ftype,))
+        out.append(ftype)
         if ftype == TType.STOP:
             sink.write(bytes(out))
             return

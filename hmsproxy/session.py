@@ -87,14 +87,7 @@ class Session:
             conn = self._connection(metastore, method.startswith("get"))
             if not hasattr(conn, "relay"):  # hmsproxy.testing's fakes: the full path
                 return None
-            try:
-                answer = conn.relay(method, args, sink, catalog_field)
-            except BackendUnavailable as e:
-                self.backends.mark_down(metastore.name, e.reason)
-                raise
-            self.backends.mark_up(metastore.name)
-            self.backends.state(metastore.name).relayed += 1
-            return answer
+            return self.backends.relay(conn, method, args, sink, catalog_field)
         finally:
             breaker.leave(token)
 

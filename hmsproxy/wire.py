@@ -153,9 +153,13 @@ class ThriftConnection:
         except TApplicationException:
             raise
         except Exception as e:  # socket, transport or decode error: the stream is unusable now
-            uri = self.uri or ", ".join(self.uris)
-            self.close()
-            raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
+            raise self._broken(e) from e
+
+    def _broken(self, e: Exception) -> BackendUnavailable:
+        """The connection after a socket, transport or decode error: closed (its stream is unusable)."""
+        uri = self.uri or ", ".join(self.uris)
+        self.close()
+        return BackendUnavailable(self.metastore, uri, _reason(e))
 
     def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Send `args`; copy the answer's body to `sink` undecoded, with `catalog_field` appended to
@@ -174,9 +178,7 @@ class ThriftConnection:
             name, mtype, _ = proto.read_message_begin()
             seen = recorder.take()
         except Exception as e:
-            uri = self.uri or ", ".join(self.uris)
-            self.close()
-            raise BackendUnavailable(self.metastore, uri, _reason(e)) from e
+            raise self._broken(e) from e
         body_start = seen[header_length(seen, name) :]
         sink.begin(mtype)
         try:

@@ -4,10 +4,12 @@ metastore: afterwards an expression no longer names anything."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import unquote
 
 from hmsproxy import idl
 from hmsproxy.call import Call
+from hmsproxy.internal_client import InternalClient
 
 _NAMED_BY_VALUES = {
     "drop_partition": lambda a: [a.part_vals],
@@ -23,9 +25,9 @@ def partition_values(name: str) -> tuple[str, ...]:
     return tuple(unquote(kv.split("=", 1)[1]) for kv in name.split("/"))
 
 
-def dropped_values(call: Call, client) -> list[tuple[str, ...]]:
-    """The values of each partition `call` drops; `client` (an InternalClient as the caller) asks
-    the metastore which partitions a drop_partitions_req expression means."""
+def dropped_values(call: Call, open_client: Callable[[], InternalClient]) -> list[tuple[str, ...]]:
+    """The values of each partition `call` drops; for a drop_partitions_req by expression, a client
+    from `open_client()` (as the caller) asks the metastore which partitions it means."""
     by_values = _NAMED_BY_VALUES.get(call.method)
     if by_values is not None:
         return [tuple(v) for v in by_values(call.args)]
@@ -37,8 +39,11 @@ def dropped_values(call: Call, client) -> list[tuple[str, ...]]:
     if parts.names:
         return [partition_values(n) for n in parts.names]
     values = []
-    for e in parts.exprs or []:
-        req = idl.hive.PartitionsByExprRequest(dbName=call.client_db, tblName=call.table, expr=e.expr, maxParts=-1)
-        answer = client.call("get_partitions_by_expr", req=req)
-        values += [tuple(p.values) for p in answer.partitions or []]
+    if not parts.exprs:
+        return values
+    with open_client() as client:
+        for e in parts.exprs:
+            req = idl.hive.PartitionsByExprRequest(dbName=call.client_db, tblName=call.table, expr=e.expr, maxParts=-1)
+            answer = client.call("get_partitions_by_expr", req=req)
+            values += [tuple(p.values) for p in answer.partitions or []]
     return values

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from hmsproxy.errors import NotFound
 from hmsproxy.routing.naming import split_catalog
-from hmsproxy.routing.router import Router, UnknownDatabase
+from hmsproxy.routing.router import Route, Router, UnknownDatabase
 
 
 @dataclass(frozen=True, order=True)
@@ -22,22 +22,30 @@ class TableRef:
     table: str
 
 
+def routed_db(route: Route) -> tuple[str, str]:
+    """(metastore, backend database) a route leads to."""
+    return route.metastore.name, route.backend_db.lower()
+
+
+def routed(route: Route, table: str) -> TableRef:
+    """The backend identity of `table` in the database a route leads to (a call's, once routed)."""
+    return TableRef(*routed_db(route), table.lower())
+
+
 def ref_of(router: Router, client_db: str, table: str) -> TableRef:
     """The backend identity of client-side `client_db.table` (NotFound if no metastore serves the database)."""
     try:
-        route = router.route(client_db)
+        return routed(router.route(client_db), table)
     except UnknownDatabase as e:
         raise NotFound(f"hmsproxy: {e}") from None
-    return TableRef(route.metastore.name, route.backend_db.lower(), table.lower())
 
 
 def db_key(router: Router, client_db: str) -> tuple[str, str] | None:
     """(metastore, backend database) of a client database name, or None if nobody serves it."""
     try:
-        route = router.route(split_catalog(client_db)[1])
+        return routed_db(router.route(split_catalog(client_db)[1]))
     except UnknownDatabase:
         return None
-    return route.metastore.name, route.backend_db.lower()
 
 
 def client_db(router: Router, metastore: str, backend_db: str) -> str | None:

@@ -53,7 +53,7 @@ class Protection:
         snapshot = self.feature.snapshot()
         if not snapshot.tables or call.route is None or not call.client_db:
             return None
-        metastore, backend_db = call.route.metastore.name, call.route.backend_db.lower()
+        metastore, backend_db = identity.routed_db(call.route)
         if call.spec.drops_database:
             change = self._database_change(call, snapshot, (metastore, backend_db))
         else:
@@ -156,8 +156,8 @@ class Protection:
                 )
             return self._column_change(call, ref, name, new, everything, dependents)
         if call.method in PARTITION_DROPS:
-            with self.feature.platform.client(call.session.user) as client:
-                return self._partition_change(ref, name, snapshot, dropped_values(call, client))
+            dropped = dropped_values(call, lambda: self.feature.platform.client(call.session.user))
+            return self._partition_change(ref, name, snapshot, dropped)
         return None
 
     def _column_change(self, call: Call, ref: TableRef, name: str, new, everything, dependents) -> Change | None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from thriftpy2.protocol import TCyBinaryProtocol
-from thriftpy2.transport import TCyMemoryBuffer
+from thriftpy2.utils import deserialize, serialize
 
 from hmsproxy import idl
 from hmsproxy.call import Call
@@ -36,18 +35,6 @@ VIEWS = ("VIRTUAL_VIEW", "MATERIALIZED_VIEW")
 REMOTE_MARK = "hmsproxy.remote.uris"
 
 
-def encode(struct) -> bytes:
-    buf = TCyMemoryBuffer()
-    struct.write(TCyBinaryProtocol(buf))
-    return buf.getvalue()
-
-
-def decode(cls, data: bytes):
-    value = cls()
-    value.read(TCyBinaryProtocol(TCyMemoryBuffer(data)))
-    return value
-
-
 class IndexCalls:
     def __init__(self, feature: Indexes):
         self.feature = feature
@@ -60,8 +47,9 @@ class IndexCalls:
 
     # -- names --------------------------------------------------------------------------------
 
-    def _base(self, call: Call, table: str) -> TableRef:
-        return TableRef(call.route.metastore.name, call.route.backend_db.lower(), table.lower())
+    @staticmethod
+    def _base(call: Call, table: str) -> TableRef:
+        return identity.routed(call.route, table)
 
     def _required(self, call: Call, table: str, name: str) -> IndexRecord:
         record = self.feature.snapshot().get(self._base(call, table), name)
@@ -86,7 +74,7 @@ class IndexCalls:
             createTime=record.created_at,
             lastAccessTime=record.last_access,
             indexTableName=index_table,
-            sd=decode(hive.StorageDescriptor, record.sd),
+            sd=deserialize(hive.StorageDescriptor(), record.sd),
             parameters=record.params,
             deferredRebuild=record.deferred,
         )
@@ -138,7 +126,7 @@ class IndexCalls:
                 bool(index.deferredRebuild),
                 index_table,
                 tuple(columns),
-                encode(index.sd or compact.index_sd(columns)),
+                serialize(index.sd or compact.index_sd(columns)),
                 tuple(sorted((index.parameters or {}).items())),
                 index.createTime or now,
                 index.lastAccessTime or now,

@@ -37,19 +37,19 @@ class Protection:
     def on_routed(self, call: Call):
         spec = call.spec
         if spec.drops_database:
-            db = (call.route.metastore.name, call.route.backend_db.lower())
+            db = identity.routed_db(call.route)
             if self.feature.snapshot().in_database(*db):
                 call.notes[NOTE] = ("database", db)
             self.feature.release_index_tables(call.session.user, *db)
             return None
         if not call.table:
             return None
-        ref = TableRef(call.route.metastore.name, call.route.backend_db.lower(), call.table.lower())
+        ref = identity.routed(call.route, call.table)
         snapshot = self.feature.snapshot()
         if spec.name in PARTITION_DROPS:
             if any(r.index_table is not None for r in snapshot.of(ref)):
-                with self.feature.platform.client(call.session.user) as client:
-                    call.notes[NOTE] = ("partitions", ref, dropped_values(call, client))
+                dropped = dropped_values(call, lambda: self.feature.platform.client(call.session.user))
+                call.notes[NOTE] = ("partitions", ref, dropped)
             return None
         if spec.drops_table:
             index = snapshot.by_index_table.get(ref)
