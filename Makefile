@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench bench-skew bench-dependent check-config clean sshd postgresql hive-jars
+.PHONY: up test lint bench bench-skew bench-dependent bench-index check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench-skew: $(BIN)/.installed
 # Dependent tables: Spark reading through the proxy's view vs the underlying table (docs/benchmark.md); ARGS="--days 30" scales it down.
 bench-dependent: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_dependent $(ARGS)
+
+# Indexes: one point lookup as a Spark scan, with bloom filters, on the index-listed files and as `hmsproxy lookup` (docs/benchmark.md); ARGS="--rows 2000000" scales it down.
+bench-index: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_index $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

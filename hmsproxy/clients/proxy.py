@@ -20,7 +20,7 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
 from hmsproxy import idl
-from hmsproxy.ddl.parser import DdlSyntaxError, split
+from hmsproxy.ddl.parser import DdlSyntaxError, parse
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.wire import parse_uri
 
@@ -47,22 +47,40 @@ class HmsProxyClient:
             self._client.close()
             raise
 
-    def execute(self, sql: str, database: str | None = None) -> list[ResultSet]:
+    def execute(self, sql: str, database: str | None = None, *, spark=None) -> list[ResultSet]:
         """Run every statement of `sql` in order; one ResultSet per statement.
 
         `database` is the current database (where `CREATE REMOTE TABLE t` goes); default "default".
+        Index builds (ALTER INDEX … REBUILD, CREATE INDEX without DEFERRED REBUILD) run here, on
+        `spark` or a local SparkSession (clients/rebuilds.py); everything else runs in the proxy.
         Raises DdlSyntaxError (nothing ran) or HmsProxyError (statements before it ran).
         """
-        statements = split(sql)
+        from hmsproxy.clients.rebuilds import builds_index, created_first, rebuild
+
+        database = database or "default"
+        results: list[ResultSet] = []
+        batch: list[str] = []
+        for statement in parse(sql):
+            if not builds_index(statement):
+                batch.append(statement.source)
+                continue
+            results += self._in_proxy(batch, database)
+            batch = []
+            created = self._in_proxy([statement.source], database) if created_first(statement) else []
+            built = rebuild(self.uri, self.user, database, statement, spark=spark)
+            results.append(ResultSet(["result"], [row for rs in [*created, built] for row in rs.rows]))
+        return results + self._in_proxy(batch, database)
+
+    def _in_proxy(self, statements: list[str], database: str) -> list[ResultSet]:
         if not statements:
             return []
         try:
             try:
-                answers = self._client.hmsproxy_execute_script(sql, database or "default")
+                answers = self._client.hmsproxy_execute_script(";\n".join(statements), database)
             except TApplicationException as e:
                 if e.type != TApplicationException.UNKNOWN_METHOD:
                     raise
-                answers = [self._client.hmsproxy_execute(s, database or "default") for s in statements]
+                answers = [self._client.hmsproxy_execute(s, database) for s in statements]
         except idl.hive.MetaException as e:
             raise HmsProxyError(e.message) from None
         return [ResultSet(list(r.columns or []), [list(row) for row in r.rows or []]) for r in answers]

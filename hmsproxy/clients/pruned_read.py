@@ -123,21 +123,26 @@ def read(spark, table: str, **equals):
             frames.append(where(full.where(reduce(lambda a, b: a | b, [is_partition(p, keys, types) for p in scanned])), wanted))
         else:
             return where(full, wanted)
-    data_schema = type(schema)([f for f in schema.fields if f.name.lower() not in keys])
     for piece, files in pruned:
         if files:
-            frame = spark.read.format(fmt).schema(data_schema).load(files)
             partition_values = dict(zip(keys, getattr(piece, "values", None) or ()))  # a Table has none
-            columns = [
-                F.lit(partition_values[f.name.lower()]).cast(f.dataType).alias(f.name)
-                if f.name.lower() in partition_values
-                else F.col(f.name)
-                for f in schema.fields
-            ]
-            frames.append(where(frame.select(*columns), list(data_equals)))
+            frames.append(where(files_frame(spark, fmt, schema, keys, partition_values, files), list(data_equals)))
     if not frames:
         return spark.createDataFrame([], schema)
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def files_frame(spark, fmt: str, schema, keys: list[str], partition_values: dict[str, str], files: list[str]) -> Any:
+    """These files of one partition as a frame of the table's schema (its partition columns from `partition_values`)."""
+    from pyspark.sql import functions as F
+
+    data_schema = type(schema)([f for f in schema.fields if f.name.lower() not in keys])
+    frame = spark.read.format(fmt).schema(data_schema).load(files)
+    columns = [
+        F.lit(partition_values[f.name.lower()]).cast(f.dataType).alias(f.name) if f.name.lower() in partition_values else F.col(f.name)
+        for f in schema.fields
+    ]
+    return frame.select(*columns)
 
 
 def is_partition(partition, keys: list[str], types: dict) -> Any:

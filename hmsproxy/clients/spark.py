@@ -41,7 +41,7 @@ def execute(spark, statement: str) -> list[ResultSet]:
             last_error = e
             continue
         with client:
-            return client.execute(statement, database=database)
+            return client.execute(statement, database=database, spark=spark)
     raise ConnectionError(f"no hmsproxy reachable at {METASTORE_URIS_CONF}: {last_error}")
 
 
@@ -76,6 +76,23 @@ def read(spark, table: str, **equals):
     from hmsproxy.clients.pruned_read import read as pruned_read
 
     return pruned_read(spark, table, **equals)
+
+
+def lookup(spark, table: str, **equals):
+    """The rows of `table` whose columns have these values (a list, tuple or set: any of them),
+    reading only what the table's compact index lists where it is fresh.
+
+        lookup(spark, "shop.events", user_id=42, ds="2026-11-01")
+        lookup(spark, "shop.events", user_id=[42, 43])
+
+    An index is used when it covers only columns given here. Partitions whose index partition
+    was built from exactly the files they hold now read only the files (and, through Parquet
+    or ORC pushdown, the row groups) the index names; stale, never built or unindexed
+    partitions are scanned. The answer is `spark.table(table)` filtered by the same values.
+    """
+    from hmsproxy.clients.indexed_read import lookup as indexed_lookup
+
+    return indexed_lookup(spark, table, **equals)
 
 
 #: What a SparkSession needs to read tables laid out in subdirectories (list bucketing STORED AS

@@ -10,28 +10,17 @@ stripe at a time), so a rebuild can run them on Spark's executors, one task per 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from urllib.parse import urlparse
 
-from hmsproxy.jobs.storage import Entry, data_files
+from hmsproxy.jobs.storage import Entry, arrow_filesystem, data_files
 
 #: A row of the index table: (indexed values..., file, offsets)
 IndexRow = tuple
 
 
-def local_or_remote(path: str):
-    """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, file:///x, hdfs://..., s3a://...)."""
-    from pyarrow import fs
-
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return fs.LocalFileSystem(), parsed.path
-    return fs.FileSystem.from_uri(path)
-
-
 def file_rows(path: str, columns: list[str], file_format: str = "parquet") -> list[IndexRow]:
     """The index rows of one data file: one per distinct combination of `columns`' values, with the
     file and the sorted positions (row groups or stripes) holding it; nulls are values too."""
-    filesystem, inner = local_or_remote(path)
+    filesystem, inner = arrow_filesystem(path)
     found: dict[tuple, list[int]] = {}
     for position, table in _pieces(filesystem, inner, columns, file_format):
         arrays = [table.column(c).to_pylist() for c in columns]

@@ -82,6 +82,33 @@ class MetastoreClient:
     def alter_table(self, db: str, table: str, new_table) -> None:
         self._client.alter_table(db, table, new_table)
 
+    def get_index(self, db: str, table: str, index: str):
+        try:
+            return self._client.get_index_by_name(db, table, index)
+        except hive.NoSuchObjectException as e:
+            raise JobError(e.message or f"no index {index} on {db}.{table}") from None
+
+    def indexes(self, db: str, table: str) -> list:
+        return list(self._client.get_indexes(db, table, -1) or [])
+
+    def find_partition(self, db: str, table: str, values: list[str]):
+        """The partition, or None where there is none."""
+        try:
+            return self._client.get_partition(db, table, values)
+        except hive.NoSuchObjectException:
+            return None
+
+    # The *_with_environment_context calls: the context carries what the proxy records with the change.
+
+    def add_partition(self, partition, context: dict[str, str]) -> None:
+        self._client.add_partition_with_environment_context(partition, hive.EnvironmentContext(properties=context))
+
+    def alter_partition_with_context(self, db: str, table: str, partition, context: dict[str, str]) -> None:
+        self._client.alter_partition_with_environment_context(db, table, partition, hive.EnvironmentContext(properties=context))
+
+    def alter_table_with_context(self, db: str, table: str, new_table, context: dict[str, str]) -> None:
+        self._client.alter_table_with_environment_context(db, table, new_table, hive.EnvironmentContext(properties=context))
+
     def close(self) -> None:
         self._client.close()
 

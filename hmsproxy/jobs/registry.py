@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hmsproxy.jobs.context import JobContext
 
 #: Modules that define a built-in job as `JOB`; later jobs (rebuild-index, skew-layout) add theirs here.
-BUILTIN_MODULES = ("hmsproxy.jobs.list_jobs", "hmsproxy.jobs.compact", "hmsproxy.jobs.skew_layout")
+BUILTIN_MODULES = ("hmsproxy.jobs.list_jobs", "hmsproxy.jobs.compact", "hmsproxy.jobs.skew_layout", "hmsproxy.jobs.rebuild_index")
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from hmsproxy.jobs.compact import read_files, refresh_table
 from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files
+from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files, join
 from hmsproxy.jobs.swap import Written, fetch, swap_in
-from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
+from hmsproxy.jobs.tables import Target, data_format, hive_escape, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
 
 NAME = "skew-layout"
 
@@ -72,18 +72,12 @@ def reader_settings(fmt: str) -> tuple[str, ...]:
 # --- names -------------------------------------------------------------------------------------
 
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-#: Characters Hive's FileUtils.escapePathName writes as %XX in directory names.
-_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
 
 
 def flat_name(index: int, values: tuple[str, ...] | None, k: int, ext: str) -> str:
     """'skew-0-US-000.parquet': the group number makes it unique, the value makes it readable."""
     slug = "default" if values is None else _UNSAFE_IN_NAME.sub("_", "_".join(values))[:24] or "_"
     return f"skew-{index}-{slug}-{k:03d}.{ext}"
-
-
-def hive_escape(text: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
 
 
 def hive_directory(columns: tuple[str, ...], values: tuple[str, ...] | None) -> str:
@@ -185,10 +179,6 @@ def list_files(storage: Storage, location: str) -> list[tuple[str, int]]:
 
     walk(location, "")
     return sorted(found)
-
-
-def join(location: str, name: str) -> str:
-    return f"{location.rstrip('/')}/{name}"
 
 
 class _FileSystem:

@@ -1,7 +1,10 @@
-"""Files under a table's locations, through Hadoop's FileSystem in Spark's JVM.
+"""Files under a table's locations: through Hadoop's FileSystem in Spark's JVM, or pyarrow's.
 
 Going through Hadoop (not the local file system) means any scheme the cluster
 reads (hdfs://, s3a://, abfs://, file:) works the same, with Spark's credentials.
+Where no Spark runs (the proxy, `hmsproxy lookup`) pyarrow's file systems list
+the same locations; an index's staleness is always decided with pyarrow's
+listing, at build and at check alike, so both see one clock (HIVE-15282).
 The swap only needs the small `Storage` protocol, so its logic is tested with a
 local stand-in.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlparse
 
 
 @dataclass(frozen=True)
@@ -72,3 +76,42 @@ class HadoopStorage:
         fs, path = self._fs(location)
         if not fs.delete(path, True) and fs.exists(path):
             raise OSError(f"could not delete {location}")
+
+
+def arrow_filesystem(location: str):
+    """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, file:///x, /x, hdfs://..., s3a://...)."""
+    from pyarrow import fs
+
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return fs.LocalFileSystem(), parsed.path
+    return fs.FileSystem.from_uri(location)
+
+
+def join(location: str, name: str) -> str:
+    return f"{location.rstrip('/')}/{name}"
+
+
+class ArrowStorage:
+    """`Storage` over pyarrow's file systems; entries keep the location's own form of path."""
+
+    def exists(self, location: str) -> bool:
+        from pyarrow import fs
+
+        filesystem, inner = arrow_filesystem(location)
+        return filesystem.get_file_info(inner).type != fs.FileType.NotFound
+
+    def list(self, location: str) -> list[Entry]:
+        from pyarrow import fs
+
+        filesystem, inner = arrow_filesystem(location)
+        entries = []
+        for info in filesystem.get_file_info(fs.FileSelector(inner, allow_not_found=True)):
+            is_dir = info.type == fs.FileType.Directory
+            modified = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
+            entries.append(Entry(join(location, info.base_name), info.base_name, 0 if is_dir else int(info.size or 0), is_dir, modified))
+        return entries
+
+    def delete(self, location: str) -> None:
+        filesystem, inner = arrow_filesystem(location)
+        filesystem.delete_dir(inner)

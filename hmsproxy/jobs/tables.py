@@ -60,6 +60,19 @@ def parse_spec(text: str) -> dict[str, str]:
     return spec
 
 
+#: Characters Hive's FileUtils.escapePathName writes as %XX in directory names.
+_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
+
+
+def hive_escape(text: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
+
+
+def partition_name(keys: list[str], values: dict[str, str]) -> str:
+    """Hive's name of the partition with these values: 'ds=2026-11-01/hr=3' (escaped as Hive does)."""
+    return "/".join(f"{hive_escape(k)}={hive_escape(values[k])}" for k in keys)
+
+
 def parse_partition_name(name: str) -> dict[str, str]:
     """A metastore partition name -> {key: value}, undoing Hive's %XX escaping."""
     result = {}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hmsproxy import idl
-from hmsproxy.jobs import compact, list_jobs, skew_layout
+from hmsproxy.jobs import compact, list_jobs, rebuild_index, skew_layout
 from hmsproxy.jobs.cli import add_job_parser, build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
@@ -179,7 +179,7 @@ def writer(files=2, rows=40, then=None):
 
 
 def test_registry_has_the_builtin_jobs_sorted():
-    assert [j.name for j in all_jobs()] == ["compact", "list", "skew-layout"]
+    assert [j.name for j in all_jobs()] == ["compact", "list", "rebuild-index", "skew-layout"]
     assert get_job("compact") is compact.JOB
     with pytest.raises(KeyError, match="no job named 'nope'"):
         get_job("nope")
@@ -192,9 +192,10 @@ def test_list_prints_every_job_with_its_help_and_starts_no_spark():
     ctx = JobContext(stdout=out, stderr=err)
     assert run_job_command(build_parser().parse_args(["list"]), context=ctx) == 0
     assert out.getvalue().splitlines() == [
-        f"compact      {compact.JOB.help}",
-        f"list         {list_jobs.JOB.help}",
-        f"skew-layout  {skew_layout.JOB.help}",
+        f"compact        {compact.JOB.help}",
+        f"list           {list_jobs.JOB.help}",
+        f"rebuild-index  {rebuild_index.JOB.help}",
+        f"skew-layout    {skew_layout.JOB.help}",
     ]
     assert err.getvalue() == ""
     assert not ctx.spark_started

@@ -14,6 +14,8 @@ from hmsproxy.features.indexes import compact
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
 from hmsproxy.features.indexes.model import IndexRecord, IndexSnapshot
 from hmsproxy.features.indexes.protection import Protection
+from hmsproxy.features.indexes.recording import METHODS as BUILD_CALLS
+from hmsproxy.features.indexes.recording import BuildRecording
 from hmsproxy.features.indexes.runners import Runners
 from hmsproxy.features.indexes.statements import STATEMENTS
 from hmsproxy.features.indexes.store import INDEXES_SCHEMA, IndexRepository
@@ -46,9 +48,17 @@ class Indexes(Feature):
         )
         self._calls = IndexCalls(self)
         self._protection = Protection(self)
+        self._recording = BuildRecording(self)
 
     def wants(self, spec: MethodSpec) -> bool:
-        return spec.name in METHODS or spec.name in PARTITION_DROPS or spec.drops_table or spec.alters_table or spec.drops_database
+        return (
+            spec.name in METHODS
+            or spec.name in PARTITION_DROPS
+            or spec.name in BUILD_CALLS
+            or spec.drops_table
+            or spec.alters_table
+            or spec.drops_database
+        )
 
     def snapshot(self) -> IndexSnapshot:
         return self._cache.get()
@@ -96,12 +106,15 @@ class Indexes(Feature):
     def on_routed(self, call: Call):
         if call.method in METHODS:
             return self._calls.answer(call)
+        if call.method in BUILD_CALLS:
+            self._recording.on_routed(call)
         return self._protection.on_routed(call)
 
     def needs_result(self, call: Call) -> bool:
-        return self._protection.needs_result(call)
+        return self._protection.needs_result(call) or self._recording.needs_result(call)
 
     def on_response(self, call: Call, result) -> None:
+        self._recording.on_response(call, result)
         self._protection.on_response(call, result)
 
     def describe(self) -> list[str]:

@@ -2,7 +2,8 @@
 
 The seed's IDXS/INDEX_PARAMS model: an index's name is unique per base table; it has a handler,
 a deferred-rebuild flag, an optional index table (a real table on the base table's metastore),
-the storage descriptor of the indexed columns, parameters, and create and last-access times.
+the storage descriptor of the indexed columns, parameters, and create and last-access times; and
+per index partition its last build (builds.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hmsproxy.features.identity import TableRef
+from hmsproxy.features.indexes.builds import IndexBuild
 
 
 @dataclass(frozen=True)
@@ -41,16 +43,27 @@ class IndexSnapshot:
     by_base: dict[TableRef, dict[str, IndexRecord]] = field(default_factory=dict)
     #: index table -> its record
     by_index_table: dict[TableRef, IndexRecord] = field(default_factory=dict)
+    #: (base table, index name) -> {index partition name: its last build}
+    builds: dict[tuple[TableRef, str], dict[str, IndexBuild]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, generation: int, records: Iterable[IndexRecord]) -> IndexSnapshot:
+    def build(
+        cls, generation: int, records: Iterable[IndexRecord], built: Iterable[tuple[TableRef, str, IndexBuild]] = ()
+    ) -> IndexSnapshot:
         by_base: dict[TableRef, dict[str, IndexRecord]] = {}
         by_index_table: dict[TableRef, IndexRecord] = {}
         for r in records:
             by_base.setdefault(r.base, {})[r.name] = r
             if r.index_table is not None:
                 by_index_table[r.index_table] = r
-        return cls(generation, by_base, by_index_table)
+        builds: dict[tuple[TableRef, str], dict[str, IndexBuild]] = {}
+        for base, name, b in built:
+            builds.setdefault((base, name), {})[b.partition] = b
+        return cls(generation, by_base, by_index_table, builds)
+
+    def builds_of(self, record: IndexRecord) -> dict[str, IndexBuild]:
+        """The index's built partitions, by index partition name."""
+        return self.builds.get((record.base, record.name), {})
 
     def of(self, base: TableRef) -> list[IndexRecord]:
         """The base table's indexes, by name."""

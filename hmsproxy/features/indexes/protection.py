@@ -17,6 +17,7 @@ from hmsproxy.features import identity
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.features.identity import TableRef
+from hmsproxy.jobs.tables import partition_name
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 NOTE = "indexes"
 
 
-def _failed(result) -> bool:
+def failed(result) -> bool:
+    """Did the metastore answer with an exception?"""
     return any(v is not None for k, v in vars(result).items() if k != "success")
 
 
@@ -74,7 +76,7 @@ class Protection:
 
     def on_response(self, call: Call, result) -> None:
         note = call.notes.get(NOTE)
-        if note is None or _failed(result):
+        if note is None or failed(result):
             return
         kind = note[0]
         if kind == "partitions":
@@ -107,7 +109,8 @@ class Protection:
                 db = identity.client_db(router, table.metastore, table.db) if table is not None else None
                 if db is None:
                     continue
-                keys = client.call("get_table", dbname=db, tbl_name=table.table).partitionKeys or []
+                keys = [k.name.lower() for k in client.call("get_table", dbname=db, tbl_name=table.table).partitionKeys or []]
+                gone = []
                 for values in dropped:
                     if len(values) != len(keys):
                         continue
@@ -115,3 +118,7 @@ class Protection:
                         client.call("drop_partition", db_name=db, tbl_name=table.table, part_vals=list(values), deleteData=True)
                     except NotFound:
                         pass  # never built for that partition
+                    gone.append(partition_name(keys, dict(zip(keys, values))))
+                if gone:
+                    self.feature.repository.forget_builds(record.base, record.name, gone)
+                    self.feature.changed()

@@ -11,19 +11,26 @@ from hmsproxy import idl
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.errors import InvalidRequest, NotFound
-from hmsproxy.features.indexes import compact
+from hmsproxy.features import identity
+from hmsproxy.features.indexes import builds, compact
 from hmsproxy.features.indexes import statements as st
+from hmsproxy.jobs.metastore import NAMES_PER_CALL
+from hmsproxy.jobs.storage import ArrowStorage, data_files
+from hmsproxy.jobs.tables import partition_name
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
 
 hive = idl.hive
 
-#: SHOW INDEX's columns, as Hive prints them; FORMATTED adds the rest.
+#: SHOW INDEX's columns, as Hive prints them; FORMATTED adds the rest, a row per base partition.
 SHOW_COLUMNS = ["idx_name", "tab_name", "col_names", "idx_tab_name", "idx_type", "comment"]
-FORMATTED_COLUMNS = [*SHOW_COLUMNS, "deferred_rebuild", "created", "last_access", "idx_properties"]
+FORMATTED_COLUMNS = [*SHOW_COLUMNS, "deferred_rebuild", "created", "last_access", "idx_properties", "partition", "state", "last_rebuild"]
 COMMENT_KEY = "comment"
-NOT_YET = "the rebuild job (hmsproxy job rebuild-index) is not in this version of hmsproxy"
+#: Where a rebuild runs: on Spark, next to the client, never in the proxy.
+REBUILD_ELSEWHERE = (
+    "runs on Spark, beside the client: from hmsproxy sql, hmsproxy.clients.spark.sql, HmsProxyClient.execute, or hmsproxy job rebuild-index"
+)
 
 
 class Runners:
@@ -44,8 +51,6 @@ class Runners:
         return name[0] or ctx.database, name[1]
 
     def create(self, s: st.CreateIndex, ctx: StatementContext) -> ResultSet:
-        if not s.deferred:
-            raise InvalidRequest(f"hmsproxy: building index {s.name} right away needs a rebuild, and {NOT_YET}: add WITH DEFERRED REBUILD")
         handler = compact.handler_class(s.handler)
         db, table = self._name(ctx, s.table)
         base = ctx.client.call("get_table", dbname=db, tbl_name=table)
@@ -82,7 +87,8 @@ class Runners:
             deferredRebuild=s.deferred,
         )
         ctx.client.call("add_index", new_index=index, index_table=index_table)
-        return status(f"index {s.name} created on {db}.{table} (index table {index_db}.{index_name}); ALTER INDEX ... REBUILD builds it")
+        then = "ALTER INDEX ... REBUILD builds it" if s.deferred else "built next by the client"
+        return status(f"index {s.name} created on {db}.{table} (index table {index_db}.{index_name}); {then}")
 
     def drop(self, s: st.DropIndex, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
@@ -104,12 +110,13 @@ class Runners:
     def rebuild(self, s: st.RebuildIndex, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
         ctx.client.call("get_index_by_name", db_name=db, tbl_name=table, index_name=s.name)  # NotFound first
-        raise InvalidRequest(f"hmsproxy: ALTER INDEX {s.name} ON {db}.{table} REBUILD: {NOT_YET}")
+        raise InvalidRequest(f"hmsproxy: ALTER INDEX {s.name} ON {db}.{table} REBUILD {REBUILD_ELSEWHERE}")
 
     def show(self, s: st.ShowIndexes, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
-        ctx.client.call("get_table", dbname=db, tbl_name=table)  # NotFound for a table that is not there
+        base = ctx.client.call("get_table", dbname=db, tbl_name=table)  # NotFound for a table that is not there
         indexes = ctx.client.call("get_indexes", db_name=db, tbl_name=table, max_indexes=-1) or []
+        partitions = base_partitions(ctx.client, base) if s.formatted and indexes else []
         rows = []
         for index in indexes:
             params = dict(index.parameters or {})
@@ -121,15 +128,53 @@ class Runners:
                 "compact" if index.indexHandlerClass == compact.COMPACT else index.indexHandlerClass,
                 params.pop(COMMENT_KEY, ""),
             ]
-            if s.formatted:
-                row += [
-                    "true" if index.deferredRebuild else "false",
-                    _when(index.createTime),
-                    _when(index.lastAccessTime),
-                    ", ".join(f"{k}={v}" for k, v in sorted(params.items())),
-                ]
-            rows.append(row)
+            if not s.formatted:
+                rows.append(row)
+                continue
+            row += [
+                "true" if index.deferredRebuild else "false",
+                _when(index.createTime),
+                _when(index.lastAccessTime),
+                ", ".join(f"{k}={v}" for k, v in sorted(params.items())),
+            ]
+            rows += [row + line for line in self._partition_states(ctx, db, table, index, partitions)]
         return ResultSet(list(FORMATTED_COLUMNS if s.formatted else SHOW_COLUMNS), rows)
+
+    def _partition_states(self, ctx: StatementContext, db: str, table: str, index, partitions) -> list[list[str]]:
+        """[partition, state, last rebuild] per base partition, from the builds the store holds and a
+        listing of the partition now (the listing a rebuild took)."""
+        record = self.feature.snapshot().get(identity.ref_of(self.feature.platform.router(), db, table), index.indexName)
+        built = self.feature.snapshot().builds_of(record) if record is not None else {}
+        index_keys = []
+        if index.indexTableName:
+            index_db, _, index_table = index.indexTableName.rpartition(".")
+            found = ctx.client.call("get_table", dbname=index_db or db, tbl_name=index_table)
+            index_keys = [k.name.lower() for k in found.partitionKeys or []]
+        lines = []
+        for name, values, location in partitions:
+            build = built.get(partition_name(index_keys, values) if index_keys else "")
+            try:
+                entries = ArrowStorage().list(location) if location and ArrowStorage().exists(location) else []
+                found_state = builds.state(build, name, builds.digest(data_files(entries)))
+            except Exception as e:  # storage the proxy can't reach: say so rather than guess
+                found_state = f"unknown: {e}"
+            lines.append([name, found_state, _when(build.built_at) if build is not None and found_state != builds.NEVER_BUILT else ""])
+        return lines or [["", "", ""]]
+
+
+def base_partitions(client, base) -> list[tuple[str, dict[str, str], str]]:
+    """(name, values, location) of each base partition; ('', {}, location) for an unpartitioned table."""
+    keys = [k.name.lower() for k in base.partitionKeys or []]
+    if not keys:
+        return [("", {}, base.sd.location)]
+    names = client.call("get_partition_names", db_name=base.dbName, tbl_name=base.tableName, max_parts=-1) or []
+    found = []
+    for i in range(0, len(names), NAMES_PER_CALL):
+        chunk = names[i : i + NAMES_PER_CALL]
+        for p in client.call("get_partitions_by_names", db_name=base.dbName, tbl_name=base.tableName, names=chunk) or []:
+            values = dict(zip(keys, p.values))
+            found.append((partition_name(keys, values), values, p.sd.location))
+    return sorted(found)
 
 
 def _when(seconds: int | None) -> str:

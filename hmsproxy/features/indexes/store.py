@@ -1,4 +1,5 @@
-"""Indexes as the store keeps them: the `indexes` component (the seed's IDXS and INDEX_PARAMS)."""
+"""Indexes as the store keeps them: the `indexes` component (the seed's IDXS and INDEX_PARAMS, and
+each index partition's last build)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Connection,
@@ -25,6 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.features.identity import TableRef
+from hmsproxy.features.indexes.builds import IndexBuild
 from hmsproxy.features.indexes.model import IndexRecord, IndexSnapshot
 from hmsproxy.store.db import AlreadyExists
 from hmsproxy.store.schema import StoreSchema
@@ -57,17 +60,44 @@ indexes = Table(
 )
 
 
+#: Added by migration 2, in its own MetaData (migration 1 creates all of `metadata`).
+build_metadata = MetaData()
+
+builds = Table(
+    "hmsproxy_index_builds",
+    build_metadata,
+    Column("metastore", String(256), nullable=False),
+    Column("db", String(256), nullable=False),
+    Column("table", String(256), nullable=False),
+    Column("name", String(128), nullable=False),
+    Column("partition", String(767), nullable=False),  # the index partition's name; '' unpartitioned
+    Column("built_at", Integer, nullable=False),
+    Column("rows", BigInteger, nullable=False),
+    Column("files", Integer, nullable=False),
+    Column("base", Text, nullable=False),  # JSON {base partition name: digest}
+    PrimaryKeyConstraint("metastore", "db", "table", "name", "partition"),
+)
+
+
 def _m001_tables(conn: Connection) -> None:
     metadata.create_all(conn)
 
 
+def _m002_builds(conn: Connection) -> None:
+    build_metadata.create_all(conn)
+
+
 #: Append-only: never edit or reorder a released migration.
-INDEXES_SCHEMA = StoreSchema(COMPONENT, (_m001_tables,))
+INDEXES_SCHEMA = StoreSchema(COMPONENT, (_m001_tables, _m002_builds))
 
 
-def _is(base: TableRef):
-    c = indexes.c
+def _is(base: TableRef, t: Table = indexes):
+    c = t.c
     return and_(c.metastore == base.metastore, c.db == base.db, c.table == base.table)
+
+
+def _build(row) -> IndexBuild:
+    return IndexBuild(row.partition, row.built_at, row.rows, row.files, tuple(sorted(json.loads(row.base).items())))
 
 
 def _record(row) -> IndexRecord:
@@ -116,7 +146,8 @@ class IndexRepository:
         with self.store.reading() as conn:
             generation = self.store.generation(COMPONENT)
             records = [_record(r) for r in conn.execute(select(indexes))]
-        return IndexSnapshot.build(generation, records)
+            built = [(TableRef(r.metastore, r.db, r.table), r.name, _build(r)) for r in conn.execute(select(builds))]
+        return IndexSnapshot.build(generation, records, built)
 
     def create(self, record: IndexRecord) -> None:
         try:
@@ -134,21 +165,54 @@ class IndexRepository:
 
     def drop(self, base: TableRef, name: str) -> None:
         with self.store.writing() as conn:
-            conn.execute(delete(indexes).where(_is(base), indexes.c.name == name))
+            for t in (indexes, builds):
+                conn.execute(delete(t).where(_is(base, t), t.c.name == name))
             self.store.bump(conn, COMPONENT)
 
     def drop_all(self, base: TableRef) -> None:
         with self.store.writing() as conn:
-            conn.execute(delete(indexes).where(_is(base)))
+            for t in (indexes, builds):
+                conn.execute(delete(t).where(_is(base, t)))
             self.store.bump(conn, COMPONENT)
 
     def drop_database(self, metastore: str, db: str) -> None:
         with self.store.writing() as conn:
-            conn.execute(delete(indexes).where(indexes.c.metastore == metastore, indexes.c.db == db))
+            for t in (indexes, builds):
+                conn.execute(delete(t).where(t.c.metastore == metastore, t.c.db == db))
             self.store.bump(conn, COMPONENT)
 
     def rename_base(self, old: TableRef, new: TableRef) -> None:
         """The base table was renamed (or moved to another database): its indexes follow it."""
         with self.store.writing() as conn:
-            conn.execute(update(indexes).where(_is(old)).values(db=new.db, table=new.table))
+            for t in (indexes, builds):
+                conn.execute(update(t).where(_is(old, t)).values(db=new.db, table=new.table))
+            self.store.bump(conn, COMPONENT)
+
+    # -- builds -------------------------------------------------------------------------------
+
+    def _is_build(self, base: TableRef, name: str, partitions: list[str]):
+        return and_(_is(base, builds), builds.c.name == name, builds.c.partition.in_(partitions))
+
+    def forget_builds(self, base: TableRef, name: str, partitions: list[str]) -> None:
+        """Before an index partition is swapped or dropped: until its new build is recorded it has none."""
+        with self.store.writing() as conn:
+            conn.execute(delete(builds).where(self._is_build(base, name, partitions)))
+            self.store.bump(conn, COMPONENT)
+
+    def record_build(self, base: TableRef, name: str, build: IndexBuild) -> None:
+        with self.store.writing() as conn:
+            conn.execute(delete(builds).where(self._is_build(base, name, [build.partition])))
+            conn.execute(
+                builds.insert().values(
+                    metastore=base.metastore,
+                    db=base.db,
+                    table=base.table,
+                    name=name,
+                    partition=build.partition,
+                    built_at=build.built_at,
+                    rows=build.rows,
+                    files=build.files,
+                    base=json.dumps(dict(build.base), sort_keys=True),
+                )
+            )
             self.store.bump(conn, COMPONENT)

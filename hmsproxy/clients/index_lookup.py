@@ -1,0 +1,294 @@
+"""Index-driven lookups: which files, and which row groups in them, can hold the rows wanted.
+
+    result = arrow_lookup("thrift://proxy:9083", "shop.events", {"user_id": [42]})
+    result.table            # a pyarrow Table: exactly the matching rows, the table's columns
+    result.files_opened     # data files read
+
+`plan_lookup` decides per base partition (those the partition columns' values select):
+- an index partition built from exactly the files the partition holds now (`builds.py`: the
+  digest of the same listing) is fresh: only the files and row groups its rows name are read;
+- any other partition (stale, never built, or no index on these columns) is scanned whole.
+So the answer is always the full answer. `arrow_lookup` reads the plan with pyarrow alone (no
+Spark: `hmsproxy lookup`); `hmsproxy.clients.spark.lookup` reads it with Spark.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hmsproxy.features.indexes.builds import FRESH, STALE, IndexBuild, digest, read_manifest, state
+from hmsproxy.jobs.storage import ArrowStorage, arrow_filesystem, data_files, join
+from hmsproxy.jobs.tables import data_format, parse_partition_name, partition_name
+
+BUCKET_COLUMN, OFFSETS_COLUMN = "_bucketname", "_offsets"
+NO_INDEX = "no index"
+
+
+@dataclass(frozen=True)
+class PartitionRead:
+    """What a lookup reads of one base partition (or of an unpartitioned table)."""
+
+    values: dict[str, str]  # partition column -> value; {} for an unpartitioned table
+    location: str
+    state: str  # fresh / stale / never built / no index
+    #: file -> the row groups (Parquet) or stripes (ORC) to read; None: every one (the file is scanned)
+    files: dict[str, tuple[int, ...] | None]
+
+
+@dataclass
+class LookupPlan:
+    table: Any  # the base Table
+    format: str
+    index: str | None  # the index used, if any
+    wanted: dict[str, list]  # column -> the values it may have (equality: one)
+    reads: list[PartitionRead] = field(default_factory=list)
+    index_files_opened: int = 0
+
+    @property
+    def keys(self) -> list[str]:
+        return [k.name.lower() for k in self.table.partitionKeys or []]
+
+    @property
+    def columns(self) -> list[str]:
+        return [c.name.lower() for c in self.table.sd.cols or []]
+
+
+def as_values(value: Any) -> list:
+    """A lookup's value: a scalar means equality, a list/tuple/set means IN."""
+    return list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+
+
+def _text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def choose_index(indexes: Iterable[Any], wanted: dict[str, list]) -> Any | None:
+    """The index with the most columns, all of them given values (an index on columns the
+    lookup leaves open can't say where the rows are)."""
+    usable = [i for i in indexes if i.indexTableName and all(c.name.lower() in wanted for c in i.sd.cols or [])]
+    return max(usable, key=lambda i: (len(i.sd.cols or []), i.indexName), default=None)
+
+
+def plan_lookup(ms: Any, db: str, table: str, equals: dict[str, Any]) -> LookupPlan:
+    """What to read for the rows of db.table whose columns have these values (see the module doc)."""
+    base = ms.get_table(db, table)
+    wanted = {k.lower(): as_values(v) for k, v in equals.items()}
+    plan = LookupPlan(base, data_format(base), None, wanted)
+    unknown = sorted(set(wanted) - set(plan.columns) - set(plan.keys))
+    if unknown:
+        raise ValueError(f"{db}.{table} has no column {', '.join(unknown)} (columns: {', '.join(plan.columns + plan.keys)})")
+    if not wanted or any(not v for v in wanted.values()):
+        raise ValueError("a lookup needs a value for at least one column (an empty IN list matches nothing)")
+    storage = ArrowStorage()
+    if plan.keys:
+        names = [n for n in ms.partition_names(db, table) if _selected(parse_partition_name(n), wanted)]
+        partitions = [(dict(zip(plan.keys, p.values)), p.sd.location) for p in ms.partitions_by_names(db, table, names)]
+    else:
+        partitions = [({}, base.sd.location)]
+    data_wanted = {k: v for k, v in wanted.items() if k not in plan.keys}
+    index = choose_index(ms.indexes(db, table), data_wanted) if data_wanted else None
+    index_side = _IndexSide(ms, plan, index, data_wanted) if index is not None else None
+    plan.index = index.indexName if index is not None else None
+    for values, location in partitions:
+        listed = data_files(storage.list(location)) if location and storage.exists(location) else []
+        everything = {join(location, e.name): None for e in listed}
+        if index_side is None:
+            plan.reads.append(PartitionRead(values, location, NO_INDEX, everything))
+            continue
+        name = partition_name(plan.keys, values) if plan.keys else ""
+        build, rows = index_side.for_partition(values)
+        found = state(build, name, digest(listed))
+        files = index_side.listed_files(rows, location, [e.name for e in listed], build) if found == FRESH else None
+        if files is None:
+            plan.reads.append(PartitionRead(values, location, STALE if found == FRESH else found, everything))
+        else:
+            plan.reads.append(PartitionRead(values, location, FRESH, files))
+    plan.index_files_opened = index_side.files_opened if index_side is not None else 0
+    return plan
+
+
+def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
+    return all(values[k] in {_text(v) for v in wanted[k]} for k in values if k in wanted)
+
+
+class _IndexSide:
+    """The index partitions a lookup reads, each once: its build and its rows for the wanted values."""
+
+    def __init__(self, ms: Any, plan: LookupPlan, index: Any, wanted: dict[str, list]):
+        db, _, name = index.indexTableName.rpartition(".")
+        self.table = ms.get_table(db or plan.table.dbName, name)
+        self.keys = [k.name.lower() for k in self.table.partitionKeys or []]
+        self.columns = [c.name.lower() for c in index.sd.cols or []]
+        self.wanted = wanted
+        self.ms = ms
+        self.format = data_format(self.table)
+        self.files_opened = 0
+        self._seen: dict[str, tuple[IndexBuild | None, Any]] = {}
+
+    def for_partition(self, values: dict[str, str]) -> tuple[IndexBuild | None, Any]:
+        """(the build, its rows for the wanted values) of the index partition covering these base values."""
+        key = partition_name(self.keys, values) if self.keys else ""
+        if key not in self._seen:
+            self._seen[key] = self._load(key, values)
+        return self._seen[key]
+
+    def _load(self, key: str, values: dict[str, str]) -> tuple[IndexBuild | None, Any]:
+        if self.keys:
+            part = self.ms.find_partition(self.table.dbName, self.table.tableName, [values[k] for k in self.keys])
+            location = part.sd.location if part is not None else None
+        else:
+            location = self.table.sd.location
+        build = read_manifest(location) if location else None
+        if build is None or build.partition != key:
+            return None, None
+        return build, self._rows(location)
+
+    def _rows(self, location: str) -> Any:
+        """The index rows naming the wanted values: pyarrow reads only the row groups whose statistics match."""
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+
+        files = [join(location, e.name) for e in data_files(ArrowStorage().list(location))]
+        if not files:
+            return None
+        self.files_opened += len(files)
+        filesystem, _ = arrow_filesystem(files[0])
+        dataset = ds.dataset([arrow_filesystem(f)[1] for f in files], format=self.format, filesystem=filesystem)
+        condition = None
+        for column in self.columns:
+            field_type = dataset.schema.field(column).type
+            term = pc.field(column).isin(_typed(self.wanted[column], field_type))
+            condition = term if condition is None else condition & term
+        return dataset.to_table(columns=[BUCKET_COLUMN, OFFSETS_COLUMN], filter=condition)
+
+    @staticmethod
+    def listed_files(rows: Any, location: str, names: list[str], build: IndexBuild) -> dict[str, tuple[int, ...]] | None:
+        """file -> row groups for one fresh base partition; None when a listed file can't be placed in it
+        (then the partition is scanned: a lookup never guesses)."""
+        if rows is None:
+            return {}
+        current = set(names)
+        only_one = len(build.base) == 1
+        files: dict[str, set[int]] = {}
+        for bucket, offsets in zip(rows.column(BUCKET_COLUMN).to_pylist(), rows.column(OFFSETS_COLUMN).to_pylist()):
+            parent, name = posixpath.split(bucket)
+            if name not in current:
+                continue  # a file of another base partition the index partition covers
+            if not only_one and not _same_dir(parent, location):
+                continue  # same name, another base partition's directory
+            files.setdefault(join(location, name), set()).update(offsets or ())
+        return {f: tuple(sorted(groups)) for f, groups in sorted(files.items())}
+
+
+def _same_dir(a: str, b: str) -> bool:
+    """Two Hadoop-style directory paths naming the same place (file:/x and file:///x alike)."""
+    from urllib.parse import urlparse
+
+    pa_, pb = urlparse(a), urlparse(b)
+    return (pa_.scheme or "file", pa_.netloc, pa_.path.rstrip("/")) == (pb.scheme or "file", pb.netloc, pb.path.rstrip("/"))
+
+
+def _typed(values: list, arrow_type: Any) -> Any:
+    """The lookup's values as an Arrow array of the column's type ('42' from a command line included)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([_text(v) for v in values]).cast(arrow_type)
+
+
+# --- reading the plan with pyarrow -----------------------------------------------------------------
+
+
+@dataclass
+class LookupResult:
+    table: Any  # pyarrow Table
+    plan: LookupPlan
+    files_opened: int = 0  # data files
+    bytes_read: int = 0  # column chunks (and footers) of data and index files read
+    index_files_opened: int = 0
+
+
+HIVE_TO_ARROW = {"tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64", "float": "float32", "double": "float64"}
+
+
+def arrow_lookup(uri: str, table: str, equals: dict[str, Any], user: str | None = None) -> LookupResult:
+    """The matching rows of `table` ('db.t' or 't' in default), read with pyarrow alone."""
+    from hmsproxy.jobs.skew_layout import open_metastore
+    from hmsproxy.jobs.tables import split_table_name
+
+    db, name = split_table_name(table)
+    with open_metastore(uri, user=user) as ms:
+        plan = plan_lookup(ms, db, name, equals)
+    return read_plan(plan)
+
+
+def read_plan(plan: LookupPlan) -> LookupResult:
+    import pyarrow as pa
+
+    result = LookupResult(None, plan, index_files_opened=plan.index_files_opened)
+    columns = plan.columns
+    key_types = {k.name.lower(): HIVE_TO_ARROW.get(k.type.lower(), "string") for k in plan.table.partitionKeys or []}
+    pieces = []
+    for read in plan.reads:
+        for path, groups in read.files.items():
+            piece, size = _read_file(path, groups, plan.format, columns)
+            result.files_opened += 1
+            result.bytes_read += size
+            condition = _condition(piece, plan.wanted, plan.keys)
+            if condition is not None:
+                piece = piece.filter(condition)
+            for key in plan.keys:
+                piece = piece.append_column(key, pa.array([read.values[key]] * piece.num_rows, "string").cast(key_types[key]))
+            pieces.append(piece.select([c for c in [*columns, *plan.keys] if c in piece.column_names]))
+    if pieces:
+        result.table = pa.concat_tables(pieces, promote_options="permissive")
+    else:
+        result.table = pa.table({c: pa.array([], "string") for c in [*columns, *plan.keys]})
+    return result
+
+
+def _condition(piece: Any, wanted: dict[str, list], keys: list[str]) -> Any | None:
+    """The rows of a piece with the wanted data column values (partitions were chosen by theirs)."""
+    import pyarrow.compute as pc
+
+    mask = None
+    for column, values in wanted.items():
+        if column in keys or column not in piece.column_names:
+            continue
+        term = pc.is_in(piece.column(column), value_set=_typed(values, piece.schema.field(column).type))
+        mask = term if mask is None else pc.and_(mask, term)
+    return mask
+
+
+def _read_file(path: str, groups: tuple[int, ...] | None, fmt: str, columns: list[str]) -> tuple[Any, int]:
+    """(the rows of those row groups or stripes — all of them for None —, bytes read)."""
+    filesystem, inner = arrow_filesystem(path)
+    with filesystem.open_input_file(inner) as source:
+        if fmt == "orc":
+            import pyarrow as pa
+            from pyarrow import orc
+
+            reader = orc.ORCFile(source)
+            present = [c for c in columns if c in reader.schema.names]
+            stripes = range(reader.nstripes) if groups is None else groups
+            batches = [reader.read_stripe(i, columns=present) for i in stripes]
+            table = pa.Table.from_batches(batches) if batches else reader.schema.empty_table().select(present)
+            return table, sum(b.nbytes for b in batches)
+        import pyarrow.parquet as pq
+
+        reader = pq.ParquetFile(source)
+        present = [c for c in columns if c in reader.schema_arrow.names]
+        chosen = list(range(reader.num_row_groups)) if groups is None else list(groups)
+        table = reader.read_row_groups(chosen, columns=present)
+        meta = reader.metadata
+        wanted = set(present)
+        size = meta.serialized_size
+        for g in chosen:
+            group = meta.row_group(g)
+            size += sum(group.column(c).total_compressed_size for c in range(group.num_columns) if group.column(c).path_in_schema in wanted)
+        return table, size

@@ -1,0 +1,87 @@
+"""What an index partition was built from, and whether it still matches its base partitions.
+
+A rebuild lists each base partition it indexes and keeps the digest of that listing (each data
+file's name, size and modification time). Whether an index partition is still usable for a base
+partition is decided by listing it again the same way (pyarrow's listing, `ArrowStorage`, for
+build and check alike: one clock, HIVE-15282) and comparing digests: any file added, removed or
+rewritten since makes it stale, and a lookup scans that base partition instead.
+
+The build is written twice, from one object: as `_hmsproxy_index.json` beside the index files
+(hidden from readers by its '_'; it is swapped in with them, so it always describes the files next
+to it — lookups read it), and into the proxy's store (SHOW FORMATTED INDEX), carried by the swap's
+own metastore call in its EnvironmentContext under BUILD_CONTEXT_KEY.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hmsproxy.jobs.compact_index import fingerprint
+from hmsproxy.jobs.storage import Entry, arrow_filesystem, join
+
+MANIFEST = "_hmsproxy_index.json"
+BUILD_CONTEXT_KEY = "hmsproxy.index.build"
+
+FRESH, STALE, NEVER_BUILT = "fresh", "stale", "never built"
+
+
+@dataclass(frozen=True)
+class IndexBuild:
+    #: The index partition's name ('' for an unpartitioned index table).
+    partition: str
+    built_at: int
+    #: Rows of the index (one per indexed values and file) and base data files indexed.
+    rows: int
+    files: int
+    #: (base partition name, digest of its listing at build time); '' names an unpartitioned base table.
+    base: tuple[tuple[str, str], ...]
+
+    def digest_of(self, base_partition: str) -> str | None:
+        return dict(self.base).get(base_partition)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"partition": self.partition, "built_at": self.built_at, "rows": self.rows, "files": self.files, "base": dict(self.base)},
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> IndexBuild:
+        """ValueError for anything that is not a build record."""
+        try:
+            d = json.loads(text)
+            return cls(str(d["partition"]), int(d["built_at"]), int(d["rows"]), int(d["files"]), tuple(sorted(d["base"].items())))
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
+            raise ValueError(f"not an index build record: {e}") from None
+
+
+def digest(entries: Iterable[Entry]) -> str:
+    """The digest of a base partition's data files (name, size, modification time of each)."""
+    return hashlib.sha256(json.dumps(fingerprint(entries)).encode()).hexdigest()[:32]
+
+
+def state(build: IndexBuild | None, base_partition: str, current: str) -> str:
+    """fresh / stale / never built, for one base partition whose listing has digest `current`."""
+    if build is None or build.digest_of(base_partition) is None:
+        return NEVER_BUILT
+    return FRESH if build.digest_of(base_partition) == current else STALE
+
+
+def write_manifest(location: str, build: IndexBuild) -> None:
+    filesystem, inner = arrow_filesystem(join(location, MANIFEST))
+    filesystem.create_dir(inner.rpartition("/")[0], recursive=True)  # an empty index has no files beside it
+    with filesystem.open_output_stream(inner) as out:
+        out.write(build.to_json().encode())
+
+
+def read_manifest(location: str) -> IndexBuild | None:
+    """The build beside an index partition's files; None where there is none (or it is unreadable)."""
+    filesystem, inner = arrow_filesystem(join(location, MANIFEST))
+    try:
+        with filesystem.open_input_stream(inner) as source:
+            return IndexBuild.from_json(source.read().decode())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None

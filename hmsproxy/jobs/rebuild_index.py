@@ -1,0 +1,329 @@
+"""rebuild-index: build a compact index's partitions from the base table's files, swapped in atomically.
+
+    hmsproxy job rebuild-index shop.events.user_idx [--partition ds=2026-11-01] [--only-stale]
+
+For each index partition (partitioned like the base table, or by a subset of its partition
+columns: then it covers every base partition with its values), the job
+
+1. lists the base partitions it covers (pyarrow's listing: the one staleness is checked with);
+2. reads only the indexed columns of exactly those files, a Spark task per file, one row group
+   or stripe at a time (jobs/compact_index.py), giving a row per (indexed values, file) with the
+   row groups holding them;
+3. writes those rows sorted on the indexed columns into a fresh sibling directory, with the
+   build (builds.py) beside them, and reads the count back;
+4. swaps it in with one metastore call (a new partition is added, an existing one re-pointed:
+   jobs/swap.py) whose EnvironmentContext carries the build, which the proxy records.
+
+A job that fails or is killed at any point before 4 leaves the previous index partition as it
+was, still answering lookups for the base files it was built from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
+from hmsproxy.jobs.errors import JobError, UsageError, one_line
+from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
+from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.storage import ArrowStorage, HadoopStorage, data_files, join
+from hmsproxy.jobs.swap import Written, new_token, sibling_location, swap_in
+from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name
+
+NAME = "rebuild-index"
+#: Index rows per file: an index file stays small enough to read whole, and a big index is still split.
+ROWS_PER_INDEX_FILE = 4_000_000
+#: Small row groups: sorted on the indexed columns, a lookup reads only the few whose statistics match.
+INDEX_BLOCK_BYTES = 2 * 2**20
+BLOCK_SIZE_OPTION = {"parquet": "parquet.block.size", "orc": "orc.stripe.size"}
+BUCKET_COLUMN, OFFSETS_COLUMN = "_bucketname", "_offsets"
+
+
+def split_index_name(text: str) -> tuple[str, str, str]:
+    """'db.table.index' (or 'table.index' in database 'default') -> (db, table, index), lower-cased."""
+    parts = [p.strip().lower() for p in text.strip().split(".")]
+    if len(parts) == 2 and all(parts):
+        return "default", parts[0], parts[1]
+    if len(parts) == 3 and all(parts):
+        return parts[0], parts[1], parts[2]
+    raise UsageError(f"not an index name: {text!r} (expected DATABASE.TABLE.INDEX or TABLE.INDEX)")
+
+
+@dataclass
+class Piece:
+    """One index partition and the base partitions it covers."""
+
+    name: str  # the index partition's name; '' for an unpartitioned index table
+    values: tuple[str, ...] | None  # its values in the index table's key order; None: the table itself
+    base: list[Target] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Index:
+    """What the job needs of the index: its definition, base table and index table."""
+
+    name: str
+    columns: tuple[str, ...]
+    base: Any  # the base Table
+    table: Any  # the index Table
+    base_format: str
+    format: str
+
+    @property
+    def keys(self) -> list[str]:
+        return [k.name.lower() for k in self.table.partitionKeys or []]
+
+
+def load_index(ms: Any, db: str, table: str, index: str) -> Index:
+    found = ms.get_index(db, table, index)
+    if not found.indexTableName:
+        raise JobError(f"index {index} on {db}.{table} has no index table to build")
+    index_db, _, index_table = found.indexTableName.rpartition(".")
+    base = ms.get_table(db, table)
+    itable = ms.get_table(index_db or db, index_table)
+    columns = tuple(c.name.lower() for c in found.sd.cols or [])
+    return Index(index, columns, base, itable, data_format(base), data_format(itable))
+
+
+def pieces_for(ms: Any, index: Index, specs: list[dict[str, str]]) -> list[Piece]:
+    """The index partitions covering the selected base partitions, each with every base partition it covers
+    (an index partition spanning several base partitions is rebuilt whole, never from a part of them)."""
+    base_keys = [k.name.lower() for k in index.base.partitionKeys or []]
+    selected = list_targets(ms, index.base, specs)
+    everything = list_targets(ms, index.base, []) if specs and len(index.keys) < len(base_keys) else selected
+    wanted = {piece_name(index, t) for t in selected}
+    pieces: dict[str, Piece] = {}
+    for target in everything:
+        name = piece_name(index, target)
+        if name in wanted:
+            values = dict(zip(base_keys, target.values or ()))
+            piece = pieces.setdefault(name, Piece(name, tuple(values[k] for k in index.keys) if index.keys else None))
+            piece.base.append(target)
+    return list(pieces.values())
+
+
+def piece_name(index: Index, target: Target) -> str:
+    if not index.keys:
+        return ""
+    base_keys = [k.name.lower() for k in index.base.partitionKeys or []]
+    return partition_name(index.keys, dict(zip(base_keys, target.values or ())))
+
+
+def base_partition_name(target: Target) -> str:
+    """The base partition's name as builds record it ('' for an unpartitioned table)."""
+    return target.name if target.is_partition else ""
+
+
+def listed(target: Target) -> list:
+    storage = ArrowStorage()
+    return data_files(storage.list(target.location)) if target.location and storage.exists(target.location) else []
+
+
+def row_group_bounds(spark: Any, files: list[str], fmt: str) -> list[tuple[str, str, int, int, int]]:
+    """(Spark's name of the file, its name here, row group, first row, end row) of each row group of
+    each file, from the footers (read on the driver). An ORC file is one piece: Spark numbers no
+    row within ORC files, so an ORC index lists every stripe of a file holding a value."""
+    from hmsproxy.jobs.storage import arrow_filesystem
+
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    bounds = []
+    for path in files:
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        spark_name = hadoop_path.getFileSystem(conf).makeQualified(hadoop_path).toUri().toString()
+        filesystem, inner = arrow_filesystem(path)
+        with filesystem.open_input_file(inner) as source:
+            if fmt == "orc":
+                from pyarrow import orc
+
+                bounds.append((spark_name, path, -orc.ORCFile(source).nstripes, 0, 2**62))
+                continue
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(source).metadata
+        first = 0
+        for group in range(meta.num_row_groups):
+            end = first + meta.row_group(group).num_rows
+            bounds.append((spark_name, path, group, first, end))
+            first = end
+    return bounds
+
+
+def index_rows(spark: Any, index: Index, files: list[str]) -> Any:
+    """The compact index of `files` as a DataFrame: the indexed columns, `_bucketname` (the file) and
+    `_offsets` (its row groups holding those values). All in Spark's JVM: each row's row group is
+    found from its row number in the file (`_metadata.row_index`) and the footers' bounds."""
+    from pyspark.sql import functions as F
+
+    columns = list(index.columns)
+    bounds = spark.createDataFrame(
+        row_group_bounds(spark, files, index.base_format), "spark_name string, bucket string, rg long, row_from long, row_to long"
+    )
+    data = spark.read.format(index.base_format).load(files)
+    if index.base_format == "orc":
+        located = data.select(*columns, F.col("_metadata.file_path").alias("spark_name")).join(F.broadcast(bounds), "spark_name")
+        stripes = F.sequence(F.lit(0), -F.col("rg") - 1)
+        return located.groupBy(*columns, "bucket").agg(F.first(stripes).alias(OFFSETS_COLUMN)).withColumnRenamed("bucket", BUCKET_COLUMN)
+    rows = data.select(*columns, F.col("_metadata.file_path").alias("spark_name"), F.col("_metadata.row_index").alias("row"))
+    joined = rows.join(
+        F.broadcast(bounds), (rows.spark_name == bounds.spark_name) & (rows.row >= bounds.row_from) & (rows.row < bounds.row_to)
+    )
+    offsets = F.sort_array(F.collect_set("rg")).alias(OFFSETS_COLUMN)
+    return joined.groupBy(*[rows[c] for c in columns], "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
+
+
+def write_index(spark: Any, index: Index, files: list[str], location: str) -> int:
+    """The compact index of `files`, sorted, into `location`; the number of index rows (read back)."""
+    columns = list(index.columns)
+    if not files:
+        return 0
+    frame = index_rows(spark, index, files).select(*columns, BUCKET_COLUMN, OFFSETS_COLUMN).persist()
+    try:
+        count = frame.count()
+        parts = max(1, -(-count // ROWS_PER_INDEX_FILE))
+        writer = frame.repartitionByRange(parts, *columns).sortWithinPartitions(*columns).write.format(index.format)
+        writer = writer.option(BLOCK_SIZE_OPTION[index.format], INDEX_BLOCK_BYTES)
+        writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").mode("errorifexists").save(location)
+    finally:
+        frame.unpersist()
+    written = spark.read.format(index.format).load(location).count()
+    if written != count:
+        raise JobError(f"wrote {written} index rows but built {count}; not swapped")
+    return count
+
+
+class BuildCatalog:
+    """The swap's catalog: its re-pointing call carries the build, known once the files are written
+    (the proxy records it with the change)."""
+
+    def __init__(self, ms: Any, made: dict[str, IndexBuild]):
+        self._ms = ms
+        self._made = made
+
+    def context(self) -> dict[str, str]:
+        return {BUILD_CONTEXT_KEY: self._made["build"].to_json()}
+
+    def get_partition(self, db: str, table: str, values: list[str]) -> Any:
+        return self._ms.get_partition(db, table, values)
+
+    def get_table(self, db: str, table: str) -> Any:
+        return self._ms.get_table(db, table)
+
+    def alter_partition(self, db: str, table: str, partition: Any) -> None:
+        self._ms.alter_partition_with_context(db, table, partition, self.context())
+
+    def alter_table(self, db: str, table: str, new_table: Any) -> None:
+        self._ms.alter_table_with_context(db, table, new_table, self.context())
+
+
+def new_partition(index: Index, values: tuple[str, ...], location: str) -> Any:
+    import copy
+
+    from hmsproxy import idl
+
+    sd = copy.deepcopy(index.table.sd)
+    sd.location = location
+    now = int(time.time())
+    t = index.table
+    return idl.hive.Partition(
+        values=list(values), dbName=t.dbName, tableName=t.tableName, createTime=now, lastAccessTime=now, sd=sd, parameters={}
+    )
+
+
+def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None = None) -> ItemResult:
+    """Build one index partition and swap it in; raises with the previous one left as it was."""
+    t = index.table
+    existing = ms.find_partition(t.dbName, t.tableName, list(piece.values)) if index.keys else t
+    listings = {base_partition_name(b): listed(b) for b in piece.base}
+    digests = tuple(sorted((name, digest(entries)) for name, entries in listings.items()))
+    if only_stale and existing is not None and existing.sd.location:
+        previous = read_manifest(existing.sd.location)
+        if previous is not None and all(previous.digest_of(n) == d for n, d in digests):
+            return ItemResult(SKIPPED, rows=previous.rows, note="fresh: its base files are unchanged since its last build")
+    files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(b)]]
+    made: dict[str, IndexBuild] = {}
+
+    def write(location: str) -> Written:
+        rows = write_index(spark, index, files, location)
+        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests)
+        write_manifest(location, made["build"])
+        before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped
+        written = data_files(ArrowStorage().list(location))
+        return Written(rows, len(written), sum(e.size for e in written))
+
+    catalog = BuildCatalog(ms, made)
+    storage = HadoopStorage(spark)
+    if existing is None:  # never built: the new partition appears with one add_partition
+        location = sibling_location(join(t.sd.location, piece.name), NAME, token or new_token())
+        try:
+            written = write(location)
+            ms.add_partition(new_partition(index, piece.values, location), catalog.context())
+        except BaseException:
+            if storage.exists(location):
+                storage.delete(location)
+            raise
+    else:
+        target = Target(t.dbName, t.tableName, piece.name or f"{t.dbName}.{t.tableName}", existing.sd.location, piece.values)
+        snapshot = data_files(storage.list(target.location)) if storage.exists(target.location) else []
+        written = swap_in(target, write, storage=storage, catalog=catalog, snapshot=snapshot, job=NAME, token=token).written
+    return ItemResult(OK, rows=written.rows, bytes=written.bytes, note=f"{len(files)} base file(s) in {len(piece.base)} partition(s)")
+
+
+def before_swap_check() -> None:
+    """Does nothing; tests replace it to fail or kill a rebuild after writing and before the swap."""
+
+
+def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: Any, *, specs=(), only_stale: bool = False) -> int:
+    """Rebuild the index's partitions (those covering `specs`, else all) with progress; the number built.
+    Raises JobError naming the first failure after trying every partition."""
+    index = load_index(ms, db, table, index_name)
+    pieces = pieces_for(ms, index, list(specs))
+    title = f"{NAME} {db}.{table}.{index_name}"
+    if not pieces:
+        context.out(f"{title}: the table has no partitions; nothing to build")
+        return 0
+    failures: list[tuple[str, str]] = []
+    with context.progress(title, len(pieces)) as progress:
+        for piece in pieces:
+            item = piece.name or f"{db}.{table}"
+            progress.start(item)
+            try:
+                result = rebuild_piece(spark, ms, index, piece, only_stale=only_stale)
+            except Exception as e:  # this index partition is left as it was; go on with the others
+                result = ItemResult(FAILED, note=one_line(e))
+                failures.append((item, result.note))
+            progress.finish(item, result)
+        built = progress.done - progress.failed - progress.skipped
+        context.out(
+            f"{title}: {built} built, {progress.skipped} fresh and skipped, {progress.failed} failed; "
+            f"{format_count(progress.rows)} index rows in {format_duration(progress.elapsed)}"
+        )
+    if failures:
+        first, reason = failures[0]
+        raise JobError(f"failed for {len(failures)} of {len(pieces)} index partitions (left as they were); {first}: {reason}")
+    return built
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("index", metavar="INDEX", help="DATABASE.TABLE.INDEX (or TABLE.INDEX in database 'default')")
+    parser.add_argument(
+        "--partition", action="append", default=[], metavar="K=V[/K2=V2]", help="only base partitions matching this spec (repeatable)"
+    )
+    parser.add_argument("--only-stale", action="store_true", help="skip index partitions whose base files are unchanged since their build")
+
+
+def run(args: argparse.Namespace, context: Any) -> int:
+    from hmsproxy.jobs.skew_layout import open_metastore
+
+    db, table, index_name = split_index_name(args.index)
+    specs = [parse_spec(s) for s in args.partition]
+    spark = context.spark
+    with open_metastore(context.uri, user=spark.sparkContext.sparkUser()) as ms:
+        rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)
+    return 0
+
+
+JOB = Job(NAME, "build a compact index's partitions from the base table's files, swapped in atomically", add_arguments, run)

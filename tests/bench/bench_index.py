@@ -1,0 +1,362 @@
+"""Indexes: one point lookup on a large table, four ways, and the rebuild's throughput.
+
+Run with ``make bench-index`` or ``.venv/bin/python -m tests.bench.bench_index [--rows N] [--files N]``
+(see docs/benchmark.md). Not a pytest test: the file name does not match ``test_*.py``.
+
+What it does, in one run (a few minutes on 2 cores at the default 20 M rows):
+
+1. starts one real Hive 2.3 metastore (state in a temp dir), hmsproxy in this process in
+   front of it, and a local[2] SparkSession whose metastore is the proxy (tests/bench/stack.py);
+2. generates ``bench.events`` partition ``ds=2026-11-01`` with Spark: ``--rows`` rows in
+   ``--files`` Parquet files (one Spark task each), written with a bloom filter on ``user_id``
+   and 8 MiB row groups; every user's rows are in one file (user ``k * files + file``), so
+   ``user_id``'s min/max statistics span the whole range in every file and prune nothing;
+3. creates ``bench.user_idx`` with hmsproxy's ``CREATE INDEX ... WITH DEFERRED REBUILD``
+   and runs ``hmsproxy job rebuild-index bench.events.user_idx`` in this process (timed);
+4. looks up one user four ways, ``--repeat`` times after one warm-up each, medians:
+   Spark's full scan (Parquet pushdown, bloom filters not read), Spark reading the bloom
+   filters, Spark on the index-listed files (``hmsproxy.clients.spark.lookup``), and
+   ``hmsproxy lookup`` without Spark (``hmsproxy.clients.index_lookup.arrow_lookup``);
+   every answer must equal the full scan's (the run fails otherwise);
+5. prints wall time, files and bytes read per path, the rebuild's rows/s per core, and the
+   targets (PASS/MISS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import decimal
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+DB, TABLE, INDEX, DAY = "bench", "events", "user_idx", "2026-11-01"
+COLUMNS = ("user_id", "action", "ts", "amount")
+ACTIONS = ("view", "click", "search", "add_to_cart", "remove_from_cart", "checkout", "purchase", "login")
+ROW_GROUP_BYTES = 8 * 2**20
+
+#: Spark settings of the generating INSERT only: a bloom filter on user_id sized for a file's
+#: users (without expected.ndv every filter would take its maximum, 1 MiB), smallish row groups,
+#: and user_id not dictionary-encoded. parquet-java writes no bloom filter for a column chunk it
+#: dictionary-encoded whole (its dictionary filter answers instead), and at this scale every chunk
+#: would be: a file holds a few thousand users. At production row-group sizes (128 MiB, millions
+#: of users) the dictionary outgrows its 1 MiB page and the writer falls back to plain encoding,
+#: which this setting reproduces.
+WRITE_CONF = {
+    "parquet.bloom.filter.enabled#user_id": "true",
+    "parquet.enable.dictionary#user_id": "false",
+    "parquet.block.size": str(ROW_GROUP_BYTES),
+}
+
+#: Reading: whether parquet-mr reads the bloom filters to skip row groups (it does by default).
+BLOOM_READ = "parquet.filter.bloom.enabled"
+
+
+def log(msg: str) -> None:
+    print(f"[bench-index] {msg}", file=sys.stderr, flush=True)
+
+
+def user_of(file_no: int, k: int, files: int) -> int:
+    return k * files + file_no
+
+
+def generate(spark, rows: int, files: int, users_per_file: int) -> None:
+    """``rows`` rows in ``files`` files of partition ``ds=DAY``: Spark's range in ``files`` partitions,
+    written without a shuffle, so partition ``p`` becomes one file holding users ``k * files + p``."""
+    from pyspark.sql import functions as F
+
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    spark.sql(f"DROP TABLE IF EXISTS {DB}.{TABLE}")
+    spark.sql(
+        f"CREATE TABLE {DB}.{TABLE} (user_id BIGINT, action STRING, ts TIMESTAMP, amount DECIMAL(10,2)) "
+        "PARTITIONED BY (ds STRING) STORED AS PARQUET"
+    )
+    start = int(datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC).timestamp())
+    frame = spark.range(0, rows, numPartitions=files).select(
+        (F.pmod(F.xxhash64("id"), F.lit(users_per_file)) * F.lit(files) + F.spark_partition_id()).alias("user_id"),
+        F.element_at(
+            F.array(*[F.lit(a) for a in ACTIONS]), (F.pmod(F.xxhash64("id", F.lit(1)), F.lit(len(ACTIONS))) + 1).cast("int")
+        ).alias("action"),
+        F.timestamp_seconds(F.lit(start) + F.pmod(F.xxhash64("id", F.lit(2)), F.lit(86_400))).alias("ts"),
+        (F.pmod(F.xxhash64("id", F.lit(3)), F.lit(100_000)) / F.lit(100)).cast("decimal(10,2)").alias("amount"),
+    )
+    frame.createOrReplaceTempView("bench_src")
+    conf = {**WRITE_CONF, "parquet.bloom.filter.expected.ndv#user_id": str(users_per_file)}
+    for key, value in conf.items():
+        spark.conf.set(key, value)  # Spark copies its session conf into each write's Hadoop configuration
+    try:
+        spark.sql(f"INSERT INTO {DB}.{TABLE} PARTITION (ds='{DAY}') SELECT * FROM bench_src")
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+        spark.catalog.dropTempView("bench_src")
+
+
+@dataclasses.dataclass
+class Measured:
+    label: str
+    seconds: float
+    files: int
+    bytes: int
+    rows: list[tuple]
+
+
+def normalized(rows) -> list[tuple]:
+    """Rows as comparable tuples, sorted: pyarrow and Spark agree on ints and strings; timestamps to
+    naive UTC datetimes, decimals to Decimal."""
+
+    def value(v):
+        if isinstance(v, datetime.datetime) and v.tzinfo is not None:
+            return v.astimezone(datetime.UTC).replace(tzinfo=None)
+        if isinstance(v, float):
+            return decimal.Decimal(str(v))
+        return v
+
+    return sorted(tuple(value(v) for v in row) for row in rows)
+
+
+class SparkInput:
+    """Bytes Spark's tasks read (their input metrics), per job group: from Spark's status store, the
+    one its UI and REST API read (the UI is off in the bench's session)."""
+
+    def __init__(self, spark):
+        self.sc = spark.sparkContext
+        self.store = self.sc._jsc.sc().statusStore()
+        self.bus = self.sc._jsc.sc().listenerBus()
+        self.groups = 0
+
+    def new_group(self, label: str) -> str:
+        self.groups += 1
+        group = f"bench-index-{self.groups}"
+        self.sc.setJobGroup(group, label)
+        return group
+
+    def clear(self) -> None:
+        self.sc.setLocalProperty("spark.jobGroup.id", None)
+
+    def bytes_read(self, group: str) -> int:
+        self.bus.waitUntilEmpty(60_000)  # the status store is fed by the listener bus, asynchronously
+        gateway = self.sc._gateway
+        no_status, no_quantiles = gateway.jvm.java.util.ArrayList(), gateway.new_array(gateway.jvm.double, 0)
+        tracker, total = self.sc.statusTracker(), 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job_id)
+            for stage_id in info.stageIds if info else ():
+                try:
+                    attempts = self.store.stageData(stage_id, False, no_status, False, no_quantiles)
+                except Exception:  # a stage skipped (its output reused) has no data
+                    continue
+                total += sum(attempts.apply(i).inputBytes() for i in range(attempts.size()))
+        return total
+
+
+def measure_spark(spark, label: str, make, repeat: int, metrics: SparkInput) -> Measured:
+    """``make()`` a DataFrame and collect it; wall time of both, median of ``repeat`` after a warm-up."""
+
+    def once():
+        group = metrics.new_group(label)
+        try:
+            t0 = time.perf_counter()
+            frame = make()
+            rows = frame.select(*COLUMNS).collect()
+            seconds = time.perf_counter() - t0
+        finally:
+            metrics.clear()
+        return seconds, frame, rows, group
+
+    once()  # warm-up: JIT, file system caches, Spark's cached table metadata
+    runs = [once() for _ in range(repeat)]
+    _, frame, rows, group = runs[-1]
+    return Measured(label, statistics.median(r[0] for r in runs), len(frame.inputFiles()), metrics.bytes_read(group), normalized(rows))
+
+
+def measure_arrow(uri: str, user_id: int, repeat: int) -> Measured:
+    from hmsproxy.clients.index_lookup import arrow_lookup
+
+    def once():
+        t0 = time.perf_counter()
+        result = arrow_lookup(uri, f"{DB}.{TABLE}", {"user_id": user_id}, user=None)
+        return time.perf_counter() - t0, result
+
+    once()
+    runs = [once() for _ in range(repeat)]
+    result = runs[-1][1]
+    rows = zip(*[result.table.column(c).to_pylist() for c in COLUMNS])
+    return Measured(
+        "hmsproxy lookup (pyarrow, no Spark)",
+        statistics.median(r[0] for r in runs),
+        result.files_opened,
+        result.bytes_read,
+        normalized(rows),
+    )
+
+
+def spark_paths(spark, user_id: int, repeat: int, metrics: SparkInput, with_index: bool) -> list[Measured]:
+    from pyspark.sql import functions as F
+
+    def scan(bloom: bool):
+        def make():
+            spark.conf.set(BLOOM_READ, str(bloom).lower())
+            return spark.table(f"{DB}.{TABLE}").where(F.col("user_id") == F.lit(user_id))
+
+        return make
+
+    results = [
+        measure_spark(spark, "Spark full scan (pushdown, no bloom)", scan(False), repeat, metrics),
+        measure_spark(spark, "Spark + bloom filters", scan(True), repeat, metrics),
+    ]
+    spark.conf.unset(BLOOM_READ)
+    if with_index:
+        from hmsproxy.clients.spark import lookup
+
+        results.append(
+            measure_spark(spark, "Spark on index-listed files", lambda: lookup(spark, f"{DB}.{TABLE}", user_id=user_id), repeat, metrics)
+        )
+    return results
+
+
+def rebuild(spark, uri: str) -> tuple[float, str]:
+    """CREATE INDEX through the proxy, then the rebuild job in this process; (seconds, its output)."""
+    import io
+
+    from hmsproxy.clients.proxy import HmsProxyClient
+    from hmsproxy.jobs.cli import build_parser, run_job_command
+    from hmsproxy.jobs.context import JobContext
+
+    with HmsProxyClient(uri) as client:
+        client.execute(f"CREATE INDEX {INDEX} ON TABLE {DB}.{TABLE} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+    ctx = JobContext(uri, spark=spark, stdout=io.StringIO(), stderr=io.StringIO())
+    t0 = time.perf_counter()
+    status = run_job_command(build_parser().parse_args(["rebuild-index", f"{DB}.{TABLE}.{INDEX}", "--uri", uri]), ctx)
+    seconds = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"[bench-index] rebuild-index failed ({status}):\n{ctx.stderr.getvalue()}")
+    return seconds, ctx.stdout.getvalue().strip()
+
+
+@dataclasses.dataclass
+class IndexFacts:
+    table: str
+    files: int
+    bytes: int
+    rows: int
+
+
+def index_facts(uri: str) -> IndexFacts:
+    """The index table as the rebuild left it: its data files (not the build manifest), their size and rows."""
+    import pyarrow.parquet as pq
+
+    from hmsproxy.jobs.metastore import MetastoreClient
+
+    with MetastoreClient(uri) as ms:
+        name = ms.get_index(DB, TABLE, INDEX).indexTableName
+        db, _, table = name.rpartition(".")
+        location = ms.get_table(db or DB, table).sd.location
+    root = Path(urlparse(location).path)
+    files = [f for f in root.rglob("*") if f.is_file() and not any(p.startswith(("_", ".")) for p in f.relative_to(root).parts)]
+    return IndexFacts(name, len(files), sum(f.stat().st_size for f in files), sum(pq.ParquetFile(f).metadata.num_rows for f in files))
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from tests.bench.stack import spark_through_proxy
+
+    # The rebuild reads files with pyarrow in Spark's Python workers, which run PYSPARK_PYTHON
+    # (else `python3` on the PATH), not spark.pyspark.python: this venv's interpreter, then.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    users_per_file = args.users_per_file or max(1, args.rows // args.files // 100)  # about 100 rows a user
+    user_id = user_of(args.files // 2, users_per_file // 3, args.files)
+    with spark_through_proxy("bench-index", log, driver_memory="3g", keep_state=args.keep_state) as stack:
+        spark, server = stack.spark, stack.server
+        log(f"generating {args.rows:,} rows in {args.files} files ({users_per_file:,} users a file) ...")
+        t0 = time.perf_counter()
+        generate(spark, args.rows, args.files, users_per_file)
+        log(f"generated in {time.perf_counter() - t0:.1f}s")
+        table = [Path(urlparse(f).path) for f in spark.table(f"{DB}.{TABLE}").inputFiles()]
+        setup = Setup(args.rows, len(table), sum(f.stat().st_size for f in table), users_per_file, user_id)
+
+        if not args.no_index:
+            log("CREATE INDEX and rebuild-index ...")
+            setup.job_seconds, job_out = rebuild(spark, server.uri)
+            log(job_out or f"rebuilt in {setup.job_seconds:.1f}s")
+            setup.index = index_facts(server.uri)
+        setup.cores = spark.sparkContext.defaultParallelism
+
+        log(f"looking up user_id = {user_id} ...")
+        metrics = SparkInput(spark)
+        results = spark_paths(spark, user_id, args.repeat, metrics, with_index=not args.no_index)
+        if not args.no_index:
+            results.append(measure_arrow(server.uri, user_id, args.repeat))
+
+        report(args, setup, results)
+        reference = results[0].rows
+        wrong = [r.label for r in results if r.rows != reference]
+        if not reference or wrong:
+            log(f"ANSWERS DIFFER from the full scan's ({len(reference)} rows): {', '.join(wrong) or 'the full scan found nothing'}")
+            return 1
+        return 0
+
+
+@dataclasses.dataclass
+class Setup:
+    rows: int
+    files: int
+    bytes: int
+    users_per_file: int
+    user_id: int
+    job_seconds: float | None = None
+    index: IndexFacts | None = None
+    cores: int = 1
+
+
+def report(args, setup: Setup, results: list[Measured]) -> None:
+    print(
+        f"\n{setup.rows:,} rows in {setup.files} Parquet files, {setup.bytes / 2**20:,.1f} MiB; {setup.users_per_file:,} users a file; "
+        f"user_id = {setup.user_id}: {len(results[0].rows)} rows; medians of {args.repeat} warm runs"
+    )
+    if setup.index is not None:
+        i = setup.index
+        print(f"index {i.table}: {i.rows:,} rows in {i.files} file(s), {i.bytes / 2**20:,.2f} MiB (read on the driver by both index paths)")
+    print(f"\n{'path':40} {'wall s':>8} {'files':>6} {'bytes read':>14} {'rows':>6}  same answer")
+    for r in results:
+        print(f"{r.label:40} {r.seconds:8.3f} {r.files:6d} {r.bytes:14,} {len(r.rows):6d}  {r.rows == results[0].rows}")
+    print()
+    if setup.job_seconds is not None:
+        rate = setup.rows / setup.job_seconds
+        print(
+            f"rebuild-index: {setup.rows:,} rows in {setup.job_seconds:.1f}s = {rate:,.0f} rows/s "
+            f"= {rate / setup.cores:,.0f} rows/s per core ({setup.cores} cores)"
+        )
+    if len(results) < 4:
+        return
+    scan, bloom, spark_index, arrow = results
+    best = min((scan, bloom, spark_index), key=lambda r: r.seconds)
+    fewest = max(spark_index.files, arrow.files, 1)
+    targets = [
+        (scan.files >= 100 * fewest, f"index paths open >= 100x fewer files than the scan: {scan.files} vs {spark_index.files} (Spark), {arrow.files} (lookup)"),
+        (best.seconds >= 5 * arrow.seconds, f"hmsproxy lookup >= 5x faster than Spark's best path ({best.label}): {best.seconds / arrow.seconds:.1f}x"),
+        (spark_index.seconds < bloom.seconds, f"Spark index path faster than the bloom-filter path: {spark_index.seconds:.3f}s vs {bloom.seconds:.3f}s"),
+    ]  # fmt: skip
+    for ok, text in targets:
+        print(f"{'PASS' if ok else 'MISS'}  {text}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_index", description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000_000, help="rows in the table (default 20,000,000)")
+    parser.add_argument("--files", type=int, default=200, help="Parquet files (default 200)")
+    parser.add_argument("--users-per-file", type=int, default=0, help="users in each file (default: about 100 rows a user)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per path after one warm-up (default 5)")
+    parser.add_argument("--no-index", action="store_true", help="only generate and measure the two pure Spark paths")
+    parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
