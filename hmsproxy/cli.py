@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from hmsproxy import __version__
+from hmsproxy.clients.lookup_cli import add_lookup_parser
 from hmsproxy.jobs.cli import add_job_parser
 from hmsproxy.ops.reload import DEFAULT_PID_FILE
 
@@ -324,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.set_defaults(func=cmd_dev_fetch)
     add_job_parser(sub)
+    add_lookup_parser(sub)
     return p
 
 

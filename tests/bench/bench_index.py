@@ -262,13 +262,7 @@ def index_facts(uri: str) -> IndexFacts:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from tests.bench.stack import spark_through_proxy
-
-    # The rebuild reads files with pyarrow in Spark's Python workers, which run PYSPARK_PYTHON
-    # (else `python3` on the PATH), not spark.pyspark.python: this venv's interpreter, then.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
     users_per_file = args.users_per_file or max(1, args.rows // args.files // 100)  # about 100 rows a user
     user_id = user_of(args.files // 2, users_per_file // 3, args.files)
