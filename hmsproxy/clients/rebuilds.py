@@ -43,6 +43,7 @@ def rebuild(uri: str, user: str, database: str, statement: Statement, *, spark: 
     context = JobContext(uri, spark=spark, stdout=out, stderr=stderr or sys.stderr, user=user)
     try:
         with open_metastore(uri, user=user) as ms:
+            ms.get_index(db, table, statement.name)  # a missing index is said before any Spark starts
             rebuild_index(context.spark, ms, db, table, statement.name, context, specs=[spec] if spec else [])
     except JobError as e:
         from hmsproxy.clients.proxy import HmsProxyError

@@ -28,6 +28,7 @@ import argparse
 import dataclasses
 import datetime
 import decimal
+import os
 import statistics
 import sys
 import time
@@ -58,6 +59,47 @@ BLOOM_READ = "parquet.filter.bloom.enabled"
 
 def log(msg: str) -> None:
     print(f"[bench-index] {msg}", file=sys.stderr, flush=True)
+
+
+def _busy_s() -> float:
+    """CPU seconds all processes spent busy since boot (/proc/stat)."""
+    with open("/proc/stat") as fh:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fh.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_s() -> float:
+    """CPU seconds of this process and every process below it (the metastore's and Spark's JVMs)."""
+    parents, cpu = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        parents[int(entry)] = int(fields[1])
+        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    me, total = os.getpid(), 0.0
+    for pid, seconds in cpu.items():
+        p, seen = pid, 0
+        while p > 1 and p != me and seen < 64:
+            p, seen = parents.get(p, 0), seen + 1
+        total += seconds if p == me else 0.0
+    return total
+
+
+class OtherLoad:
+    """Cores other processes kept busy while a path was measured: what skews a run on 2 cores."""
+
+    def __enter__(self) -> OtherLoad:
+        self.t0, self.busy0, self.own0 = time.perf_counter(), _busy_s(), _own_s()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        wall = time.perf_counter() - self.t0
+        self.cores = max(0.0, (_busy_s() - self.busy0) - (_own_s() - self.own0)) / wall
 
 
 def user_of(file_no: int, k: int, files: int) -> int:
@@ -103,6 +145,7 @@ class Measured:
     files: int
     bytes: int
     rows: list[tuple]
+    other_load: float = 0.0
 
 
 def normalized(rows) -> list[tuple]:
@@ -169,9 +212,11 @@ def measure_spark(spark, label: str, make, repeat: int, metrics: SparkInput) -> 
         return seconds, frame, rows, group
 
     once()  # warm-up: JIT, file system caches, Spark's cached table metadata
-    runs = [once() for _ in range(repeat)]
+    with OtherLoad() as load:
+        runs = [once() for _ in range(repeat)]
     _, frame, rows, group = runs[-1]
-    return Measured(label, statistics.median(r[0] for r in runs), len(frame.inputFiles()), metrics.bytes_read(group), normalized(rows))
+    seconds = statistics.median(r[0] for r in runs)
+    return Measured(label, seconds, len(frame.inputFiles()), metrics.bytes_read(group), normalized(rows), load.cores)
 
 
 def measure_arrow(uri: str, user_id: int, repeat: int) -> Measured:
@@ -183,7 +228,8 @@ def measure_arrow(uri: str, user_id: int, repeat: int) -> Measured:
         return time.perf_counter() - t0, result
 
     once()
-    runs = [once() for _ in range(repeat)]
+    with OtherLoad() as load:
+        runs = [once() for _ in range(repeat)]
     result = runs[-1][1]
     rows = zip(*[result.table.column(c).to_pylist() for c in COLUMNS])
     return Measured(
@@ -192,6 +238,7 @@ def measure_arrow(uri: str, user_id: int, repeat: int) -> Measured:
         result.files_opened,
         result.bytes_read,
         normalized(rows),
+        load.cores,
     )
 
 
@@ -317,9 +364,10 @@ def report(args, setup: Setup, results: list[Measured]) -> None:
     if setup.index is not None:
         i = setup.index
         print(f"index {i.table}: {i.rows:,} rows in {i.files} file(s), {i.bytes / 2**20:,.2f} MiB (read on the driver by both index paths)")
-    print(f"\n{'path':40} {'wall s':>8} {'files':>6} {'bytes read':>14} {'rows':>6}  same answer")
+    print(f"\n{'path':40} {'wall s':>8} {'files':>6} {'bytes read':>14} {'rows':>6}  {'same answer':11}  other load (cores)")
     for r in results:
-        print(f"{r.label:40} {r.seconds:8.3f} {r.files:6d} {r.bytes:14,} {len(r.rows):6d}  {r.rows == results[0].rows}")
+        same = r.rows == results[0].rows
+        print(f"{r.label:40} {r.seconds:8.3f} {r.files:6d} {r.bytes:14,} {len(r.rows):6d}  {same!s:11}  {r.other_load:.2f}")
     print()
     if setup.job_seconds is not None:
         rate = setup.rows / setup.job_seconds
