@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hmsproxy.features.indexes.builds import FRESH, STALE, IndexBuild, digest, read_manifest, state
+from hmsproxy.features.indexes.compact import COMPACT
 from hmsproxy.jobs.storage import ArrowStorage, arrow_filesystem, data_files, join
 from hmsproxy.jobs.tables import data_format, parse_partition_name, partition_name
 
@@ -66,9 +67,11 @@ def _text(value: Any) -> str:
 
 
 def choose_index(indexes: Iterable[Any], wanted: dict[str, list]) -> Any | None:
-    """The index with the most columns, all of them given values (an index on columns the
+    """The compact index with the most columns, all of them given values (an index on columns the
     lookup leaves open can't say where the rows are)."""
-    usable = [i for i in indexes if i.indexTableName and all(c.name.lower() in wanted for c in i.sd.cols or [])]
+    usable = [
+        i for i in indexes if i.indexHandlerClass == COMPACT and i.indexTableName and all(c.name.lower() in wanted for c in i.sd.cols or [])
+    ]
     return max(usable, key=lambda i: (len(i.sd.cols or []), i.indexName), default=None)
 
 

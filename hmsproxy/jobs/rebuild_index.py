@@ -25,7 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hmsproxy.errors import InvalidRequest
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
+from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
@@ -66,6 +68,7 @@ class Index:
     """What the job needs of the index: its definition, base table and index table."""
 
     name: str
+    handler: Any  # its IndexHandler
     columns: tuple[str, ...]
     base: Any  # the base Table
     table: Any  # the index Table
@@ -79,13 +82,17 @@ class Index:
 
 def load_index(ms: Any, db: str, table: str, index: str) -> Index:
     found = ms.get_index(db, table, index)
-    if not found.indexTableName:
-        raise JobError(f"index {index} on {db}.{table} has no index table to build")
+    try:
+        handler = get_handler(found.indexHandlerClass)
+    except InvalidRequest as e:
+        raise JobError(str(e)) from None
+    if not found.indexTableName or not handler.uses_index_table():
+        raise JobError(f"index {index} on {db}.{table} has no index table to build (handler {found.indexHandlerClass})")
     index_db, _, index_table = found.indexTableName.rpartition(".")
     base = ms.get_table(db, table)
     itable = ms.get_table(index_db or db, index_table)
     columns = tuple(c.name.lower() for c in found.sd.cols or [])
-    return Index(index, columns, base, itable, data_format(base), data_format(itable))
+    return Index(index, handler, columns, base, itable, data_format(base), data_format(itable))
 
 
 def pieces_for(ms: Any, index: Index, specs: list[dict[str, str]]) -> list[Piece]:
@@ -247,7 +254,7 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
     made: dict[str, IndexBuild] = {}
 
     def write(location: str) -> Written:
-        rows = write_index(spark, index, files, location)
+        rows = index.handler.build(spark, index, files, location)
         made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests)
         write_manifest(location, made["build"])
         before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped

@@ -270,3 +270,63 @@ def test_a_hive_3_metastore_which_has_no_indexes_serves_them_through_the_proxy(h
         client.close()
         sql.close()
         shut(server)
+
+
+PLUGIN = '''
+from hmsproxy.errors import InvalidRequest
+from hmsproxy.features.indexes.handlers import IndexHandler
+
+CALLS = []
+
+
+class Bloom(IndexHandler):
+    """Keeps its index outside the metastore: no index table."""
+
+    def uses_index_table(self):
+        return False
+
+    def analyze(self, base, index, index_table):
+        if [c.name for c in index.sd.cols] != ["user_id"]:
+            raise InvalidRequest("bloom: only user_id")
+        CALLS.append(("analyze", base.tableName, index.indexName, index_table))
+
+    def drop(self, index):
+        CALLS.append(("drop", index.origTableName, index.indexName))
+'''
+
+
+def test_a_handler_plugged_in_through_the_entry_point_group(run, events, proxy_client, tmp_path, monkeypatch):
+    """The seed's plug-in interface: a handler found by its class name in `hmsproxy.index_handlers`,
+    asked whether it keeps an index table, to analyze the definition and to clean up on DROP INDEX."""
+    import importlib
+    import sys
+
+    (tmp_path / "bloom_handler.py").write_text(PLUGIN)
+    info = tmp_path / "bloom_handler-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bloom-handler\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[hmsproxy.index_handlers]\norg.example.BloomHandler = bloom_handler:Bloom\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    ev = events
+    try:
+        with pytest.raises(HmsProxyError, match="bloom: only user_id"):
+            run(f"CREATE INDEX b ON TABLE {ev} (action) AS 'org.example.BloomHandler' WITH DEFERRED REBUILD")
+        run(f"CREATE INDEX b ON TABLE {ev} (user_id) AS 'org.example.BloomHandler' WITH DEFERRED REBUILD")
+        plugin = sys.modules["bloom_handler"]
+        assert plugin.CALLS == [("analyze", ev, "b", None)]
+        assert run(f"SHOW INDEX ON {ev}") == [
+            {
+                "idx_name": "b",
+                "tab_name": ev,
+                "col_names": "user_id",
+                "idx_tab_name": "",
+                "idx_type": "org.example.BloomHandler",
+                "comment": "",
+            }
+        ]
+        assert not [t for t in proxy_client.get_all_tables("default") if t.endswith("__") and ev in t]  # no index table
+        run(f"DROP INDEX b ON {ev}")
+        assert plugin.CALLS[-1] == ("drop", ev, "b")
+    finally:
+        sys.modules.pop("bloom_handler", None)

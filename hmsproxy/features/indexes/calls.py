@@ -20,6 +20,7 @@ from hmsproxy.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes import compact
+from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.features.indexes.model import IndexRecord
 from hmsproxy.store import AlreadyExists
 
@@ -103,12 +104,15 @@ class IndexCalls:
         snapshot = self.feature.snapshot()
         if snapshot.get(base_ref, name) is not None:
             raise Conflict(f"hmsproxy: index {name} on {call.client_db}.{base_name} exists already")
-        handler = compact.handler_class(index.indexHandlerClass or "")
+        handler = get_handler(index.indexHandlerClass or "")
         columns = [(c.name.lower(), c.type) for c in (index.sd.cols if index.sd else None) or []]
         with self.feature.platform.client(call.session.user) as client:
             base = client.call("get_table", dbname=call.client_db, tbl_name=base_name)
             self._check_base(call, base, base_ref, columns)
             columns = _with_types(base, columns)
+            if table is not None and not handler.uses_index_table():
+                raise InvalidRequest(f"hmsproxy: index handler {handler.class_name} keeps no index table: leave out IN TABLE and storage")
+            handler.analyze(base, index, table)
             index_table = None
             if table is not None:
                 table.dbName = table.dbName or call.client_db
@@ -122,7 +126,7 @@ class IndexCalls:
             record = IndexRecord(
                 base_ref,
                 name,
-                handler,
+                handler.class_name,
                 bool(index.deferredRebuild),
                 index_table,
                 tuple(columns),
@@ -201,6 +205,7 @@ class IndexCalls:
         self.feature.changed()
         if record.index_table is not None:
             self.feature.drop_index_table(call.session.user, record, delete_data=bool(args.deleteData), strict=True)
+        get_handler(record.handler).drop(self.as_index(call, record))
         return True
 
 

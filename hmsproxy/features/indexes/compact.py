@@ -38,14 +38,6 @@ STORAGE = {
 }
 
 
-def handler_class(name: str) -> str:
-    """The handler class `AS '…'` names; InvalidRequest for a handler hmsproxy does not have."""
-    found = HANDLER_NAMES.get(name.strip().lower())
-    if found is None:
-        raise InvalidRequest(f"hmsproxy: unknown index handler {name!r}: hmsproxy builds 'COMPACT' ({COMPACT})")
-    return found
-
-
 def default_index_table_name(db: str, table: str, index: str) -> str:
     """Hive's name for an index table: <db>__<table>_<index>__."""
     return f"{db}__{table}_{index}__"
@@ -63,7 +55,8 @@ def index_table(
     location: str | None = None,
     properties: dict[str, str] | None = None,
 ) -> object:
-    """The index table's definition for `base` (a Table as the client sees it)."""
+    """The index table's definition for `base` (a Table as the client sees it), as far as the
+    statement says it: the handler completes it (`complete_index_table` for COMPACT)."""
     keys = list(base.partitionKeys or [])
     if partitioned_by is not None:
         known = {k.name.lower(): k for k in keys}
@@ -75,10 +68,6 @@ def index_table(
         keys = [known[c] for c in partitioned_by]
     input_format, output_format, serde = STORAGE[stored_as]
     cols = [hive.FieldSchema(name=n, type=t, comment=None) for n, t in columns]
-    cols += [
-        hive.FieldSchema(name=BUCKET_COLUMN, type="string", comment="the file holding the values"),
-        hive.FieldSchema(name=OFFSETS_COLUMN, type="array<bigint>", comment="row groups or stripes within the file"),
-    ]
     sd = hive.StorageDescriptor(
         cols=cols,
         location=location,
@@ -117,3 +106,21 @@ def index_sd(columns: list[tuple[str, str]], stored_as: str = "PARQUET") -> obje
         sortCols=[],
         parameters={},
     )
+
+
+def complete_index_table(table) -> None:
+    """The compact handler's columns after the indexed ones, sorted on those; Parquet unless ORC was
+    asked for (the Hive CLI sends a text table, which the rebuild can't write row groups into)."""
+    names = [c.name.lower() for c in table.sd.cols or []]
+    if BUCKET_COLUMN not in names:
+        table.sd.cols = [
+            *(table.sd.cols or []),
+            hive.FieldSchema(name=BUCKET_COLUMN, type="string", comment="the file holding the values"),
+            hive.FieldSchema(name=OFFSETS_COLUMN, type="array<bigint>", comment="row groups or stripes within the file"),
+        ]
+    indexed = [c.name for c in table.sd.cols if c.name.lower() not in (BUCKET_COLUMN, OFFSETS_COLUMN)]
+    if not table.sd.sortCols:
+        table.sd.sortCols = [hive.Order(col=n, order=1) for n in indexed]
+    if all(table.sd.inputFormat != formats[0] for formats in STORAGE.values()):
+        table.sd.inputFormat, table.sd.outputFormat, serde = STORAGE["PARQUET"]
+        table.sd.serdeInfo = hive.SerDeInfo(name=None, serializationLib=serde, parameters={"serialization.format": "1"})

@@ -14,6 +14,7 @@ from hmsproxy.errors import InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.indexes import builds, compact
 from hmsproxy.features.indexes import statements as st
+from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.jobs.metastore import NAMES_PER_CALL
 from hmsproxy.jobs.storage import ArrowStorage, data_files
 from hmsproxy.jobs.tables import partition_name
@@ -51,7 +52,7 @@ class Runners:
         return name[0] or ctx.database, name[1]
 
     def create(self, s: st.CreateIndex, ctx: StatementContext) -> ResultSet:
-        handler = compact.handler_class(s.handler)
+        handler = get_handler(s.handler)
         db, table = self._name(ctx, s.table)
         base = ctx.client.call("get_table", dbname=db, tbl_name=table)
         types = {c.name.lower(): c.type for c in base.sd.cols or []}
@@ -61,7 +62,7 @@ class Runners:
         if s.comment is not None:
             table_properties[COMMENT_KEY] = s.comment
         index_table = None
-        if all(t for _, t in columns):  # else add_index refuses the missing column by name
+        if handler.uses_index_table() and all(t for _, t in columns):  # else add_index refuses the missing column by name
             index_table = compact.index_table(
                 base,
                 s.name,
@@ -78,7 +79,7 @@ class Runners:
             parameters[COMMENT_KEY] = s.comment
         index = hive.Index(
             indexName=s.name,
-            indexHandlerClass=handler,
+            indexHandlerClass=handler.class_name,
             dbName=db,
             origTableName=table,
             indexTableName=index_name,
