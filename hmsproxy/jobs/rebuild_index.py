@@ -25,9 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hmsproxy.errors import InvalidRequest
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
-from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
@@ -81,6 +79,9 @@ class Index:
 
 
 def load_index(ms: Any, db: str, table: str, index: str) -> Index:
+    from hmsproxy.errors import InvalidRequest  # with the IDL: not when the CLI only lists the jobs
+    from hmsproxy.features.indexes.handlers import get_handler
+
     found = ms.get_index(db, table, index)
     try:
         handler = get_handler(found.indexHandlerClass)
