@@ -180,3 +180,23 @@ def _index_location(proxy, table: str, index: str) -> str:
     with open_metastore(proxy.uri) as ms:
         found = ms.get_index(db, name, index)
         return ms.get_table(db, found.indexTableName.rpartition(".")[2]).sd.location
+
+
+def test_an_index_spanning_every_partition_is_rebuilt_whole_and_stale_per_base_partition(spark, proxy):
+    """PARTITIONED BY (): one index partition (the unpartitioned index table) covers every day; a
+    rebuild asked for one day rebuilds it whole, and an INSERT makes only that day stale."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_e2e")
+    table = make_events(spark, "index_e2e")
+    sql(spark, f"CREATE INDEX span ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD PARTITIONED BY () STORED AS ORC")
+    status, ctx = rebuild_job(spark, proxy, f"{table}.span", "--partition", f"ds={DAYS[1]}")
+    assert status == 0, ctx.stderr.getvalue()
+    assert "1 built" in ctx.stdout.getvalue()
+    assert set(states(spark, table, "span").values()) == {"fresh"}  # every day, not only the one asked for
+    assert_lookups_equal_spark_sql(spark, proxy, table, users=(3, 4, 5))
+    spark.sql(f"INSERT INTO {table} PARTITION (ds='{DAYS[1]}') VALUES (4, 'late', 1.5)")
+    assert states(spark, table, "span") == {f"ds={DAYS[0]}": "fresh", f"ds={DAYS[1]}": "stale", f"ds={DAYS[2]}": "fresh"}
+    assert_lookups_equal_spark_sql(spark, proxy, table, users=(3, 4, 5))
+    read = arrow_lookup(proxy.uri, table, {"user_id": 3})
+    assert {r.values["ds"]: r.state for r in read.plan.reads} == {DAYS[0]: "fresh", DAYS[1]: "stale", DAYS[2]: "fresh"}
+    assert read.files_opened == 1 + len(read.plan.reads[1].files)  # user 3's one file on day 0, day 1 scanned whole
+    spark.sql(f"DROP TABLE {table}")
