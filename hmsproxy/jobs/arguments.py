@@ -24,3 +24,14 @@ def share(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], not {value}")
     return value
+
+
+def add_partition_option(parser: argparse.ArgumentParser, which: str = "partitions") -> None:
+    """--partition K=V[/K2=V2], repeatable: the jobs' way to pick partitions (tables.parse_spec reads it)."""
+    parser.add_argument(
+        "--partition",
+        action="append",
+        default=[],
+        metavar="K=V[/K2=V2]",
+        help=f"only {which} matching this spec (repeatable; default: every partition)",
+    )

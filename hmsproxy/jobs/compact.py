@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hmsproxy.jobs.arguments import positive
+from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
@@ -92,13 +92,7 @@ def compact_target(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", metavar="TABLE", help="DATABASE.TABLE (or TABLE in database 'default')")
-    parser.add_argument(
-        "--partition",
-        action="append",
-        default=[],
-        metavar="K=V[/K2=V2]",
-        help="only partitions matching this spec (repeatable; default: every partition)",
-    )
+    add_partition_option(parser)
     parser.add_argument("--files", type=positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
 
 

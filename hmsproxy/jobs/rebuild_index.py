@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
+from hmsproxy.jobs.arguments import add_partition_option
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
@@ -317,9 +318,7 @@ def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", metavar="INDEX", help="DATABASE.TABLE.INDEX (or TABLE.INDEX in database 'default')")
-    parser.add_argument(
-        "--partition", action="append", default=[], metavar="K=V[/K2=V2]", help="only base partitions matching this spec (repeatable)"
-    )
+    add_partition_option(parser, "base partitions")
     parser.add_argument("--only-stale", action="store_true", help="skip index partitions whose base files are unchanged since their build")
 
 

@@ -37,7 +37,7 @@ from hmsproxy.features.skew.layout import (
     now_text,
     to_parameter,
 )
-from hmsproxy.jobs.arguments import positive, share
+from hmsproxy.jobs.arguments import add_partition_option, positive, share
 from hmsproxy.jobs.compact import read_files, refresh_table
 from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
@@ -472,9 +472,7 @@ def record_on_table(ms: Any, table: Any, plan: Plan, values: list[tuple[str, ...
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", metavar="TABLE", help="DATABASE.TABLE (or TABLE in database 'default')")
-    parser.add_argument(
-        "--partition", action="append", default=[], metavar="K=V[/K2=V2]", help="only partitions matching this spec (repeatable)"
-    )
+    add_partition_option(parser)
     parser.add_argument("--detect", action="store_true", help="find each partition's heavy values instead of using the declared ones")
     parser.add_argument("--top", type=positive, default=10, metavar="K", help="--detect: at most K values per partition (default 10)")
     parser.add_argument(

@@ -32,6 +32,12 @@ def failed(result) -> bool:
     return any(v is not None for k, v in vars(result).items() if k != "success")
 
 
+def accepted_note(call: Call, key: str, result):
+    """What `on_routed` noted under `key`, once the metastore accepted the call (else None)."""
+    note = call.notes.get(key)
+    return None if note is None or failed(result) else note
+
+
 class Protection:
     def __init__(self, feature: Indexes):
         self.feature = feature
@@ -75,8 +81,8 @@ class Protection:
         return NOTE in call.notes
 
     def on_response(self, call: Call, result) -> None:
-        note = call.notes.get(NOTE)
-        if note is None or failed(result):
+        note = accepted_note(call, NOTE, result)
+        if note is None:
             return
         kind = note[0]
         if kind == "partitions":

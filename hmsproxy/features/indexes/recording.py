@@ -15,7 +15,7 @@ from hmsproxy.call import Call
 from hmsproxy.errors import InvalidRequest
 from hmsproxy.features import identity
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild
-from hmsproxy.features.indexes.protection import failed
+from hmsproxy.features.indexes.protection import accepted_note
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
@@ -51,8 +51,8 @@ class BuildRecording:
         return NOTE in call.notes
 
     def on_response(self, call: Call, result) -> None:
-        note = call.notes.get(NOTE)
-        if note is None or failed(result):
+        note = accepted_note(call, NOTE, result)
+        if note is None:
             return
         record, build = note
         self.feature.repository.record_build(record.base, record.name, build)
