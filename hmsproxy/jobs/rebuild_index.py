@@ -121,9 +121,12 @@ def piece_name(index: Index, target: Target) -> str:
     return partition_name(index.keys, dict(zip(base_keys, target.values or ())))
 
 
-def base_partition_name(target: Target) -> str:
-    """The base partition's name as builds record it ('' for an unpartitioned table)."""
-    return target.name if target.is_partition else ""
+def base_partition_name(index: Index, target: Target) -> str:
+    """The base partition's name as builds record it and lookups ask for it ('' for an unpartitioned table)."""
+    if not target.is_partition:
+        return ""
+    base_keys = [k.name.lower() for k in index.base.partitionKeys or []]
+    return partition_name(base_keys, dict(zip(base_keys, target.values)))
 
 
 def listed(target: Target) -> list:
@@ -131,57 +134,60 @@ def listed(target: Target) -> list:
     return data_files(storage.list(target.location)) if target.location and storage.exists(target.location) else []
 
 
-def row_group_bounds(spark: Any, files: list[str], fmt: str) -> list[tuple[str, str, int, int, int]]:
-    """(Spark's name of the file, its name here, row group, first row, end row) of each row group of
-    each file, from the footers (read on the driver). An ORC file is one piece: Spark numbers no
-    row within ORC files, so an ORC index lists every stripe of a file holding a value."""
+def spark_file_name(spark: Any, path: str) -> str:
+    """A file's name as Spark's `_metadata.file_path` gives it (qualified, URI-encoded)."""
+    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).makeQualified(hadoop_path).toUri().toString()
+
+
+def footer(path: str, fmt: str) -> Any:
+    """A Parquet file's metadata, or an ORC file's reader (read on the driver: footers only)."""
     from hmsproxy.jobs.storage import arrow_filesystem
 
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    bounds = []
-    for path in files:
-        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-        spark_name = hadoop_path.getFileSystem(conf).makeQualified(hadoop_path).toUri().toString()
-        filesystem, inner = arrow_filesystem(path)
-        with filesystem.open_input_file(inner) as source:
-            if fmt == "orc":
-                from pyarrow import orc
+    filesystem, inner = arrow_filesystem(path)
+    with filesystem.open_input_file(inner) as source:
+        if fmt == "orc":
+            from pyarrow import orc
 
-                bounds.append((spark_name, path, -orc.ORCFile(source).nstripes, 0, 2**62))
-                continue
-            import pyarrow.parquet as pq
+            return orc.ORCFile(source).nstripes
+        import pyarrow.parquet as pq
 
-            meta = pq.ParquetFile(source).metadata
-        first = 0
-        for group in range(meta.num_row_groups):
-            end = first + meta.row_group(group).num_rows
-            bounds.append((spark_name, path, group, first, end))
-            first = end
+        return pq.ParquetFile(source).metadata
+
+
+def row_groups(meta: Any) -> list[tuple[int, int, int]]:
+    """(row group, first row, end row) of each row group of a Parquet file."""
+    bounds, first = [], 0
+    for group in range(meta.num_row_groups):
+        end = first + meta.row_group(group).num_rows
+        bounds.append((group, first, end))
+        first = end
     return bounds
 
 
 def index_rows(spark: Any, index: Index, files: list[str]) -> Any:
     """The compact index of `files` as a DataFrame: the indexed columns, `_bucketname` (the file) and
     `_offsets` (its row groups holding those values). All in Spark's JVM: each row's row group is
-    found from its row number in the file (`_metadata.row_index`) and the footers' bounds."""
+    found from its row number in the file (`_metadata.row_index`) and the footers' bounds. Spark
+    numbers no rows within ORC files, so an ORC file's rows list every stripe of the file."""
     from pyspark.sql import functions as F
 
     columns = list(index.columns)
-    bounds = spark.createDataFrame(
-        row_group_bounds(spark, files, index.base_format), "spark_name string, bucket string, rg long, row_from long, row_to long"
-    )
     data = spark.read.format(index.base_format).load(files)
     if index.base_format == "orc":
-        located = data.select(*columns, F.col("_metadata.file_path").alias("spark_name")).join(F.broadcast(bounds), "spark_name")
-        stripes = F.sequence(F.lit(0), -F.col("rg") - 1)
-        return located.groupBy(*columns, "bucket").agg(F.first(stripes).alias(OFFSETS_COLUMN)).withColumnRenamed("bucket", BUCKET_COLUMN)
+        stripes = [(spark_file_name(spark, f), f, footer(f, "orc")) for f in files]
+        known = spark.createDataFrame(stripes, "spark_name string, bucket string, stripes long")
+        located = data.select(*columns, F.col("_metadata.file_path").alias("spark_name")).join(F.broadcast(known), "spark_name")
+        offsets = F.first(F.sequence(F.lit(0).cast("long"), F.col("stripes") - 1)).alias(OFFSETS_COLUMN)
+        return located.groupBy(*columns, "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
+    bounds = [(spark_file_name(spark, f), f, *group) for f in files for group in row_groups(footer(f, "parquet"))]
+    known = spark.createDataFrame(bounds, "spark_name string, bucket string, rg long, row_from long, row_to long")
     rows = data.select(*columns, F.col("_metadata.file_path").alias("spark_name"), F.col("_metadata.row_index").alias("row"))
-    joined = rows.join(
-        F.broadcast(bounds), (rows.spark_name == bounds.spark_name) & (rows.row >= bounds.row_from) & (rows.row < bounds.row_to)
+    located = rows.join(
+        F.broadcast(known), (rows.spark_name == known.spark_name) & (rows.row >= known.row_from) & (rows.row < known.row_to)
     )
     offsets = F.sort_array(F.collect_set("rg")).alias(OFFSETS_COLUMN)
-    return joined.groupBy(*[rows[c] for c in columns], "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
+    return located.groupBy(*[rows[c] for c in columns], "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
 
 
 def write_index(spark: Any, index: Index, files: list[str], location: str) -> int:
@@ -246,13 +252,13 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
     """Build one index partition and swap it in; raises with the previous one left as it was."""
     t = index.table
     existing = ms.find_partition(t.dbName, t.tableName, list(piece.values)) if index.keys else t
-    listings = {base_partition_name(b): listed(b) for b in piece.base}
+    listings = {base_partition_name(index, b): listed(b) for b in piece.base}
     digests = tuple(sorted((name, digest(entries)) for name, entries in listings.items()))
     if only_stale and existing is not None and existing.sd.location:
         previous = read_manifest(existing.sd.location)
         if previous is not None and all(previous.digest_of(n) == d for n, d in digests):
             return ItemResult(SKIPPED, rows=previous.rows, note="fresh: its base files are unchanged since its last build")
-    files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(b)]]
+    files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(index, b)]]
     made: dict[str, IndexBuild] = {}
 
     def write(location: str) -> Written:

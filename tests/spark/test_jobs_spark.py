@@ -171,7 +171,7 @@ def test_list_and_usage_exit_codes(tmp_path):
     listed = run_module("list", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     names = [line.split()[0] for line in listed.stdout.splitlines()]
-    assert names == ["compact", "list", "skew-layout"]
+    assert names == ["compact", "list", "rebuild-index", "skew-layout"]
     assert "rewrite each partition's files into N files" in listed.stdout
     assert listed.stderr == ""
     for argv, expected in [
