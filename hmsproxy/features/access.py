@@ -26,7 +26,7 @@ class AccessControl(Feature):
         self._lock = threading.Lock()
 
     def wants(self, spec: MethodSpec) -> bool:
-        return spec.writes
+        return spec.writes and not any(spec.name in f.checks_own_writes for f in self.platform.features)
 
     def on_routed(self, call: Call) -> None:
         if not call.client_db:

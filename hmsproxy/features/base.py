@@ -87,6 +87,9 @@ class Feature:
     config_section: ClassVar[ConfigSection | None] = None
     store_schema: ClassVar[StoreSchema | None] = None
     statements: ClassVar[StatementSet | None] = None
+    #: Writes this feature answers itself and checks against the write rules itself (access control
+    #: skips them): where such a call writes is not the database it names.
+    checks_own_writes: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, platform: Platform):
         self.platform = platform

@@ -153,7 +153,7 @@ def test_refusals_say_what_is_wrong(proxy_client, run, events, tag):
     proxy_client.drop_table("default", f"v_{tag}", True)
 
 
-def test_no_index_in_a_read_only_database_or_on_a_remote_table(proxy_client, run, metastores, tag, tmp_path):
+def test_no_index_in_a_read_only_database_or_on_a_remote_table(proxy_client, run, metastores, federated_dbs, tag, tmp_path):
     from tests.integration.test_remotes import add_source, link_table
 
     other = metastores[1].client()  # waggle_: only its database `sales` is writable through the proxy
@@ -163,6 +163,21 @@ def test_no_index_in_a_read_only_database_or_on_a_remote_table(proxy_client, run
     try:
         with pytest.raises(HmsProxyError, match="writes to database 'waggle_default' are not allowed"):
             run(f"CREATE INDEX i ON TABLE waggle_default.ro_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+        # IN TABLE in a writable database of the same metastore: the index changes only that one.
+        run(
+            f"CREATE INDEX i ON TABLE waggle_default.ro_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD IN TABLE waggle_sales.ro_{tag}_i"
+        )
+        assert [(r["idx_name"], r["idx_tab_name"]) for r in run(f"SHOW INDEX ON waggle_default.ro_{tag}")] == [
+            ("i", f"waggle_sales.ro_{tag}_i")
+        ]
+        assert f"ro_{tag}_i" in other.get_all_tables("sales")
+        run(f"ALTER INDEX i ON waggle_default.ro_{tag} SET IDXPROPERTIES ('team'='ops')")
+        run(f"DROP INDEX i ON waggle_default.ro_{tag}")
+        assert f"ro_{tag}_i" not in other.get_all_tables("sales")
+        with pytest.raises(HmsProxyError, match="writes to database 'hr' are not allowed|writes to database 'waggle_hr' are not allowed"):
+            run(
+                f"CREATE INDEX i ON TABLE waggle_default.ro_{tag} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD IN TABLE waggle_hr.ro_{tag}_i"
+            )
         with pytest.raises(HmsProxyError, match=f"default.items_{tag} is a remote table, read-only here"):
             run(f"CREATE INDEX i ON TABLE items_{tag} (id) AS 'COMPACT' WITH DEFERRED REBUILD")
         assert other.get_all_tables("default").count(f"default__ro_{tag}_i__") == 0

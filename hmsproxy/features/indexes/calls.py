@@ -105,6 +105,7 @@ class IndexCalls:
         if snapshot.get(base_ref, name) is not None:
             raise Conflict(f"hmsproxy: index {name} on {call.client_db}.{base_name} exists already")
         handler = get_handler(index.indexHandlerClass or "")
+        self._check_writable(call, (table.dbName if table is not None else None) or call.client_db)
         columns = [(c.name.lower(), c.type) for c in (index.sd.cols if index.sd else None) or []]
         with self.feature.platform.client(call.session.user) as client:
             base = client.call("get_table", dbname=call.client_db, tbl_name=base_name)
@@ -176,8 +177,19 @@ class IndexCalls:
         else:
             table.tableType = compact.INDEX_TABLE
 
+    def _check_writable(self, call: Call, db: str) -> None:
+        """An index writes where its index table is (else its base table's database): the write rules apply there."""
+        access = self.feature.platform.features.get("access")
+        if access is not None and call.spec.writes:
+            access.check(call.spec, call.router.route(db), db)
+
+    def _check_record_writable(self, call: Call, record: IndexRecord) -> None:
+        table = record.index_table or record.base
+        self._check_writable(call, identity.client_db(call.router, table.metastore, table.db) or call.client_db)
+
     def alter_index(self, call: Call, args):
         record = self._required(call, args.base_tbl_name, args.idx_name)
+        self._check_record_writable(call, record)
         new = args.new_idx
         if new is None:
             raise InvalidRequest("hmsproxy: alter_index needs the index")
@@ -201,6 +213,7 @@ class IndexCalls:
 
     def drop_index_by_name(self, call: Call, args):
         record = self._required(call, args.tbl_name, args.index_name)
+        self._check_record_writable(call, record)
         self.feature.repository.drop(record.base, record.name)  # first: then its table is an ordinary one to drop
         self.feature.changed()
         if record.index_table is not None:

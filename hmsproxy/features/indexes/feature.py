@@ -38,6 +38,9 @@ class Indexes(Feature):
     name = "indexes"
     statements = STATEMENTS
     store_schema = INDEXES_SCHEMA
+    #: An index changes its index table's database (IN TABLE may name a writable one beside a
+    #: read-only base table); calls.py checks that one.
+    checks_own_writes = METHODS
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
