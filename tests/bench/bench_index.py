@@ -11,15 +11,16 @@ What it does, in one run (a few minutes on 2 cores at the default 20 M rows):
    ``--files`` Parquet files (one Spark task each), written with a bloom filter on ``user_id``
    and 8 MiB row groups; every user's rows are in one file (user ``k * files + file``), so
    ``user_id``'s min/max statistics span the whole range in every file and prune nothing;
-3. creates ``bench.user_idx`` with hmsproxy's ``CREATE INDEX ... WITH DEFERRED REBUILD``
+3. creates index ``user_idx`` on it with hmsproxy's ``CREATE INDEX ... WITH DEFERRED REBUILD``
    and runs ``hmsproxy job rebuild-index bench.events.user_idx`` in this process (timed);
-4. looks up one user four ways, ``--repeat`` times after one warm-up each, medians:
-   Spark's full scan (Parquet pushdown, bloom filters not read), Spark reading the bloom
-   filters, Spark on the index-listed files (``hmsproxy.clients.spark.lookup``), and
-   ``hmsproxy lookup`` without Spark (``hmsproxy.clients.index_lookup.arrow_lookup``);
-   every answer must equal the full scan's (the run fails otherwise);
-5. prints wall time, files and bytes read per path, the rebuild's rows/s per core, and the
-   targets (PASS/MISS).
+4. looks up one user four ways: Spark's full scan (Parquet pushdown, bloom filters not read),
+   Spark reading the bloom filters, Spark on the index-listed files
+   (``hmsproxy.clients.spark.lookup``), and ``hmsproxy lookup`` without Spark
+   (``hmsproxy.clients.index_lookup.arrow_lookup``); one warm-up each, then ``--repeat`` rounds
+   of the four in turn (so all see the same load), medians; every answer must equal the full
+   scan's (the run fails otherwise);
+5. prints wall time, files and bytes read per path, the CPU other processes took meanwhile,
+   the rebuild's rows/s per core, and the targets (PASS/MISS).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 DB, TABLE, INDEX, DAY = "bench", "events", "user_idx", "2026-11-01"
@@ -53,7 +56,7 @@ WRITE_CONF = {
     "parquet.block.size": str(ROW_GROUP_BYTES),
 }
 
-#: Reading: whether parquet-mr reads the bloom filters to skip row groups (it does by default).
+#: Reading: whether parquet-java reads the bloom filters to skip row groups (it does by default).
 BLOOM_READ = "parquet.filter.bloom.enabled"
 
 
@@ -91,15 +94,15 @@ def _own_s() -> float:
 
 
 class OtherLoad:
-    """Cores other processes kept busy while a path was measured: what skews a run on 2 cores."""
+    """CPU seconds other processes spent while a path ran (and the wall time): what skews a run on 2 cores."""
 
     def __enter__(self) -> OtherLoad:
         self.t0, self.busy0, self.own0 = time.perf_counter(), _busy_s(), _own_s()
         return self
 
     def __exit__(self, *exc) -> None:
-        wall = time.perf_counter() - self.t0
-        self.cores = max(0.0, (_busy_s() - self.busy0) - (_own_s() - self.own0)) / wall
+        self.wall_s = time.perf_counter() - self.t0
+        self.cpu_s = max(0.0, (_busy_s() - self.busy0) - (_own_s() - self.own0))
 
 
 def user_of(file_no: int, k: int, files: int) -> int:
@@ -197,52 +200,51 @@ class SparkInput:
         return total
 
 
-def measure_spark(spark, label: str, make, repeat: int, metrics: SparkInput) -> Measured:
-    """``make()`` a DataFrame and collect it; wall time of both, median of ``repeat`` after a warm-up."""
+@dataclasses.dataclass
+class Way:
+    """One way to look the user up: ``run()`` times one lookup and returns (seconds, what it left);
+    ``counted(last)`` gives (files, bytes read, rows) from the last run's leftovers."""
 
-    def once():
+    label: str
+    run: Callable[[], tuple[float, Any]]
+    counted: Callable[[Any], tuple[int, int, list[tuple]]]
+
+
+def spark_path(spark, label: str, make, metrics: SparkInput) -> Way:
+    """``make()`` a DataFrame and collect its rows: the wall time of both, in a job group of its own."""
+
+    def run():
         group = metrics.new_group(label)
         try:
             t0 = time.perf_counter()
             frame = make()
             rows = frame.select(*COLUMNS).collect()
-            seconds = time.perf_counter() - t0
+            return time.perf_counter() - t0, (frame, rows, group)
         finally:
             metrics.clear()
-        return seconds, frame, rows, group
 
-    once()  # warm-up: JIT, file system caches, Spark's cached table metadata
-    with OtherLoad() as load:
-        runs = [once() for _ in range(repeat)]
-    _, frame, rows, group = runs[-1]
-    seconds = statistics.median(r[0] for r in runs)
-    return Measured(label, seconds, len(frame.inputFiles()), metrics.bytes_read(group), normalized(rows), load.cores)
+    def counted(last):
+        frame, rows, group = last
+        return len(frame.inputFiles()), metrics.bytes_read(group), normalized(rows)
+
+    return Way(label, run, counted)
 
 
-def measure_arrow(uri: str, user_id: int, repeat: int) -> Measured:
+def arrow_path(uri: str, user_id: int) -> Way:
     from hmsproxy.clients.index_lookup import arrow_lookup
 
-    def once():
+    def run():
         t0 = time.perf_counter()
         result = arrow_lookup(uri, f"{DB}.{TABLE}", {"user_id": user_id}, user=None)
         return time.perf_counter() - t0, result
 
-    once()
-    with OtherLoad() as load:
-        runs = [once() for _ in range(repeat)]
-    result = runs[-1][1]
-    rows = zip(*[result.table.column(c).to_pylist() for c in COLUMNS])
-    return Measured(
-        "hmsproxy lookup (pyarrow, no Spark)",
-        statistics.median(r[0] for r in runs),
-        result.files_opened,
-        result.bytes_read,
-        normalized(rows),
-        load.cores,
-    )
+    def counted(result):
+        return result.files_opened, result.bytes_read, normalized(zip(*[result.table.column(c).to_pylist() for c in COLUMNS]))
+
+    return Way("hmsproxy lookup (pyarrow, no Spark)", run, counted)
 
 
-def spark_paths(spark, user_id: int, repeat: int, metrics: SparkInput, with_index: bool) -> list[Measured]:
+def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool) -> list[Way]:
     from pyspark.sql import functions as F
 
     def scan(bloom: bool):
@@ -252,17 +254,41 @@ def spark_paths(spark, user_id: int, repeat: int, metrics: SparkInput, with_inde
 
         return make
 
-    results = [
-        measure_spark(spark, "Spark full scan (pushdown, no bloom)", scan(False), repeat, metrics),
-        measure_spark(spark, "Spark + bloom filters", scan(True), repeat, metrics),
+    found = [
+        spark_path(spark, "Spark full scan (pushdown, no bloom)", scan(False), metrics),
+        spark_path(spark, "Spark + bloom filters", scan(True), metrics),
     ]
-    spark.conf.unset(BLOOM_READ)
     if with_index:
         from hmsproxy.clients.spark import lookup
 
-        results.append(
-            measure_spark(spark, "Spark on index-listed files", lambda: lookup(spark, f"{DB}.{TABLE}", user_id=user_id), repeat, metrics)
-        )
+        def indexed():
+            spark.conf.unset(BLOOM_READ)  # parquet-java's default (on); it reads one file's filter
+            return lookup(spark, f"{DB}.{TABLE}", user_id=user_id)
+
+        found += [spark_path(spark, "Spark on index-listed files", indexed, metrics), arrow_path(uri, user_id)]
+    return found
+
+
+def measure(ways: list[Way], repeat: int) -> list[Measured]:
+    """One warm-up run of each path (JIT, page cache, Spark's cached table metadata), then ``repeat``
+    rounds running each path once in turn, so every path sees the same load; medians."""
+    for way in ways:
+        way.run()
+    times: dict[str, list[float]] = {w.label: [] for w in ways}
+    other: dict[str, list[float]] = {w.label: [0.0, 0.0] for w in ways}  # other processes' CPU s, wall s
+    last: dict[str, Any] = {}
+    for _ in range(repeat):
+        for way in ways:
+            with OtherLoad() as load:
+                seconds, last[way.label] = way.run()
+            times[way.label].append(seconds)
+            other[way.label][0] += load.cpu_s
+            other[way.label][1] += load.wall_s
+    results = []
+    for way in ways:
+        files, size, rows = way.counted(last[way.label])
+        cpu, wall = other[way.label]
+        results.append(Measured(way.label, statistics.median(times[way.label]), files, size, rows, cpu / wall))
     return results
 
 
@@ -330,10 +356,7 @@ def run(args: argparse.Namespace) -> int:
         setup.cores = spark.sparkContext.defaultParallelism
 
         log(f"looking up user_id = {user_id} ...")
-        metrics = SparkInput(spark)
-        results = spark_paths(spark, user_id, args.repeat, metrics, with_index=not args.no_index)
-        if not args.no_index:
-            results.append(measure_arrow(server.uri, user_id, args.repeat))
+        results = measure(paths(spark, server.uri, user_id, SparkInput(spark), with_index=not args.no_index), args.repeat)
 
         report(args, setup, results)
         reference = results[0].rows
@@ -359,7 +382,7 @@ class Setup:
 def report(args, setup: Setup, results: list[Measured]) -> None:
     print(
         f"\n{setup.rows:,} rows in {setup.files} Parquet files, {setup.bytes / 2**20:,.1f} MiB; {setup.users_per_file:,} users a file; "
-        f"user_id = {setup.user_id}: {len(results[0].rows)} rows; medians of {args.repeat} warm runs"
+        f"user_id = {setup.user_id}: {len(results[0].rows)} rows; medians of {args.repeat} rounds"
     )
     if setup.index is not None:
         i = setup.index
@@ -394,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20_000_000, help="rows in the table (default 20,000,000)")
     parser.add_argument("--files", type=int, default=200, help="Parquet files (default 200)")
     parser.add_argument("--users-per-file", type=int, default=0, help="users in each file (default: about 100 rows a user)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per path after one warm-up (default 5)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds of the four paths after one warm-up (default 5)")
     parser.add_argument("--no-index", action="store_true", help="only generate and measure the two pure Spark paths")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
     return run(parser.parse_args(argv))
