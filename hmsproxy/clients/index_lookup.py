@@ -76,41 +76,60 @@ def choose_index(indexes: Iterable[Any], wanted: dict[str, list]) -> Any | None:
 
 
 def plan_lookup(ms: Any, db: str, table: str, equals: dict[str, Any]) -> LookupPlan:
-    """What to read for the rows of db.table whose columns have these values (see the module doc)."""
-    base = ms.get_table(db, table)
+    """What to read for the rows of db.table whose columns have these values (see the module doc).
+
+    Three metastore calls in the common case (a lookup's fixed cost is mostly these): the index
+    list (answered by the proxy itself), the base and index tables in one call, the partitions;
+    then one for the index partitions covering them."""
     wanted = {k.lower(): as_values(v) for k, v in equals.items()}
+    if not wanted or any(not v for v in wanted.values()):
+        raise ValueError("a lookup needs a value for at least one column (an empty IN list matches nothing)")
+    index = choose_index(ms.indexes(db, table), wanted)
+    index_db, _, index_name = index.indexTableName.rpartition(".") if index is not None else ("", "", "")
+    index_db = index_db or db
+    found = ms.tables(db, [table, index_name] if index is not None and index_db == db else [table])
+    base = found.get(table)
+    if base is None:
+        ms.get_table(db, table)  # says which table is missing, as the metastore says it
     plan = LookupPlan(base, data_format(base), None, wanted)
     unknown = sorted(set(wanted) - set(plan.columns) - set(plan.keys))
     if unknown:
         raise ValueError(f"{db}.{table} has no column {', '.join(unknown)} (columns: {', '.join(plan.columns + plan.keys)})")
-    if not wanted or any(not v for v in wanted.values()):
-        raise ValueError("a lookup needs a value for at least one column (an empty IN list matches nothing)")
-    storage = ArrowStorage()
     if plan.keys:
-        names = [n for n in ms.partition_names(db, table) if _selected(parse_partition_name(n), wanted)]
-        partitions = [(dict(zip(plan.keys, p.values)), p.sd.location) for p in ms.partitions_by_names(db, table, names)]
+        partitions = [(dict(zip(plan.keys, p.values)), p.sd.location) for p in _partitions(ms, db, table, plan.keys, wanted)]
     else:
         partitions = [({}, base.sd.location)]
     data_wanted = {k: v for k, v in wanted.items() if k not in plan.keys}
-    index = choose_index(ms.indexes(db, table), data_wanted) if data_wanted else None
-    index_side = _IndexSide(ms, plan, index, data_wanted) if index is not None else None
-    plan.index = index.indexName if index is not None else None
+    index_side = None
+    if index is not None and data_wanted:
+        index_table = found.get(index_name) if index_db == db else ms.get_table(index_db, index_name)
+        index_side = _IndexSide(ms, index_table, index, data_wanted, [values for values, _ in partitions])
+        plan.index = index.indexName
+    storage = ArrowStorage()
     for values, location in partitions:
-        listed = data_files(storage.list(location)) if location and storage.exists(location) else []
+        listed = data_files(storage.list(location)) if location else []
         everything = {join(location, e.name): None for e in listed}
         if index_side is None:
             plan.reads.append(PartitionRead(values, location, NO_INDEX, everything))
             continue
         name = partition_name(plan.keys, values) if plan.keys else ""
         build, rows = index_side.for_partition(values)
-        found = state(build, name, digest(listed))
-        files = index_side.listed_files(rows, location, [e.name for e in listed], build) if found == FRESH else None
+        found_state = state(build, name, digest(listed))
+        files = index_side.listed_files(rows, location, [e.name for e in listed], build) if found_state == FRESH else None
         if files is None:
-            plan.reads.append(PartitionRead(values, location, STALE if found == FRESH else found, everything))
+            plan.reads.append(PartitionRead(values, location, STALE if found_state == FRESH else found_state, everything))
         else:
             plan.reads.append(PartitionRead(values, location, FRESH, files))
     plan.index_files_opened = index_side.files_opened if index_side is not None else 0
     return plan
+
+
+def _partitions(ms: Any, db: str, table: str, keys: list[str], wanted: dict[str, list]) -> list:
+    """The partitions whose values the lookup allows: all in one call when it names no partition column."""
+    if not any(k in wanted for k in keys):
+        return ms.partitions(db, table)
+    names = [n for n in ms.partition_names(db, table) if _selected(parse_partition_name(n), wanted)]
+    return ms.partitions_by_names(db, table, names)
 
 
 def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
@@ -120,30 +139,30 @@ def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
 class _IndexSide:
     """The index partitions a lookup reads, each once: its build and its rows for the wanted values."""
 
-    def __init__(self, ms: Any, plan: LookupPlan, index: Any, wanted: dict[str, list]):
-        db, _, name = index.indexTableName.rpartition(".")
-        self.table = ms.get_table(db or plan.table.dbName, name)
-        self.keys = [k.name.lower() for k in self.table.partitionKeys or []]
+    def __init__(self, ms: Any, table: Any, index: Any, wanted: dict[str, list], base_values: list[dict[str, str]]):
+        self.table = table
+        self.keys = [k.name.lower() for k in table.partitionKeys or []]
         self.columns = [c.name.lower() for c in index.sd.cols or []]
         self.wanted = wanted
-        self.ms = ms
-        self.format = data_format(self.table)
+        self.format = data_format(table)
         self.files_opened = 0
         self._seen: dict[str, tuple[IndexBuild | None, Any]] = {}
+        if self.keys:  # every index partition the lookup needs, in one call
+            names = sorted({partition_name(self.keys, v) for v in base_values})
+            parts = ms.partitions_by_names(table.dbName, table.tableName, names)
+            self._locations = {partition_name(self.keys, dict(zip(self.keys, p.values))): p.sd.location for p in parts}
+        else:
+            self._locations = {"": table.sd.location}
 
     def for_partition(self, values: dict[str, str]) -> tuple[IndexBuild | None, Any]:
         """(the build, its rows for the wanted values) of the index partition covering these base values."""
         key = partition_name(self.keys, values) if self.keys else ""
         if key not in self._seen:
-            self._seen[key] = self._load(key, values)
+            self._seen[key] = self._load(key)
         return self._seen[key]
 
-    def _load(self, key: str, values: dict[str, str]) -> tuple[IndexBuild | None, Any]:
-        if self.keys:
-            part = self.ms.find_partition(self.table.dbName, self.table.tableName, [values[k] for k in self.keys])
-            location = part.sd.location if part is not None else None
-        else:
-            location = self.table.sd.location
+    def _load(self, key: str) -> tuple[IndexBuild | None, Any]:
+        location = self._locations.get(key)
         build = read_manifest(location) if location else None
         if build is None or build.partition != key:
             return None, None
@@ -220,13 +239,15 @@ HIVE_TO_ARROW = {"tinyint": "int8", "smallint": "int16", "int": "int32", "bigint
 
 
 def arrow_lookup(uri: str, table: str, equals: dict[str, Any], user: str | None = None) -> LookupResult:
-    """The matching rows of `table` ('db.t' or 't' in default), read with pyarrow alone."""
-    from hmsproxy.jobs.skew_layout import open_metastore
+    """The matching rows of `table` ('db.t' or 't' in default), read with pyarrow alone. The
+    metastore connection is kept for the next lookup of this process (clients/pruned_read.py)."""
+    import getpass
+
+    from hmsproxy.clients.pruned_read import with_metastore
     from hmsproxy.jobs.tables import split_table_name
 
     db, name = split_table_name(table)
-    with open_metastore(uri, user=user) as ms:
-        plan = plan_lookup(ms, db, name, equals)
+    plan = with_metastore(uri, user or getpass.getuser(), lambda ms: plan_lookup(ms, db, name, equals))
     return read_plan(plan)
 
 

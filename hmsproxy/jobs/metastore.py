@@ -64,6 +64,14 @@ class MetastoreClient:
         except hive.NoSuchObjectException:
             raise JobError(f"table {db}.{table} does not exist (metastore {self.uris})") from None
 
+    def tables(self, db: str, names: list[str]) -> dict:
+        """The tables of `db` with these names that exist, by name, in one call."""
+        return {t.tableName.lower(): t for t in self._client.get_table_objects_by_name(db, names) or []}
+
+    def partitions(self, db: str, table: str) -> list:
+        """Every partition of the table, in one call."""
+        return list(self._client.get_partitions(db, table, -1) or [])
+
     def partition_names(self, db: str, table: str) -> list[str]:
         return list(self._client.get_partition_names(db, table, -1))
 

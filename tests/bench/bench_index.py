@@ -339,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
 
     users_per_file = args.users_per_file or max(1, args.rows // args.files // 100)  # about 100 rows a user
     user_id = user_of(args.files // 2, users_per_file // 3, args.files)
-    with spark_through_proxy("bench-index", log, driver_memory="3g", keep_state=args.keep_state) as stack:
+    with spark_through_proxy("bench-index", log, driver_memory="3g", keep_state=args.keep_state, production_jvm=True) as stack:
         spark, server = stack.spark, stack.server
         log(f"generating {args.rows:,} rows in {args.files} files ({users_per_file:,} users a file) ...")
         t0 = time.perf_counter()

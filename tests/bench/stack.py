@@ -20,7 +20,11 @@ class Stack:
 
 
 @contextlib.contextmanager
-def spark_through_proxy(name: str, log: Callable[[str], None], *, driver_memory: str = "2g", keep_state: bool = False) -> Iterator[Stack]:
+def spark_through_proxy(
+    name: str, log: Callable[[str], None], *, driver_memory: str = "2g", keep_state: bool = False, production_jvm: bool = False
+) -> Iterator[Stack]:
+    """`production_jvm`: the metastore with the JVM's default compilers and collector and WARN logging,
+    as fast per call as a production one (the dev default, C1 only and INFO audit lines, is slower)."""
     from hmsproxy.app import build_handler
     from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
     from hmsproxy.dev.metastore import start_metastores
@@ -31,7 +35,8 @@ def spark_through_proxy(name: str, log: Callable[[str], None], *, driver_memory:
     metastore = server = handler = spark = None
     try:
         log(f"starting a Hive 2.3 metastore (state in {tmp}) ...")
-        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120)
+        tuning = {"fast_start": False, "log_level": "WARN"} if production_jvm else {}
+        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, **tuning)
         primary = MetastoreConfig(
             "primary", (metastore.uri,), primary=True, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
         )
