@@ -75,35 +75,56 @@ def choose_index(indexes: Iterable[Any], wanted: dict[str, list]) -> Any | None:
     return max(usable, key=lambda i: (len(i.sd.cols or []), i.indexName), default=None)
 
 
-def plan_lookup(ms: Any, db: str, table: str, equals: dict[str, Any]) -> LookupPlan:
+def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -> LookupPlan:
     """What to read for the rows of db.table whose columns have these values (see the module doc).
 
-    Three metastore calls in the common case (a lookup's fixed cost is mostly these): the index
-    list (answered by the proxy itself), the base and index tables in one call, the partitions;
-    then one for the index partitions covering them."""
+    A lookup's fixed cost is mostly metastore round trips, so there are two in the common case
+    (`connections`: clients/kept_connections.py): the index list (answered by the proxy from its
+    memory), then, at the same time on three connections, the base and index tables (one call),
+    the base table's partitions and the index table's."""
     wanted = {k.lower(): as_values(v) for k, v in equals.items()}
     if not wanted or any(not v for v in wanted.values()):
         raise ValueError("a lookup needs a value for at least one column (an empty IN list matches nothing)")
-    index = choose_index(ms.indexes(db, table), wanted)
+    index = connections.run(lambda ms: choose_index(ms.indexes(db, table), wanted))
     index_db, _, index_name = index.indexTableName.rpartition(".") if index is not None else ("", "", "")
     index_db = index_db or db
-    found = ms.tables(db, [table, index_name] if index is not None and index_db == db else [table])
+    # Partitions are chosen by their names only when a wanted column may be a partition column:
+    # one the index doesn't cover (indexed columns are data columns).
+    indexed = {c.name.lower() for c in index.sd.cols or []} if index is not None else set()
+    filtered = not set(wanted) <= indexed
+    # The partition calls' failures wait for the tables' answer: a missing table is said as such.
+    works = [
+        lambda ms: ms.tables(db, [table, index_name] if index is not None and index_db == db else [table]),
+        lambda ms: _or_error(lambda: _partitions(ms, db, table, wanted, filtered)),
+    ]
+    if index is not None:
+        works.append(
+            lambda ms: (
+                ms.tables(index_db, [index_name]) if index_db != db else {},
+                _or_error(lambda: _partitions(ms, index_db, index_name, wanted, filtered)),
+            )
+        )
+    found, base_partitions, *index_found = connections.together(*works)
     base = found.get(table)
     if base is None:
-        ms.get_table(db, table)  # says which table is missing, as the metastore says it
+        connections.run(lambda ms: ms.get_table(db, table))  # says which table is missing, as the metastore says it
+    base_partitions = _raised(base_partitions)
     plan = LookupPlan(base, data_format(base), None, wanted)
     unknown = sorted(set(wanted) - set(plan.columns) - set(plan.keys))
     if unknown:
         raise ValueError(f"{db}.{table} has no column {', '.join(unknown)} (columns: {', '.join(plan.columns + plan.keys)})")
     if plan.keys:
-        partitions = [(dict(zip(plan.keys, p.values)), p.sd.location) for p in _partitions(ms, db, table, plan.keys, wanted)]
+        partitions = [(dict(zip(plan.keys, p.values)), p.sd.location) for p in base_partitions]
     else:
         partitions = [({}, base.sd.location)]
     data_wanted = {k: v for k, v in wanted.items() if k not in plan.keys}
     index_side = None
-    if index is not None and data_wanted:
-        index_table = found.get(index_name) if index_db == db else ms.get_table(index_db, index_name)
-        index_side = _IndexSide(ms, index_table, index, data_wanted, [values for values, _ in partitions])
+    if index_found and data_wanted:
+        ((index_tables, index_partitions),) = index_found
+        index_table = (found if index_db == db else index_tables).get(index_name)
+        if index_table is None:
+            connections.run(lambda ms: ms.get_table(index_db, index_name))  # the index table is missing
+        index_side = _IndexSide(index_table, index, data_wanted, _raised(index_partitions))
         plan.index = index.indexName
     storage = ArrowStorage()
     for values, location in partitions:
@@ -124,12 +145,26 @@ def plan_lookup(ms: Any, db: str, table: str, equals: dict[str, Any]) -> LookupP
     return plan
 
 
-def _partitions(ms: Any, db: str, table: str, keys: list[str], wanted: dict[str, list]) -> list:
-    """The partitions whose values the lookup allows: all in one call when it names no partition column."""
-    if not any(k in wanted for k in keys):
+def _or_error(work: Any) -> Any:
+    try:
+        return work()
+    except Exception as e:  # noqa: BLE001 - raised by _raised once the caller knows the table exists
+        return e
+
+
+def _raised(answer: Any) -> Any:
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+def _partitions(ms: Any, db: str, table: str, wanted: dict[str, list], filtered: bool) -> list:
+    """The table's partitions whose values the lookup allows ([] for an unpartitioned or missing
+    table): all in one call unless some wanted column may be a partition column."""
+    if not filtered:
         return ms.partitions(db, table)
     names = [n for n in ms.partition_names(db, table) if _selected(parse_partition_name(n), wanted)]
-    return ms.partitions_by_names(db, table, names)
+    return ms.partitions_by_names(db, table, names) if names else []
 
 
 def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
@@ -139,7 +174,7 @@ def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
 class _IndexSide:
     """The index partitions a lookup reads, each once: its build and its rows for the wanted values."""
 
-    def __init__(self, ms: Any, table: Any, index: Any, wanted: dict[str, list], base_values: list[dict[str, str]]):
+    def __init__(self, table: Any, index: Any, wanted: dict[str, list], partitions: list):
         self.table = table
         self.keys = [k.name.lower() for k in table.partitionKeys or []]
         self.columns = [c.name.lower() for c in index.sd.cols or []]
@@ -147,10 +182,8 @@ class _IndexSide:
         self.format = data_format(table)
         self.files_opened = 0
         self._seen: dict[str, tuple[IndexBuild | None, Any]] = {}
-        if self.keys:  # every index partition the lookup needs, in one call
-            names = sorted({partition_name(self.keys, v) for v in base_values})
-            parts = ms.partitions_by_names(table.dbName, table.tableName, names)
-            self._locations = {partition_name(self.keys, dict(zip(self.keys, p.values))): p.sd.location for p in parts}
+        if self.keys:
+            self._locations = {partition_name(self.keys, dict(zip(self.keys, p.values))): p.sd.location for p in partitions}
         else:
             self._locations = {"": table.sd.location}
 
@@ -240,14 +273,14 @@ HIVE_TO_ARROW = {"tinyint": "int8", "smallint": "int16", "int": "int32", "bigint
 
 def arrow_lookup(uri: str, table: str, equals: dict[str, Any], user: str | None = None) -> LookupResult:
     """The matching rows of `table` ('db.t' or 't' in default), read with pyarrow alone. The
-    metastore connection is kept for the next lookup of this process (clients/pruned_read.py)."""
+    metastore connections are kept for the next lookup of this process (clients/kept_connections.py)."""
     import getpass
 
-    from hmsproxy.clients.pruned_read import with_metastore
+    from hmsproxy.clients.kept_connections import kept
     from hmsproxy.jobs.tables import split_table_name
 
     db, name = split_table_name(table)
-    plan = with_metastore(uri, user or getpass.getuser(), lambda ms: plan_lookup(ms, db, name, equals))
+    plan = plan_lookup(kept(uri, user or getpass.getuser()), db, name, equals)
     return read_plan(plan)
 
 

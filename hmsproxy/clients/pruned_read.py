@@ -3,57 +3,18 @@
 A read costs what it reads plus a fixed part: the metastore calls, the listing that checks
 a layout is still the one recorded, the DataFrame's planning. On a heavy value the fixed
 part is most of the time (docs/benchmark.md), so it is kept small: the metastore connection
-is kept between reads, and when every partition asked for is laid out the table's schema
-comes from its metastore record instead of a Spark catalog lookup.
+is kept between reads (clients/kept_connections.py), and when every partition asked for is
+laid out the table's schema comes from its metastore record instead of a Spark catalog lookup.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
+from hmsproxy.clients.kept_connections import kept
 from hmsproxy.features.skew.layout import from_parameters, matches_files, select_groups, value_text
-
-#: Idle metastore connections, one per (URIs, user) at a time. A read takes one out while it
-#: uses it, so two threads never share one (they aren't thread-safe).
-_IDLE: dict[tuple[str, str], Any] = {}
-
-
-def with_metastore(uris: str, user: str, work: Callable[[Any], Any]) -> Any:
-    """`work(client)` on a kept connection; one gone stale (the proxy restarted) is replaced once: the calls only read."""
-    from hmsproxy.jobs.skew_layout import open_metastore
-    from hmsproxy.wire import BackendUnavailable
-
-    key = (uris, user)
-    kept = _IDLE.pop(key, None)
-    if kept is not None:
-        try:
-            return _run(key, kept, work)
-        except BackendUnavailable:
-            pass
-    return _run(key, open_metastore(uris, user=user), work)
-
-
-def _run(key: tuple[str, str], client: Any, work: Callable[[Any], Any]) -> Any:
-    from hmsproxy.wire import BackendUnavailable
-
-    try:
-        result = work(client)
-    except BackendUnavailable:
-        client.close()
-        raise
-    except BaseException:  # an answer (no such table, …): the connection itself is fine
-        _keep(key, client)
-        raise
-    _keep(key, client)
-    return result
-
-
-def _keep(key: tuple[str, str], client: Any) -> None:
-    if _IDLE.setdefault(key, client) is not client:
-        client.close()
 
 
 def spark_schema(spark, meta) -> Any:
@@ -92,7 +53,7 @@ def read(spark, table: str, **equals):
         names = [n for n in ms.partition_names(db, name) if all(parse_partition_name(n).get(k) == v for k, v in wanted_keys.items())]
         return meta, keys, ms.partitions_by_names(db, name, names)
 
-    meta, keys, pieces = with_metastore(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser(), fetch)
+    meta, keys, pieces = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser()).run(fetch)
     schema = spark_schema(spark, meta)
     types = {f.name.lower(): f.dataType for f in schema.fields}
     unknown = sorted(set(wanted) - set(types))

@@ -37,8 +37,9 @@ from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, 
 NAME = "rebuild-index"
 #: Index rows per file: an index file stays small enough to read whole, and a big index is still split.
 ROWS_PER_INDEX_FILE = 4_000_000
-#: Small row groups: sorted on the indexed columns, a lookup reads only the few whose statistics match.
-INDEX_BLOCK_BYTES = 2 * 2**20
+#: Small row groups (some 10,000-20,000 compact index rows): sorted on the indexed columns, a
+#: lookup reads only the few whose statistics match (one of 16 K rows: 2 ms; of 200 K rows: 20 ms).
+INDEX_BLOCK_BYTES = 256 * 2**10
 BLOCK_SIZE_OPTION = {"parquet": "parquet.block.size", "orc": "orc.stripe.size"}
 BUCKET_COLUMN, OFFSETS_COLUMN = "_bucketname", "_offsets"
 

@@ -1,0 +1,98 @@
+"""Metastore connections kept between a process's reads (pruned reads, index lookups).
+
+A read's fixed cost is mostly metastore round trips, so connections outlive one read, and
+independent calls of one read go out together, each on a connection of its own (Thrift
+connections are not thread-safe: one is used by one thread at a time).
+
+    answer = kept(uris, user).run(lambda ms: ms.get_table("db", "t"))
+    table, parts = kept(uris, user).together(lambda ms: ms.get_table("db", "t"), lambda ms: ms.partitions("db", "t"))
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+#: Idle connections kept per (URIs, user): as many as a read uses at once.
+MAX_IDLE = 4
+
+_LOCK = threading.Lock()
+_KEPT: dict[tuple[str, str], KeptConnections] = {}
+_WORKERS = ThreadPoolExecutor(max_workers=MAX_IDLE - 1, thread_name_prefix="hmsproxy-metastore")
+
+
+def kept(uris: str, user: str) -> KeptConnections:
+    """The kept connections of this process to these metastore URIs as this user."""
+    with _LOCK:
+        return _KEPT.setdefault((uris, user), KeptConnections(uris, user))
+
+
+class KeptConnections:
+    def __init__(self, uris: str, user: str):
+        self.uris, self.user = uris, user
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+
+    def run(self, work: Callable[[Any], Any]) -> Any:
+        """`work(client)` on a kept connection; one gone stale (the proxy restarted) is replaced once:
+        the calls only read."""
+        from hmsproxy.wire import BackendUnavailable
+
+        client = self._take()
+        if client is not None:
+            try:
+                return self._run(client, work)
+            except BackendUnavailable:
+                pass
+        return self._run(self._open(), work)
+
+    def together(self, *works: Callable[[Any], Any]) -> list[Any]:
+        """Each `work(client)` on a connection of its own, at the same time; their results in order.
+        When some fail, the first failure (in order) is raised once all have ended."""
+        if len(works) == 1:
+            return [self.run(works[0])]
+        futures = [_WORKERS.submit(self.run, w) for w in works[1:]]
+        outcomes = [_outcome(lambda: self.run(works[0]))] + [_outcome(f.result) for f in futures]
+        for ok, value in outcomes:
+            if not ok:
+                raise value
+        return [value for _, value in outcomes]
+
+    def _run(self, client: Any, work: Callable[[Any], Any]) -> Any:
+        from hmsproxy.wire import BackendUnavailable
+
+        try:
+            result = work(client)
+        except BackendUnavailable:
+            client.close()
+            raise
+        except BaseException:  # an answer (no such table, …): the connection itself is fine
+            self._give(client)
+            raise
+        self._give(client)
+        return result
+
+    def _open(self) -> Any:
+        from hmsproxy.jobs.skew_layout import open_metastore
+
+        return open_metastore(self.uris, user=self.user)
+
+    def _take(self) -> Any | None:
+        with self._lock:
+            return self._idle.pop() if self._idle else None
+
+    def _give(self, client: Any) -> None:
+        with self._lock:
+            if len(self._idle) < MAX_IDLE:
+                self._idle.append(client)
+                return
+        client.close()
+
+
+def _outcome(get: Callable[[], Any]) -> tuple[bool, Any]:
+    try:
+        return True, get()
+    except BaseException as e:
+        return False, e
