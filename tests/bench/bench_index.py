@@ -230,7 +230,7 @@ def spark_path(spark, label: str, make, metrics: SparkInput) -> Way:
     return Way(label, run, counted)
 
 
-def arrow_path(uri: str, user_id: int) -> Way:
+def arrow_path(uri: str, user_id: int, label: str = "hmsproxy lookup (pyarrow, no Spark)") -> Way:
     from hmsproxy.clients.index_lookup import arrow_lookup
 
     def run():
@@ -241,10 +241,10 @@ def arrow_path(uri: str, user_id: int) -> Way:
     def counted(result):
         return result.files_opened, result.bytes_read, normalized(zip(*[result.table.column(c).to_pylist() for c in COLUMNS]))
 
-    return Way("hmsproxy lookup (pyarrow, no Spark)", run, counted)
+    return Way(label, run, counted)
 
 
-def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool) -> list[Way]:
+def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool, cached_uri: str | None) -> list[Way]:
     from pyspark.sql import functions as F
 
     def scan(bloom: bool):
@@ -266,12 +266,16 @@ def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool) 
             return lookup(spark, f"{DB}.{TABLE}", user_id=user_id)
 
         found += [spark_path(spark, "Spark on index-listed files", indexed, metrics), arrow_path(uri, user_id)]
+        if cached_uri:
+            found.append(arrow_path(cached_uri, user_id, "hmsproxy lookup, proxy cache on"))
     return found
 
 
-def measure(ways: list[Way], repeat: int) -> list[Measured]:
+def measure(ways: list[Way], repeat: int, settle_s: float) -> list[Measured]:
     """One warm-up run of each path (JIT, page cache, Spark's cached table metadata), then ``repeat``
-    rounds running each path once in turn, so every path sees the same load; medians."""
+    rounds running each path once in turn, so every path sees the same load; medians. Each run
+    starts ``settle_s`` after the one before it: a Spark job leaves its JVM busy for a while after
+    it answers (listener bus, clean-up, GC), and on two cores the next path would pay for it."""
     for way in ways:
         way.run()
     times: dict[str, list[float]] = {w.label: [] for w in ways}
@@ -279,6 +283,7 @@ def measure(ways: list[Way], repeat: int) -> list[Measured]:
     last: dict[str, Any] = {}
     for _ in range(repeat):
         for way in ways:
+            time.sleep(settle_s)
             with OtherLoad() as load:
                 seconds, last[way.label] = way.run()
             times[way.label].append(seconds)
@@ -339,7 +344,9 @@ def run(args: argparse.Namespace) -> int:
 
     users_per_file = args.users_per_file or max(1, args.rows // args.files // 100)  # about 100 rows a user
     user_id = user_of(args.files // 2, users_per_file // 3, args.files)
-    with spark_through_proxy("bench-index", log, driver_memory="3g", keep_state=args.keep_state, production_jvm=True) as stack:
+    with spark_through_proxy(
+        "bench-index", log, driver_memory="3g", keep_state=args.keep_state, production_jvm=True, proxy_process=not args.proxy_in_process
+    ) as stack:
         spark, server = stack.spark, stack.server
         log(f"generating {args.rows:,} rows in {args.files} files ({users_per_file:,} users a file) ...")
         t0 = time.perf_counter()
@@ -355,8 +362,13 @@ def run(args: argparse.Namespace) -> int:
             setup.index = index_facts(server.uri)
         setup.cores = spark.sparkContext.defaultParallelism
 
+        cached = None
+        if not args.no_index and not args.no_cache:
+            log("starting a second hmsproxy with the metadata cache on ...")
+            cached = stack.start_proxy("hmsproxy-cached", cache=True).uri
         log(f"looking up user_id = {user_id} ...")
-        results = measure(paths(spark, server.uri, user_id, SparkInput(spark), with_index=not args.no_index), args.repeat)
+        ways = paths(spark, server.uri, user_id, SparkInput(spark), not args.no_index, cached)
+        results = measure(ways, args.repeat, args.settle)
 
         report(args, setup, results)
         reference = results[0].rows
@@ -400,7 +412,7 @@ def report(args, setup: Setup, results: list[Measured]) -> None:
         )
     if len(results) < 4:
         return
-    scan, bloom, spark_index, arrow = results
+    scan, bloom, spark_index, arrow = results[:4]
     best = min((scan, bloom, spark_index), key=lambda r: r.seconds)
     fewest = max(spark_index.files, arrow.files, 1)
     targets = [
@@ -410,6 +422,8 @@ def report(args, setup: Setup, results: list[Measured]) -> None:
     ]  # fmt: skip
     for ok, text in targets:
         print(f"{'PASS' if ok else 'MISS'}  {text}")
+    for extra in results[4:]:
+        print(f"      {extra.label}: {best.seconds / extra.seconds:.1f}x faster than Spark's best path")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -418,7 +432,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=200, help="Parquet files (default 200)")
     parser.add_argument("--users-per-file", type=int, default=0, help="users in each file (default: about 100 rows a user)")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds of the four paths after one warm-up (default 5)")
+    parser.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each timed run (default 1)")
     parser.add_argument("--no-index", action="store_true", help="only generate and measure the two pure Spark paths")
+    parser.add_argument("--no-cache", action="store_true", help="leave out the lookup through a proxy with the metadata cache on")
+    parser.add_argument("--proxy-in-process", action="store_true", help="run hmsproxy in the bench's process (default: hmsproxy serve)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
     return run(parser.parse_args(argv))
 

@@ -391,7 +391,14 @@ def seed(metastore, partitions: int, hive_version: str = "2.3") -> None:
 
 
 def write_proxy_config(
-    path: Path, port: int, metastore_uri: str, hive_version: str = "2.3", *, cache: bool = False, relay: bool = True
+    path: Path,
+    port: int,
+    metastore_uri: str,
+    hive_version: str = "2.3",
+    *,
+    cache: bool = False,
+    relay: bool = True,
+    store_url: str | None = None,
 ) -> None:
     path.write_text(
         "# written by tests/bench/bench_proxy.py\n"
@@ -403,7 +410,9 @@ def write_proxy_config(
         "  name: primary\n"
         f"  remote-meta-store-uris: {metastore_uri}\n"
         "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
-        f'  hive-version: "{hive_version}"\n' + ("  cache: {ttl-s: 600}\n" if cache else ""),
+        f'  hive-version: "{hive_version}"\n'
+        + ("  cache: {ttl-s: 600}\n" if cache else "")
+        + (f"store:\n  url: {store_url}\n" if store_url else ""),
         encoding="utf-8",
     )
     from hmsproxy.config import load_config
