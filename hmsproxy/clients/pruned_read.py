@@ -10,6 +10,7 @@ laid out the table's schema comes from its metastore record instead of a Spark c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
@@ -38,22 +39,24 @@ def read(spark, table: str, **equals):
 
     from hmsproxy.clients.spark import metastore_uris
     from hmsproxy.jobs.skew_layout import join, list_files
-    from hmsproxy.jobs.storage import HadoopStorage
+    from hmsproxy.jobs.storage import storage_for
     from hmsproxy.jobs.tables import data_format, parse_partition_name, split_table_name
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())
     wanted = {k.lower(): v for k, v in equals.items()}
 
-    def fetch(ms):
-        meta = ms.get_table(db, name)
-        keys = [k.name.lower() for k in meta.partitionKeys or []]
-        if not keys:  # an unpartitioned table is laid out as one piece, its record on the table
-            return meta, keys, [meta]
-        wanted_keys = {k: value_text(wanted[k]) for k in keys if k in wanted}
-        names = [n for n in ms.partition_names(db, name) if all(parse_partition_name(n).get(k) == v for k, v in wanted_keys.items())]
-        return meta, keys, ms.partitions_by_names(db, name, names)
+    def chosen(ms):
+        """The partitions the values allow, chosen by their names (which carry the partition columns)."""
+        names = [n for n in ms.partition_names(db, name) if _allowed(parse_partition_name(n), wanted)]
+        return ms.partitions_by_names(db, name, names) if names else []
 
-    meta, keys, pieces = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser()).run(fetch)
+    # The table, and its partitions' names then the partitions asked for, at the same time, each on
+    # a connection of its own: two round trips' time, not three.
+    connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser())
+    meta, pieces = connections.together(lambda ms: ms.get_table(db, name), lambda ms: _or_none(lambda: chosen(ms)))
+    keys = [k.name.lower() for k in meta.partitionKeys or []]
+    # An unpartitioned table is laid out as one piece, its record on the table.
+    pieces = (pieces or []) if keys else [meta]
     schema = spark_schema(spark, meta)
     types = {f.name.lower(): f.dataType for f in schema.fields}
     unknown = sorted(set(wanted) - set(types))
@@ -64,7 +67,7 @@ def read(spark, table: str, **equals):
         fmt = data_format(meta)
     except Exception:  # neither Parquet nor ORC: the layout job never wrote it
         pieces = []
-    storage = HadoopStorage(spark)
+    storage = storage_for(spark, [p.sd.location for p in pieces if p.sd.location])
     pruned, scanned = [], []
     for piece in pieces:
         record = from_parameters(piece.parameters)
@@ -93,16 +96,29 @@ def read(spark, table: str, **equals):
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
+def _allowed(values: dict[str, str], wanted: dict[str, Any]) -> bool:
+    return all(values[k] == value_text(wanted[k]) for k in values if k in wanted)
+
+
+def _or_none(work: Callable[[], Any]) -> Any:
+    """The answer, or None when the calls fail (the table's own call says why; without the
+    partitions the read is Spark's own scan)."""
+    try:
+        return work()
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def files_frame(spark, fmt: str, schema, keys: list[str], partition_values: dict[str, str], files: list[str]) -> Any:
     """These files of one partition as a frame of the table's schema (its partition columns from `partition_values`)."""
     from pyspark.sql import functions as F
 
     data_schema = type(schema)([f for f in schema.fields if f.name.lower() not in keys])
     frame = spark.read.format(fmt).schema(data_schema).load(files)
-    columns = [
-        F.lit(partition_values[f.name.lower()]).cast(f.dataType).alias(f.name) if f.name.lower() in partition_values else F.col(f.name)
-        for f in schema.fields
-    ]
+    added = {f.name: F.lit(partition_values[f.name.lower()]).cast(f.dataType) for f in schema.fields if f.name.lower() in partition_values}
+    if [f.name for f in schema.fields] == [*data_schema.fieldNames(), *added]:  # Hive's order: partition columns last
+        return frame.withColumns(added) if added else frame  # a few JVM calls, not a few per column
+    columns = [added[f.name].alias(f.name) if f.name in added else F.col(f.name) for f in schema.fields]
     return frame.select(*columns)
 
 

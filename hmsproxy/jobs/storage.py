@@ -78,6 +78,14 @@ class HadoopStorage:
             raise OSError(f"could not delete {location}")
 
 
+def storage_for(spark: Any, locations: list[str]) -> Storage:
+    """How a driver lists these locations: local ones with pyarrow (no JVM round trip per file
+    and field), any other through Spark's Hadoop file systems (their schemes and credentials)."""
+    if all(urlparse(loc).scheme in ("", "file") for loc in locations):
+        return ArrowStorage()
+    return HadoopStorage(spark)
+
+
 def arrow_filesystem(location: str):
     """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, file:///x, /x, hdfs://..., s3a://...)."""
     from pyarrow import fs

@@ -5,7 +5,7 @@ Run with ``make bench-index`` or ``.venv/bin/python -m tests.bench.bench_index [
 
 What it does, in one run (a few minutes on 2 cores at the default 20 M rows):
 
-1. starts one real Hive 2.3 metastore (state in a temp dir), hmsproxy in this process in
+1. starts one real Hive 2.3 metastore (state in a temp dir), ``hmsproxy serve`` in its own process in
    front of it, and a local[2] SparkSession whose metastore is the proxy (tests/bench/stack.py);
 2. generates ``bench.events`` partition ``ds=2026-11-01`` with Spark: ``--rows`` rows in
    ``--files`` Parquet files (one Spark task each), written with a bloom filter on ``user_id``

@@ -5,7 +5,7 @@ docs/benchmark.md). Not a pytest test: the file name does not match ``test_*.py`
 
 What it does, in one run (a few minutes on 2 cores at the default 10 M rows):
 
-1. starts one real Hive 2.3 metastore (state in a temp dir), hmsproxy in this process in
+1. starts one real Hive 2.3 metastore (state in a temp dir), ``hmsproxy serve`` in its own process in
    front of it, and a local[2] SparkSession whose metastore is the proxy;
 2. generates ``bench.events`` partition ``ds=2026-11-01`` with Spark: ``--rows`` rows, 10
    heavy countries holding ``--heavy-share`` of them (equal shares) and 990 light countries
@@ -121,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
     from hmsproxy.jobs.context import JobContext
     from tests.bench.stack import spark_through_proxy
 
-    with spark_through_proxy("bench-skew", log, driver_memory="3g", keep_state=args.keep_state) as stack:
+    with spark_through_proxy(
+        "bench-skew", log, driver_memory="3g", keep_state=args.keep_state, proxy_process=not args.proxy_in_process
+    ) as stack:
         spark, server = stack.spark, stack.server
         log(f"generating {args.rows:,} rows ({args.heavy_share:.0%} in 10 heavy values) ...")
         t0 = time.perf_counter()
@@ -180,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_skew", description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows in the partition (default 10,000,000)")
     parser.add_argument("--heavy-share", type=float, default=0.8, help="share of the rows in the 10 heavy values (default 0.8)")
+    parser.add_argument("--proxy-in-process", action="store_true", help="run hmsproxy in the bench's process (default: hmsproxy serve)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per query after one warm-up (default 3)")
     parser.add_argument("--wide", action="store_true", help="rows with a URL and a session id too (about 110 more bytes each)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
