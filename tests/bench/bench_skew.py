@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows in the partition (default 10,000,000)")
     parser.add_argument("--heavy-share", type=float, default=0.8, help="share of the rows in the 10 heavy values (default 0.8)")
     parser.add_argument("--proxy-in-process", action="store_true", help="run hmsproxy in the bench's process (default: hmsproxy serve)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per query after one warm-up (default 3)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per query after one warm-up (default 5)")
     parser.add_argument("--wide", action="store_true", help="rows with a URL and a session id too (about 110 more bytes each)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
     return run(parser.parse_args(argv))
