@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hmsproxy.clients.kept_connections import deferred, raised
 from hmsproxy.features.indexes.builds import FRESH, STALE, IndexBuild, digest, read_manifest, state
 from hmsproxy.features.indexes.compact import COMPACT
 from hmsproxy.jobs.storage import ArrowStorage, arrow_filesystem, data_files, join
@@ -95,20 +96,20 @@ def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -
     # The partition calls' failures wait for the tables' answer: a missing table is said as such.
     works = [
         lambda ms: ms.tables(db, [table, index_name] if index is not None and index_db == db else [table]),
-        lambda ms: _or_error(lambda: _partitions(ms, db, table, wanted, filtered)),
+        lambda ms: deferred(lambda: _partitions(ms, db, table, wanted, filtered)),
     ]
     if index is not None:
         works.append(
             lambda ms: (
                 ms.tables(index_db, [index_name]) if index_db != db else {},
-                _or_error(lambda: _partitions(ms, index_db, index_name, wanted, filtered)),
+                deferred(lambda: _partitions(ms, index_db, index_name, wanted, filtered)),
             )
         )
     found, base_partitions, *index_found = connections.together(*works)
     base = found.get(table)
     if base is None:
         connections.run(lambda ms: ms.get_table(db, table))  # says which table is missing, as the metastore says it
-    base_partitions = _raised(base_partitions)
+    base_partitions = raised(base_partitions)
     plan = LookupPlan(base, data_format(base), None, wanted)
     unknown = sorted(set(wanted) - set(plan.columns) - set(plan.keys))
     if unknown:
@@ -124,7 +125,7 @@ def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -
         index_table = (found if index_db == db else index_tables).get(index_name)
         if index_table is None:
             connections.run(lambda ms: ms.get_table(index_db, index_name))  # the index table is missing
-        index_side = _IndexSide(index_table, index, data_wanted, _raised(index_partitions))
+        index_side = _IndexSide(index_table, index, data_wanted, raised(index_partitions))
         plan.index = index.indexName
     storage = ArrowStorage()
     for values, location in partitions:
@@ -143,19 +144,6 @@ def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -
             plan.reads.append(PartitionRead(values, location, FRESH, files))
     plan.index_files_opened = index_side.files_opened if index_side is not None else 0
     return plan
-
-
-def _or_error(work: Any) -> Any:
-    try:
-        return work()
-    except Exception as e:  # noqa: BLE001 - raised by _raised once the caller knows the table exists
-        return e
-
-
-def _raised(answer: Any) -> Any:
-    if isinstance(answer, Exception):
-        raise answer
-    return answer
 
 
 def _partitions(ms: Any, db: str, table: str, wanted: dict[str, list], filtered: bool) -> list:

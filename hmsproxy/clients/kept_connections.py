@@ -91,6 +91,22 @@ class KeptConnections:
         client.close()
 
 
+def deferred(work: Callable[[], Any]) -> Any:
+    """`work()`'s answer, or the exception it raised, for `raised` to raise later: a call sent
+    together with another whose answer says more (a missing table) waits for that one."""
+    try:
+        return work()
+    except Exception as e:  # noqa: BLE001 - raised by `raised`, or read as "no answer"
+        return e
+
+
+def raised(answer: Any) -> Any:
+    """A `deferred` answer, its exception raised."""
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
 def _outcome(get: Callable[[], Any]) -> tuple[bool, Any]:
     try:
         return True, get()

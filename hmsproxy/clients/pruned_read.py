@@ -10,11 +10,10 @@ laid out the table's schema comes from its metastore record instead of a Spark c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
-from hmsproxy.clients.kept_connections import kept
+from hmsproxy.clients.kept_connections import deferred, kept
 from hmsproxy.features.skew.layout import from_parameters, matches_files, select_groups, value_text
 
 
@@ -53,10 +52,11 @@ def read(spark, table: str, **equals):
     # The table, and its partitions' names then the partitions asked for, at the same time, each on
     # a connection of its own: two round trips' time, not three.
     connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser())
-    meta, pieces = connections.together(lambda ms: ms.get_table(db, name), lambda ms: _or_none(lambda: chosen(ms)))
+    meta, pieces = connections.together(lambda ms: ms.get_table(db, name), lambda ms: deferred(lambda: chosen(ms)))
     keys = [k.name.lower() for k in meta.partitionKeys or []]
-    # An unpartitioned table is laid out as one piece, its record on the table.
-    pieces = (pieces or []) if keys else [meta]
+    # An unpartitioned table is laid out as one piece, its record on the table; without its
+    # partitions (their calls failed) a partitioned one is read by Spark's own scan.
+    pieces = ([] if isinstance(pieces, Exception) else pieces) if keys else [meta]
     schema = spark_schema(spark, meta)
     types = {f.name.lower(): f.dataType for f in schema.fields}
     unknown = sorted(set(wanted) - set(types))
@@ -98,15 +98,6 @@ def read(spark, table: str, **equals):
 
 def _allowed(values: dict[str, str], wanted: dict[str, Any]) -> bool:
     return all(values[k] == value_text(wanted[k]) for k in values if k in wanted)
-
-
-def _or_none(work: Callable[[], Any]) -> Any:
-    """The answer, or None when the calls fail (the table's own call says why; without the
-    partitions the read is Spark's own scan)."""
-    try:
-        return work()
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def files_frame(spark, fmt: str, schema, keys: list[str], partition_values: dict[str, str], files: list[str]) -> Any:
