@@ -42,11 +42,17 @@ class Session:
 
     def _connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection:
         key = (metastore.name, read_only and bool(metastore.read_only_uris))
+        uris = tuple(metastore.read_only_uris if key[1] else metastore.uris)
+        moved = None
         with self._lock:
             conn = self._conns.get(key)
+            if conn is not None and tuple(conn.uris) != uris:  # a reload moved the metastore: leave the old one
+                moved, conn = conn, None
             if conn is None or not conn.is_open:
                 conn = self.backends.new_connection(metastore, read_only=key[1])
                 self._conns[key] = conn
+        if moved is not None:
+            moved.close()
         if not conn.is_open:
             try:
                 conn.open()

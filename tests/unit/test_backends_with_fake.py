@@ -4,6 +4,8 @@ No JVM and no socket: `Handler(config, connect=fake_connect(...))` makes every
 backend connection a hmsproxy.testing FakeConnection.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from hmsproxy import idl
@@ -113,3 +115,17 @@ def test_backends_alone_translate_for_a_backend_lacking_get_table():
         session.close()
     assert backends.state("new").missing_methods == {"get_table"}
     assert hive4.methods_called == ["getVersion", "get_table", "get_table_req", "get_table_req"]
+
+
+def test_a_reload_that_moves_a_metastore_moves_the_open_sessions_with_it(handler, session, connect, dw):
+    unwrap(dispatch(handler, session, "get_table", dbname="dw_sales", tbl_name="orders"))
+    before = list(session._conns.values())
+    assert [tuple(c.uris) for c in before] == [("thrift://dw-ro:9083",)]
+
+    moved = replace(DW, uris=("thrift://dw-2:9083",), read_only_uris=("thrift://dw-2-ro:9083",))
+    handler.apply_config(replace(CONFIG, federated=(moved,)))
+    unwrap(dispatch(handler, session, "get_table", dbname="dw_sales", tbl_name="orders"))
+
+    assert connect.requests[-1].uris == ("thrift://dw-2-ro:9083",)  # a new connection, to where it is now
+    assert not before[0].is_open  # the old one is closed, not left to a metastore that may be gone
+    assert [tuple(c.uris) for c in session._conns.values()] == [("thrift://dw-2-ro:9083",)]
