@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -225,30 +225,49 @@ class Backends:
             raise
         self.mark_up(name)
 
-    def call(self, conn: Connection, method: str, args):
-        """Call `method` over `conn`, translating for the backend's version; returns the result struct."""
+    def call(self, conn: Connection, method: str, args, reopen: Callable[[], Connection] | None = None):
+        """Call `method` over `conn`, translating for the backend's version; returns the result struct.
+        `reopen`: a new connection for a read whose kept connection turns out closed from the other end."""
+        name = conn.metastore
+        with self._watching(name):
+            try:
+                return self._call(conn, method, args)
+            except BackendUnavailable as e:
+                if reopen is None or not e.gone_before_answer:
+                    raise
+                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", name, method)
+                return self._call(reopen(), method, args)
+
+    def _call(self, conn: Connection, method: str, args):
         name = conn.metastore
         tr = self.translation_for(name, method)
-        with self._watching(name):
-            if tr is not None:
-                return self._translated(conn, method, args, tr)
-            try:
-                result = conn.call(method, args)
-                if method in TRANSLATIONS:
-                    self.state(name).present_methods.add(method)
-                return result
-            except TApplicationException as e:
-                tr = TRANSLATIONS.get(method)
-                if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:
-                    raise
-                log.info("metastore '%s' lacks %s; translating it from now on", name, method)
-                self.state(name).missing_methods.add(method)
-                return self._translated(conn, method, args, tr)
+        if tr is not None:
+            return self._translated(conn, method, args, tr)
+        try:
+            result = conn.call(method, args)
+            if method in TRANSLATIONS:
+                self.state(name).present_methods.add(method)
+            return result
+        except TApplicationException as e:
+            tr = TRANSLATIONS.get(method)
+            if tr is None or e.type != TApplicationException.UNKNOWN_METHOD:
+                raise
+            log.info("metastore '%s' lacks %s; translating it from now on", name, method)
+            self.state(name).missing_methods.add(method)
+            return self._translated(conn, method, args, tr)
 
-    def relay(self, conn: Connection, method: str, args, sink, catalog_field: bytes | None) -> tuple[int, bytes]:
-        """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay)."""
+    def relay(
+        self, conn: Connection, method: str, args, sink, catalog_field: bytes | None, reopen: Callable[[], Connection] | None = None
+    ) -> tuple[int, bytes]:
+        """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
         with self._watching(conn.metastore):
-            answer = conn.relay(method, args, sink, catalog_field)
+            try:
+                answer = conn.relay(method, args, sink, catalog_field)
+            except BackendUnavailable as e:  # raised before anything reached the sink
+                if reopen is None or not e.gone_before_answer:
+                    raise
+                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", conn.metastore, method)
+                answer = reopen().relay(method, args, sink, catalog_field)
         self.state(conn.metastore).relayed += 1
         return answer
 

@@ -41,6 +41,10 @@ class Session:
         return state
 
     def _connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection:
+        return self._kept_or_new(metastore, read_only)[0]
+
+    def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool) -> tuple[Connection, bool]:
+        """(the connection, whether it was kept from an earlier call rather than opened now)."""
         key = (metastore.name, read_only and bool(metastore.read_only_uris))
         uris = tuple(metastore.read_only_uris if key[1] else metastore.uris)
         moved = None
@@ -53,7 +57,8 @@ class Session:
                 self._conns[key] = conn
         if moved is not None:
             moved.close()
-        if not conn.is_open:
+        kept = conn.is_open
+        if not kept:
             try:
                 conn.open()
             except BackendUnavailable as e:
@@ -63,7 +68,14 @@ class Session:
             if self.user is not None:
                 # The backend must see the same identity the client gave the proxy.
                 self.backends.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
-        return conn
+        return conn, kept
+
+    def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool):
+        """How a read on a kept connection goes again should the metastore have closed it meanwhile
+        (wire.BackendUnavailable.gone_before_answer); None for anything else."""
+        if not kept or not method.startswith("get"):
+            return None
+        return lambda: self._connection(metastore, read_only)
 
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct.
@@ -80,7 +92,8 @@ class Session:
         breaker = self.backends.breaker
         token = breaker.enter(metastore.name)
         try:
-            return self.backends.call(self._connection(metastore, read_only), method, args)
+            conn, kept = self._kept_or_new(metastore, read_only)
+            return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept))
         finally:
             breaker.leave(token)
 
@@ -90,10 +103,11 @@ class Session:
         breaker = self.backends.breaker
         token = breaker.enter(metastore.name)
         try:
-            conn = self._connection(metastore, method.startswith("get"))
+            read_only = method.startswith("get")
+            conn, kept = self._kept_or_new(metastore, read_only)
             if not hasattr(conn, "relay"):  # hmsproxy.testing's fakes: the full path
                 return None
-            return self.backends.relay(conn, method, args, sink, catalog_field)
+            return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept))
         finally:
             breaker.leave(token)
 

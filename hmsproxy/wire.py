@@ -23,11 +23,15 @@ from hmsproxy.relay import RelayBroken, copy_adding_catalog, header_length
 class BackendUnavailable(Exception):
     """A metastore could not be reached or the connection broke mid-call."""
 
-    def __init__(self, metastore: str, uri: str, reason: str):
+    def __init__(self, metastore: str, uri: str, reason: str, *, gone_before_answer: bool = False):
         super().__init__(f"metastore '{metastore}' ({uri}) is unavailable: {reason}")
         self.metastore = metastore
         self.uri = uri
         self.reason = reason
+        #: The connection had been closed from the other end before this call's answer began (an
+        #: idle connection the metastore, or a firewall between, dropped): a read may go again on
+        #: a new connection. Never set for a timeout: a metastore that hangs is not asked twice.
+        self.gone_before_answer = gone_before_answer
 
 
 class Connection(Protocol):
@@ -128,6 +132,7 @@ class ThriftConnection:
         oneway = getattr(result_cls, "oneway", False)
         proto = self._proto
         self._seqid += 1
+        answering = False
         try:
             proto.write_message_begin(method, TMessageType.ONEWAY if oneway else TMessageType.CALL, self._seqid)
             args.write(proto)
@@ -137,6 +142,7 @@ class ThriftConnection:
                 return result_cls()
             self._recorder.start()  # the answer's bytes, should it need codec.redecode
             _, mtype, _ = proto.read_message_begin()
+            answering = True
             if mtype == TMessageType.EXCEPTION:
                 exc = TApplicationException()
                 exc.read(proto)
@@ -153,13 +159,13 @@ class ThriftConnection:
         except TApplicationException:
             raise
         except Exception as e:  # socket, transport or decode error: the stream is unusable now
-            raise self._broken(e) from e
+            raise self._broken(e, answering) from e
 
-    def _broken(self, e: Exception) -> BackendUnavailable:
+    def _broken(self, e: Exception, answering: bool) -> BackendUnavailable:
         """The connection after a socket, transport or decode error: closed (its stream is unusable)."""
         uri = self.uri or ", ".join(self.uris)
         self.close()
-        return BackendUnavailable(self.metastore, uri, _reason(e))
+        return BackendUnavailable(self.metastore, uri, _reason(e), gone_before_answer=not answering and _closed_by_peer(e))
 
     def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Send `args`; copy the answer's body to `sink` undecoded, with `catalog_field` appended to
@@ -178,7 +184,7 @@ class ThriftConnection:
             name, mtype, _ = proto.read_message_begin()
             seen = recorder.take()
         except Exception as e:
-            raise self._broken(e) from e
+            raise self._broken(e, answering=False) from e
         body_start = seen[header_length(seen, name) :]
         sink.begin(mtype)
         try:
@@ -196,6 +202,13 @@ class ThriftConnection:
         finally:
             recorder.forward(None)
         return mtype, body_start
+
+
+def _closed_by_peer(e: Exception) -> bool:
+    """The other end closed or reset the connection (not a timeout, not a garbled answer)."""
+    if isinstance(e, TTransportException):
+        return e.type == TTransportException.END_OF_FILE
+    return isinstance(e, (ConnectionResetError, BrokenPipeError))
 
 
 def _reason(e: Exception) -> str:

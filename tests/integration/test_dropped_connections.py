@@ -1,0 +1,70 @@
+"""A backend connection dropped while idle (a firewall, a load balancer, a metastore restart) costs
+a read nothing: it goes again on a new connection. A write is never sent twice."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import thriftpy2.rpc
+
+from hmsproxy import idl
+from hmsproxy.app import build_handler
+from hmsproxy.server import ProxyServer
+from hmsproxy.wire import parse_uri
+from tests.support.dropping_forwarder import DroppingForwarder
+from tests.support.federation import prefixed_config
+
+hive = idl.hive
+
+
+@pytest.fixture
+def dropping(metastores):
+    """(proxy, forwarder): the proxy's primary is metastores[0] behind a forwarder that can drop connections."""
+    forwarder = DroppingForwarder(*parse_uri(metastores[0].uri))
+    handler = build_handler(prefixed_config(forwarder.uri, metastores[1].uri))
+    server = ProxyServer(handler, "127.0.0.1", 0).start()
+    yield server, forwarder
+    server.stop()
+    handler.close()
+    forwarder.stop()
+
+
+def test_a_read_on_a_dropped_idle_connection_goes_again_on_a_new_one(dropping):
+    server, forwarder = dropping
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
+    try:
+        assert client.get_database("default").name == "default"  # the full path
+        assert client.get_table_meta("default", "*", None) is not None  # and a relayed read
+        opened = forwarder.accepted
+
+        forwarder.drop_all()
+        assert client.get_database("default").name == "default"
+        forwarder.drop_all()
+        assert isinstance(client.get_all_tables("default"), list)
+
+        assert forwarder.accepted == opened + 2  # one new connection each time, nothing else
+        assert server.handler.backends.state("primary").up is True  # never reported down
+    finally:
+        client.close()
+
+
+def test_a_write_on_a_dropped_connection_fails_and_is_not_sent_again(dropping, metastores):
+    server, forwarder = dropping
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
+    name = f"dropped_{uuid.uuid4().hex[:8]}"
+    try:
+        assert client.get_database("default").name == "default"
+        forwarder.drop_all()
+        with pytest.raises(hive.MetaException, match="metastore 'primary' .* is unavailable"):
+            client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))
+        direct = metastores[0].client()
+        try:
+            assert name not in direct.get_all_databases()  # it never reached the metastore
+        finally:
+            direct.close()
+        client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))  # the client's own retry
+        assert client.get_database(name).name == name
+        client.drop_database(name, True, True)
+    finally:
+        client.close()
