@@ -40,6 +40,15 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
     return parts + (0,) * (3 - len(parts)) if parts else ()
 
 
+def _again(e: BackendUnavailable, reopen: Callable[[], Connection] | None, method: str) -> Connection:
+    """The new connection a call goes again on when its kept one was closed from the other end
+    before the answer began and the caller allows it (`reopen`: reads only); else `e` raised."""
+    if reopen is None or not e.gone_before_answer:
+        raise e
+    log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", e.metastore, method)
+    return reopen()
+
+
 def _put_exception(result, error) -> None:
     """Set `error` on the result field declared for its type; one the call does not declare becomes its MetaException."""
     fields = {cls: name for _, name, cls, *_ in (v for k, v in sorted(result.thrift_spec.items()) if k != 0)}
@@ -233,10 +242,7 @@ class Backends:
             try:
                 return self._call(conn, method, args)
             except BackendUnavailable as e:
-                if reopen is None or not e.gone_before_answer:
-                    raise
-                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", name, method)
-                return self._call(reopen(), method, args)
+                return self._call(_again(e, reopen, method), method, args)
 
     def _call(self, conn: Connection, method: str, args):
         name = conn.metastore
@@ -264,10 +270,7 @@ class Backends:
             try:
                 answer = conn.relay(method, args, sink, catalog_field)
             except BackendUnavailable as e:  # raised before anything reached the sink
-                if reopen is None or not e.gone_before_answer:
-                    raise
-                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", conn.metastore, method)
-                answer = reopen().relay(method, args, sink, catalog_field)
+                answer = _again(e, reopen, method).relay(method, args, sink, catalog_field)
         self.state(conn.metastore).relayed += 1
         return answer
 

@@ -23,7 +23,7 @@ from hmsproxy.clients.kept_connections import deferred, raised
 from hmsproxy.features.indexes.builds import FRESH, STALE, IndexBuild, digest, read_manifest, state
 from hmsproxy.features.indexes.compact import COMPACT
 from hmsproxy.jobs.storage import ArrowStorage, arrow_filesystem, data_files, join
-from hmsproxy.jobs.tables import data_format, parse_partition_name, partition_name
+from hmsproxy.jobs.tables import data_format, partition_name
 
 BUCKET_COLUMN, OFFSETS_COLUMN = "_bucketname", "_offsets"
 NO_INDEX = "no index"
@@ -151,12 +151,7 @@ def _partitions(ms: Any, db: str, table: str, wanted: dict[str, list], filtered:
     table): all in one call unless some wanted column may be a partition column."""
     if not filtered:
         return ms.partitions(db, table)
-    names = [n for n in ms.partition_names(db, table) if _selected(parse_partition_name(n), wanted)]
-    return ms.partitions_by_names(db, table, names) if names else []
-
-
-def _selected(values: dict[str, str], wanted: dict[str, list]) -> bool:
-    return all(values[k] in {_text(v) for v in wanted[k]} for k in values if k in wanted)
+    return ms.partitions_matching(db, table, {k: [_text(v) for v in values] for k, values in wanted.items()})
 
 
 class _IndexSide:

@@ -39,20 +39,18 @@ def read(spark, table: str, **equals):
     from hmsproxy.clients.spark import metastore_uris
     from hmsproxy.jobs.skew_layout import join, list_files
     from hmsproxy.jobs.storage import storage_for
-    from hmsproxy.jobs.tables import data_format, parse_partition_name, split_table_name
+    from hmsproxy.jobs.tables import data_format, split_table_name
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())
     wanted = {k.lower(): v for k, v in equals.items()}
 
-    def chosen(ms):
-        """The partitions the values allow, chosen by their names (which carry the partition columns)."""
-        names = [n for n in ms.partition_names(db, name) if _allowed(parse_partition_name(n), wanted)]
-        return ms.partitions_by_names(db, name, names) if names else []
-
+    texts = {k: [value_text(v)] for k, v in wanted.items()}  # None (a null) matches no partition name
     # The table, and its partitions' names then the partitions asked for, at the same time, each on
     # a connection of its own: two round trips' time, not three.
     connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser())
-    meta, pieces = connections.together(lambda ms: ms.get_table(db, name), lambda ms: deferred(lambda: chosen(ms)))
+    meta, pieces = connections.together(
+        lambda ms: ms.get_table(db, name), lambda ms: deferred(lambda: ms.partitions_matching(db, name, texts))
+    )
     keys = [k.name.lower() for k in meta.partitionKeys or []]
     # An unpartitioned table is laid out as one piece, its record on the table; without its
     # partitions (their calls failed) a partitioned one is read by Spark's own scan.
@@ -94,10 +92,6 @@ def read(spark, table: str, **equals):
     if not frames:
         return spark.createDataFrame([], schema)
     return reduce(lambda a, b: a.unionByName(b), frames)
-
-
-def _allowed(values: dict[str, str], wanted: dict[str, Any]) -> bool:
-    return all(values[k] == value_text(wanted[k]) for k in values if k in wanted)
 
 
 def files_frame(spark, fmt: str, schema, keys: list[str], partition_values: dict[str, str], files: list[str]) -> Any:

@@ -15,6 +15,7 @@ from thriftpy2.thrift import TException
 
 from hmsproxy import idl
 from hmsproxy.jobs.errors import JobError, UsageError, error_text
+from hmsproxy.jobs.tables import parse_partition_name
 
 hive = idl.hive
 
@@ -74,6 +75,16 @@ class MetastoreClient:
 
     def partition_names(self, db: str, table: str) -> list[str]:
         return list(self._client.get_partition_names(db, table, -1))
+
+    def partitions_matching(self, db: str, table: str, texts: dict[str, list]) -> list:
+        """The partitions whose values are among `texts` (column -> the values' texts) for each of
+        its columns `texts` names, chosen by their names (which carry the values): two calls."""
+        names = []
+        for name in self.partition_names(db, table):
+            values = parse_partition_name(name)
+            if all(values[k] in texts[k] for k in values if k in texts):
+                names.append(name)
+        return self.partitions_by_names(db, table, names) if names else []
 
     def partitions_by_names(self, db: str, table: str, names: list[str]) -> list:
         parts = []
