@@ -7,9 +7,13 @@ is the one place that turns them into the text format served on /metrics.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+import threading
+from bisect import bisect_left
+
+from prometheus_client import Counter, Gauge
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.utils import floatToGoString
 
 from hmsproxy.backends import Backends
 from hmsproxy.call import Call
@@ -52,6 +56,49 @@ class _BackendCollector:
         return [up, error, timeouts, relayed, *_cache_metrics(self.backends.caches)]
 
 
+class _CallCounts:
+    """hmsproxy_requests and hmsproxy_request_duration_seconds, kept as plain numbers under one lock:
+    prometheus_client's Counter and Histogram cost about ten Python calls per observation, and
+    this runs on every call the proxy handles."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._requests: dict[tuple[str, str, str], int] = {}
+        #: (method, backend) -> calls per bucket (DURATION_BUCKETS, then +Inf), then the sum of seconds.
+        self._durations: dict[tuple[str, str], list] = {}
+
+    def count(self, method: str, backend: str, outcome: str, seconds: float) -> None:
+        key = (method, backend, outcome)
+        with self._lock:
+            self._requests[key] = self._requests.get(key, 0) + 1
+            spread = self._durations.get(key[:2])
+            if spread is None:
+                spread = self._durations[key[:2]] = [0] * (len(DURATION_BUCKETS) + 1) + [0.0]
+            spread[bisect_left(DURATION_BUCKETS, seconds)] += 1  # the first bucket whose bound is >= seconds
+            spread[-1] += seconds
+
+    def collect(self):
+        with self._lock:
+            requests = list(self._requests.items())
+            durations = [(key, list(spread)) for key, spread in self._durations.items()]
+        calls = CounterMetricFamily(
+            "hmsproxy_requests", "Calls handled, by method, answering metastore and outcome", labels=["method", "backend", "outcome"]
+        )
+        for key, n in requests:
+            calls.add_metric(list(key), n)
+        duration = HistogramMetricFamily(
+            "hmsproxy_request_duration_seconds", "Time from a call's arrival to its answer", labels=["method", "backend"]
+        )
+        bounds = [floatToGoString(b) for b in DURATION_BUCKETS] + ["+Inf"]
+        for key, spread in durations:
+            cumulative, total = [], 0
+            for bound, n in zip(bounds, spread[:-1], strict=True):
+                total += n
+                cumulative.append((bound, total))
+            duration.add_metric(list(key), cumulative, sum_value=spread[-1])
+        return [calls, duration]
+
+
 def _cache_metrics(caches: dict) -> list:
     """The metadata caches' counters (hmsproxy/cache/), per metastore."""
     families = {
@@ -85,20 +132,8 @@ class Metrics(Feature):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self.registry = platform.metrics
-        self._children: dict[tuple[str, str, str], tuple] = {}
-        self.requests = Counter(
-            "hmsproxy_requests",
-            "Calls handled, by method, answering metastore and outcome",
-            ["method", "backend", "outcome"],
-            registry=self.registry,
-        )
-        self.duration = Histogram(
-            "hmsproxy_request_duration_seconds",
-            "Time from a call's arrival to its answer",
-            ["method", "backend"],
-            buckets=DURATION_BUCKETS,
-            registry=self.registry,
-        )
+        self._calls = _CallCounts()
+        self.registry.register(self._calls)
         self.client_connections = Gauge("hmsproxy_client_connections", "Open client connections", registry=self.registry)
         self.store_errors = Counter("hmsproxy_store_errors", "Failed operations on the proxy's own store", registry=self.registry)
         if platform.store is not None:
@@ -112,12 +147,7 @@ class Metrics(Feature):
         self.client_connections.dec()
 
     def on_complete(self, call: Call) -> None:
-        key = (call.method, call.backend or "-", call.outcome)
-        children = self._children.get(key)
-        if children is None:  # labels() costs microseconds on every call; the label sets are few
-            children = self._children[key] = (self.requests.labels(*key), self.duration.labels(*key[:2]))
-        children[0].inc()
-        children[1].observe(call.elapsed_s)
+        self._calls.count(call.spec.name, call.backend or "-", call.outcome, call.elapsed_s)
 
     def render(self) -> tuple[bytes, str]:
         """The scrape body and its content type."""
