@@ -266,12 +266,19 @@ class Backends:
         self, conn: Connection, method: str, args, sink, catalog_field: bytes | None, reopen: Callable[[], Connection] | None = None
     ) -> tuple[int, bytes]:
         """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
-        with self._watching(conn.metastore):
+        name = conn.metastore
+        try:  # what _watching does, without a generator: every relayed call comes here
             try:
                 answer = conn.relay(method, args, sink, catalog_field)
             except BackendUnavailable as e:  # raised before anything reached the sink
                 answer = _again(e, reopen, method).relay(method, args, sink, catalog_field)
-        self.state(conn.metastore).relayed += 1
+        except BackendUnavailable as e:
+            self.mark_down(name, e.reason)
+            raise
+        st = self.state(name)
+        if st.up is not True:
+            self.mark_up(name)
+        st.relayed += 1
         return answer
 
     @staticmethod

@@ -38,11 +38,6 @@ class RecordingSocket:
         self.inner = inner
         self.framed = framed
         self._record: bytearray | None = None
-        self._forward = None
-
-    def forward(self, to) -> None:
-        """Hand every chunk read from now on to `to(bytes)` (relay.py); None: stop."""
-        self._forward = to
 
     def start(self) -> None:
         self._record = bytearray()
@@ -56,8 +51,6 @@ class RecordingSocket:
         data = self.inner.read(n)
         if self._record is not None:
             self._record += data
-        elif self._forward is not None:
-            self._forward(data)
         return data
 
     def write(self, data: bytes) -> None:  # every call's request and answer: no __getattr__ detour
@@ -120,6 +113,17 @@ class _NoMore:
     @staticmethod
     def read(n: int) -> bytes:
         return b""
+
+
+def value_end(data, pos: int, ttype: int) -> int:
+    """Where the value of type `ttype` at `pos` in `data` ends, or -1 if `data` ends first: what
+    `_thriftwalk.value_end` answers, in Python, for an install built without a C compiler."""
+    src = _Source(bytes(data[pos:]), _NoMore())
+    try:
+        _skip(src, ttype)
+    except EOFError:
+        return -1
+    return pos + src._pos  # nothing was read past `data`: _NoMore has nothing more
 
 
 def _message_begin(src: _Source):

@@ -46,6 +46,7 @@ from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
 from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
 from hmsproxy.routing.visibility import filter_tables, has_table_lists
 from hmsproxy.session import Session
+from hmsproxy.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read
 from hmsproxy.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,8 @@ class Handler:
         self._directory_lock = threading.Lock()
         self.directory = DatabaseDirectory(self._list_databases)
         self.features = FeatureRegistry()
+        #: Relay decisions reused for repeated reads (shortcuts.py).
+        self.shortcuts = Shortcuts()
         self.platform = Platform(
             backends=self.backends,
             features=self.features,
@@ -124,12 +127,15 @@ class Handler:
 
     # -- the error boundary ----------------------------------------------------------
 
-    def dispatch(self, session: Session, method: str, args):
-        """Handle one call; returns the `<method>_result` struct or raises TApplicationException."""
+    def dispatch(self, session: Session, method: str, args, request: bytes | None = None):
+        """Handle one call; returns the `<method>_result` struct or raises TApplicationException.
+        `request`: the call's message as the client sent it (server.py), which a read may forward as it is."""
         spec = METHOD_SPECS[method]
+        if not changes_nothing(method):
+            self.shortcuts.forget_all()  # before it takes effect: no read decided from here on reuses an older decision
         call = Call(session, spec, args, self.router)  # one config snapshot for the whole call
         try:
-            result = self._handle(call)
+            result = self._handle(call, request)
             if result is RELAYED:  # already sent to the client undecoded
                 call.outcome, call.error = call.relayed_outcome
                 return result
@@ -156,6 +162,8 @@ class Handler:
             log.exception("internal error processing %s", method)
             raise internal_error(method) from e
         finally:
+            if not changes_nothing(method):
+                self.shortcuts.forget_all()  # again once it took effect: reads decided meanwhile saw the old state
             call.elapsed_s = time.perf_counter() - call.started
             for hook in self.features.hooks("on_complete", spec):
                 try:
@@ -171,7 +179,7 @@ class Handler:
                 return answer
         return None
 
-    def _handle(self, call: Call):
+    def _handle(self, call: Call, request: bytes | None = None):
         spec, router = call.spec, call.router
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
@@ -188,6 +196,13 @@ class Handler:
         if spec.kind is Kind.ROUTED:
             call.client_db = locate(call.args, spec.db)
             call.table = locate(call.args, spec.table) if spec.table else None
+        shortcut_key = None
+        if request is not None and call.session.reply_sink is not None and is_read(spec.name):
+            shortcut_key = (spec.name, call.client_db, call.table)
+            shortcut = self.shortcuts.find(shortcut_key, router)
+            if shortcut is not None and self._relay_again(call, shortcut, request):
+                return RELAYED
+            generation = self.shortcuts.generation
         answer = self._run("on_request", call)
         if answer is not None:
             call.backend = call.backend or "hmsproxy"
@@ -207,6 +222,8 @@ class Handler:
             relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink, plan.catalog_field)
             if relayed is not None:
                 call.relayed_outcome = outcome(spec.result_cls, *relayed)
+                if shortcut_key is not None and not routed_by_feature:
+                    self.shortcuts.remember(shortcut_key, call.route.metastore, plan.catalog_field, router, generation)
                 return RELAYED
         result = self._forward(call.session, spec, call.route, call.args)
         if call.client_db and has_table_lists(spec) and result.success is not None:
@@ -214,6 +231,16 @@ class Handler:
         for hook in self.features.hooks("on_response", spec):
             hook(call, result)
         return result
+
+    @staticmethod
+    def _relay_again(call: Call, shortcut: Shortcut, request: bytes) -> bool:
+        """Relay a read as an earlier one of its kind was (shortcuts.py), its request as the client sent it."""
+        call.backend = shortcut.metastore.name
+        relayed = call.session.relay(shortcut.metastore, call.spec.name, request, call.session.reply_sink, shortcut.catalog_field)
+        if relayed is None:
+            return False
+        call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
+        return True
 
     def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
         rewrite = not route.naming.identity

@@ -6,17 +6,17 @@ filter, no translation (a call some Hive version lacks is relayed only once the 
 answered it on the full path), no feature that needs the answer, no metadata
 cache in front of that metastore for the call, and no Hive 3 catalog to fill in (the backend is
 Hive 3+ or the answer holds no Database, Table or Partition). Then the backend's answer is not
-decoded: the request goes out as usual, the reply header is read to give the client its own
-sequence id, and the body is copied to the client as it arrives from the backend's socket, while
-thriftpy2's C `skip` walks it to find where the message ends. Memory stays at a few socket
-buffers whatever the answer's size; metrics and audit get the outcome from the body's first
-field (success, or which declared exception).
+decoded: the request goes out as usual (or as the client sent it: shortcuts.py), the reply header
+is read to give the client its own sequence id, and the body is copied to the client as it
+arrives from the backend's socket (`copy_body`), while a small C walker (_thriftwalk.c) finds
+where each value ends. Memory stays at about one list element and one chunk whatever the answer's
+size; metrics and audit get the outcome from the body's first field (success, or which declared
+exception). Without the walker (an install built without a C compiler) nothing is relayed.
 
 A metastore older than Hive 3 leaves out the catalog Hive 3+ clients expect on each Database,
 Table and Partition (routing/default_catalog.py). Where the answer is such a struct or a list of
-them, the relay appends the catalog field to each as it copies (`copy_adding_catalog`): a small C
-walker (_thriftwalk.c) finds where each struct ends without decoding it. Other shapes (a struct
-nesting them, e.g. GetTableResult) take the full path, as everything does without the walker.
+them, `copy_body` appends the catalog field to each as it copies. Other shapes (a struct nesting
+them, e.g. GetTableResult) take the full path.
 
 Buffered transport only (a framed reply needs its length before its body). A backend that fails
 after part of an answer reached the client leaves the client's stream unusable: the client's
@@ -32,6 +32,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.utils import deserialize
 
+from hmsproxy.framing import CHUNK, header_bytes
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.translations import TRANSLATIONS
@@ -43,9 +44,6 @@ try:  # the C walker (setup.py); without it, answers that need a catalog take th
     from hmsproxy._thriftwalk import has_field, value_end
 except ImportError:  # pragma: no cover - a build without a C compiler
     has_field = value_end = None
-
-#: Bytes of a relayed answer gathered before they go on to the client (the typed relay).
-CHUNK = 65_536
 
 
 @dataclass(frozen=True)
@@ -63,41 +61,38 @@ class RelayBroken(Exception):
 
 
 class ReplySink:
-    """The client's side of a relayed answer: its reply header, then the body's bytes as they come.
+    """The client's side of a relayed answer: its reply header, then the body's bytes as they come,
+    written to the client's socket (`send`: its sendall) in as few writes as the chunks allow.
 
     The last chunk is held back until `finish()`, which server.py calls once the call is complete
     (audit, metrics): as on the full path, a client never has its answer before the call is recorded.
     """
 
-    def __init__(self, proto, method: str, seqid: int):
-        self.proto = proto
+    def __init__(self, send, method: str, seqid: int):
+        self._send = send
         self.method = method
         self.seqid = seqid
         self.started = False
         self._held = b""
+        self._header_only = False
 
     def begin(self, mtype: int) -> None:
-        self.proto.write_message_begin(self.method, mtype, self.seqid)
-        self.started = True
+        self._held = header_bytes(self.method, mtype, self.seqid)
+        self._header_only = self.started = True
 
     def write(self, data: bytes) -> None:
         if not data:
             return
-        if self._held:
-            self.proto.trans.write(self._held)
-            self.proto.trans.flush()
+        if self._header_only:  # the header goes out with the first chunk
+            self._held += data
+            self._header_only = False
+            return
+        self._send(self._held)
         self._held = data
 
     def finish(self) -> None:
-        self.proto.trans.write(self._held)
-        self.proto.trans.flush()
+        self._send(self._held)
         self._held = b""
-
-
-def header_length(head: bytes, name: str) -> int:
-    """Bytes of a reply's message header (strict: version, name, seqid; old style: name, type, seqid)."""
-    (first,) = struct.unpack("!i", head[:4])
-    return 12 + len(name.encode()) if first < 0 else 9 + len(name.encode())
 
 
 def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]:
@@ -125,7 +120,7 @@ def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan 
     (see the module doc), else None; the handler then asks the features (`needs_result`), the
     dearer question, last."""
     spec, route = call.spec, call.route
-    if not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
+    if value_end is None or not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
         return None
     if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
         return None
@@ -152,15 +147,22 @@ def typed_element(success_type: tuple) -> type | None:
     return None
 
 
-def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> None:
-    """Copy a `<method>_result` body to `sink`, appending `catalog_field` to the success value's
-    struct (or to each struct of its list or set) where the struct has no such field. `body_start`: the body's bytes already read;
-    `read(n)` reads more from the backend. Structs are found with the C walker, never decoded, so
-    memory stays at about one struct and one chunk.
+def copy_body(body_start: bytes, read, sink, catalog_field: bytes | None = None) -> None:
+    """Copy a `<method>_result` body to `sink` as the backend sends it; with `catalog_field`,
+    append that field to the success value's struct (or to each struct of its list or set) where
+    the struct has no such field. `body_start`: the body's bytes already read; `read(n)` reads more
+    from the backend. Values are found with the C walker, never decoded: memory stays at about one
+    list element and one chunk, and chunks never exceed CHUNK unless one element does.
     """
+    if value_end(body_start, 0, TType.STRUCT) == len(body_start):  # the whole body is here: most answers
+        if catalog_field is None:
+            sink.write(body_start)
+            return
+        if body_start[:3] == _SUCCESS_STRUCT:
+            sink.write(_with_field(body_start, 3, len(body_start) - 1, _fid(catalog_field), catalog_field))
+            return
     src = _Source(body_start, read)
     out = bytearray()
-    (catalog_fid,) = struct.unpack("!h", catalog_field[1:3])
     while True:
         ftype = src.take(1)[0]
         out.append(ftype)
@@ -169,27 +171,41 @@ def copy_adding_catalog(body_start: bytes, read, sink, catalog_field: bytes) -> 
             return
         fid_bytes = src.take(2)
         out += fid_bytes
-        if struct.unpack("!h", fid_bytes)[0] != 0:  # a declared exception: as it is
-            out += src.take_value(ftype)
+        adding = catalog_field if struct.unpack("!h", fid_bytes)[0] == 0 else None  # declared exceptions: as they are
+        if ftype not in (TType.LIST, TType.SET):
+            value = src.take_value(ftype)
+            out += _with_field(value, 0, len(value), _fid(adding), adding) if adding is not None and ftype == TType.STRUCT else value
             continue
-        count = 1
-        if ftype != TType.STRUCT:  # a list or set of structs (typed_element)
-            header = src.take(5)
-            out += header
-            etype, count = struct.unpack("!bi", header)
-            if count > 0 and etype != TType.STRUCT:
-                raise ValueError(f"a list of type {etype} where the IDL has structs")
+        header = src.take(5)
+        out += header
+        etype, count = struct.unpack("!bi", header)
+        if adding is not None and count > 0 and etype != TType.STRUCT:
+            raise ValueError(f"a list of type {etype} where the IDL has structs")
         for _ in range(count):
-            value = src.take_value(TType.STRUCT)
-            if has_field(value, 0, catalog_fid):  # the metastore named the catalog itself: keep it
-                out += value
-            else:
-                out += memoryview(value)[:-1]  # all but its STOP byte
-                out += catalog_field
-                out.append(TType.STOP)
-            if len(out) >= CHUNK:
+            value = src.take_value(etype)
+            if adding is not None:
+                value = _with_field(value, 0, len(value), _fid(adding), adding)
+            if len(out) + len(value) > CHUNK and out:
                 sink.write(bytes(out))
                 out.clear()
+            out += value
+
+
+def _fid(field: bytes) -> int:
+    """The field id of an encoded field (type byte, then the id)."""
+    return struct.unpack("!h", field[1:3])[0]
+
+
+#: A result body's first field header when it is the success value (field 0) and a struct.
+_SUCCESS_STRUCT = bytes([TType.STRUCT, 0, 0])
+
+
+def _with_field(data: bytes, start: int, end: int, fid: int, field: bytes) -> bytes:
+    """`data` with the encoded `field` added to the struct at [start, end) unless it has field `fid`
+    already (the metastore named the catalog itself: kept)."""
+    if has_field(data, start, fid):
+        return data
+    return b"".join((data[: end - 1], field, data[end - 1 :]))  # before the struct's STOP byte
 
 
 class _Source:

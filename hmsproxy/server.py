@@ -13,12 +13,12 @@ import socket
 import threading
 
 from thriftpy2.protocol import TCyBinaryProtocol
-from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy.codec import RecordingSocket, redecode
 from hmsproxy.config_model import TlsConfig
 from hmsproxy.errors import unknown_method
+from hmsproxy.framing import MessageReader, readable_now
 from hmsproxy.handler import Handler
 from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.relay import RELAYED, RelayBroken, ReplySink
@@ -98,11 +98,12 @@ class ProxyServer:
         try:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
-            sock = TSocket(sock=conn)
-            recorder = RecordingSocket(sock, framed=self.transport_cls is TCyFramedTransport)
-            proto = TCyBinaryProtocol(self.transport_cls(recorder), strict_read=False)
+            # Calls are read whole as bytes (framing.py) and decoded from memory; answers are written
+            # through thriftpy2's transport, or straight to the socket when relayed (relay.ReplySink).
+            messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
+            proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
             while not self._stopping.is_set():
-                self._process_one(session, proto, recorder)
+                self._process_one(session, proto, messages, conn.sendall)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
         except RelayBroken as e:
@@ -129,27 +130,20 @@ class ProxyServer:
             self._clients.add(conn)
         return conn
 
-    def _process_one(self, session: Session, proto, recorder: RecordingSocket) -> None:
-        recorder.start()  # the request's bytes, should it need codec.redecode
-        method, mtype, seqid = proto.read_message_begin()
+    def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:
+        """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there)."""
+        message = messages.next()
+        method, mtype, seqid = message.header.name, message.header.mtype, message.header.seqid
         spec = METHOD_SPECS.get(method)
         if spec is None:
-            proto.skip(TType.STRUCT)
-            proto.read_message_end()
             self._reply_exception(proto, method, seqid, unknown_method(method))
             return
-        args = spec.args_cls()
-        try:
-            args.read(proto)
-            proto.read_message_end()
-        except TypeError:  # a map keyed by lists (SkewedInfo's location map): see codec.py
-            args = redecode(recorder, proto.trans, spec.args_cls)[3]
-        recorder.take()
+        args = message.decoded(spec.args_cls)
         oneway = mtype == TMessageType.ONEWAY or spec.oneway
-        sink = ReplySink(proto, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
+        sink = ReplySink(send, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
         session.reply_sink = sink
         try:
-            result = self.handler.dispatch(session, method, args)
+            result = self.handler.dispatch(session, method, args, message.data if sink is not None else None)
         except TApplicationException as e:
             if sink is not None and sink.started:
                 raise RelayBroken(f"{method}: {e}") from e  # part of the answer is out: close the connection

@@ -12,12 +12,13 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from thriftpy2.protocol import TCyBinaryProtocol
-from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy import idl
 from hmsproxy.codec import RecordingSocket, redecode
-from hmsproxy.relay import RelayBroken, copy_adding_catalog, header_length
+from hmsproxy.framing import message_header, received
+from hmsproxy.relay import RelayBroken, copy_body
 
 
 class BackendUnavailable(Exception):
@@ -87,6 +88,7 @@ class ThriftConnection:
         self._call_ms = int(call_timeout_s * 1000)
         self._proto = None
         self._recorder: RecordingSocket | None = None
+        self._socket = None  # the open connection's socket: relay() reads and writes it directly
         self._seqid = 0
         self.uri: str | None = None
 
@@ -108,6 +110,7 @@ class ThriftConnection:
                 continue
             self._proto = TCyBinaryProtocol(trans, strict_read=False)
             self._recorder = recorder
+            self._socket = sock.sock
             self.uri = uri
             return
         raise BackendUnavailable(self.metastore, ", ".join(self.uris), "; ".join(errors))
@@ -168,39 +171,43 @@ class ThriftConnection:
         return BackendUnavailable(self.metastore, uri, _reason(e), gone_before_answer=not answering and _closed_by_peer(e))
 
     def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
-        """Send `args`; copy the answer's body to `sink` undecoded, with `catalog_field` appended to
-        each struct if given (relay.py). Returns (message type, the body's first bytes).
-        BackendUnavailable before anything reached `sink`; RelayBroken after."""
+        """Send `args` (a `<method>_args` struct, or a whole call message as bytes: shortcuts.py);
+        copy the answer's body to `sink` undecoded, with `catalog_field` appended to each struct if
+        given (relay.py). Returns (message type, the body's first bytes).
+        BackendUnavailable before anything reached `sink`; RelayBroken after.
+
+        The answer is read from the socket itself, not through the Thrift transport (whose buffer is
+        empty between calls): the relay is every forwarded call's path, and Python layers cost there.
+        Buffered transport only (a framed answer would need its frame read first).
+        """
+        if self._transport_cls is not TCyBufferedTransport:
+            raise ValueError("the relay needs the buffered transport")
         if self._proto is None:
             self.open()
-        proto, recorder = self._proto, self._recorder
-        self._seqid += 1
+        sock = self._socket
         try:
-            proto.write_message_begin(method, TMessageType.CALL, self._seqid)
-            args.write(proto)
-            proto.write_message_end()
-            proto.trans.flush()
-            recorder.start()
-            name, mtype, _ = proto.read_message_begin()
-            seen = recorder.take()
+            if isinstance(args, bytes):
+                sock.sendall(args)
+            else:
+                proto = self._proto
+                self._seqid += 1
+                proto.write_message_begin(method, TMessageType.CALL, self._seqid)
+                args.write(proto)
+                proto.write_message_end()
+                proto.trans.flush()
+            head = received(sock.recv)
+            while (header := message_header(head)) is None:
+                head += received(sock.recv)
         except Exception as e:
             raise self._broken(e, answering=False) from e
-        body_start = seen[header_length(seen, name) :]
+        mtype = header.mtype
+        body_start = head[header.length :]
         sink.begin(mtype)
         try:
-            if catalog_field is not None and mtype == TMessageType.REPLY:
-                proto.trans.read(len(body_start))  # the transport holds just these; the copy reads the socket
-                copy_adding_catalog(body_start, recorder.inner.read, sink, catalog_field)
-            else:
-                sink.write(body_start)
-                recorder.forward(sink.write)  # what the transport reads from now on goes straight on
-                proto.skip(TType.STRUCT)
-            proto.read_message_end()
+            copy_body(body_start, sock.recv, sink, catalog_field if mtype == TMessageType.REPLY else None)
         except Exception as e:
             self.close()
             raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {_reason(e)}") from e
-        finally:
-            recorder.forward(None)
         return mtype, body_start
 
 

@@ -8,7 +8,8 @@ from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
 from hmsproxy import idl
-from hmsproxy.relay import header_length, outcome
+from hmsproxy.framing import message_header
+from hmsproxy.relay import outcome
 from hmsproxy.testing import table
 from tests.unit.test_config import own
 
@@ -26,15 +27,15 @@ def message(result, name: str = "get_table", mtype: int = TMessageType.REPLY) ->
 
 def test_the_body_starts_after_the_header_and_its_first_field_says_the_outcome():
     ok = message(A.get_table_result(success=table("shop", "t")))
-    body = ok[header_length(ok, "get_table") :]
+    body = ok[message_header(ok).length :]
     assert body[:3] == b"\x0c\x00\x00"  # field 0 (success), a struct
     assert outcome(A.get_table_result, TMessageType.REPLY, body) == ("ok", None)
     missing = message(A.get_table_result(o2=idl.hive.NoSuchObjectException(message="no")))
-    missing_body = missing[header_length(missing, "get_table") :]
+    missing_body = missing[message_header(missing).length :]
     assert outcome(A.get_table_result, TMessageType.REPLY, missing_body) == ("NoSuchObjectException", "no")
     assert outcome(A.get_table_result, TMessageType.REPLY, missing_body[:6]) == ("NoSuchObjectException", None)  # cut short
     void = message(A.drop_table_result(), "drop_table")
-    assert outcome(A.drop_table_result, TMessageType.REPLY, void[header_length(void, "drop_table") :]) == ("ok", None)
+    assert outcome(A.drop_table_result, TMessageType.REPLY, void[message_header(void).length :]) == ("ok", None)
     assert outcome(A.get_table_result, TMessageType.EXCEPTION, b"") == ("application_error", None)
     buf = TMemoryBuffer()
     TApplicationException(TApplicationException.UNKNOWN_METHOD, "no such call").write(TBinaryProtocol(buf))

@@ -1,4 +1,4 @@
-"""The relay's catalog copy (relay.copy_adding_catalog) and the C walker under it (_thriftwalk.c):
+"""The relay's body copy (relay.copy_body) and the C walker under it (_thriftwalk.c):
 where each Thrift value ends, truncated and malformed input, and answers copied with Hive's
 default catalog appended, read in pieces as a socket would hand them over."""
 
@@ -13,9 +13,10 @@ from thriftpy2.transport import TMemoryBuffer
 
 from hmsproxy import codec, idl
 from hmsproxy._thriftwalk import has_field, value_end
-from hmsproxy.relay import copy_adding_catalog
+from hmsproxy.relay import copy_body
 from hmsproxy.routing.default_catalog import encoded_catalog_field
 from hmsproxy.testing import partition, table
+from tests.support.pieces import Pieces
 
 A = idl.HmsProxy
 hive = idl.hive
@@ -82,23 +83,10 @@ class Sink:
         self.chunks.append(data)
 
 
-def pieces(data: bytes, size: int):
-    """read(n) over `data`, at most `size` bytes a call, as a socket may hand them over."""
-    pos = 0
-
-    def read(n: int) -> bytes:
-        nonlocal pos
-        chunk = data[pos : pos + min(n, size)]
-        pos += len(chunk)
-        return chunk
-
-    return read
-
-
 def copied(result, element: type, first: int = 3, piece: int = 7) -> tuple[object, Sink]:
     body = encoded(result)
     sink = Sink()
-    copy_adding_catalog(body[:first], pieces(body[first:], piece), sink, encoded_catalog_field(element))
+    copy_body(body[:first], Pieces(body[first:], piece).recv, sink, encoded_catalog_field(element))
     message = struct.pack("!i", -2147418110) + struct.pack("!i", 3) + b"get" + struct.pack("!i", 1)  # strict REPLY header
     return codec.decode(message + b"".join(sink.chunks), type(result))[3], sink
 
@@ -137,13 +125,13 @@ def test_a_catalog_the_metastore_sent_is_kept_and_a_list_must_hold_structs():
     assert [p.catName for p in got.success] == ["spark", "hive"]
     strings = encoded(A.get_partition_names_result(success=["ds=1"]))
     with pytest.raises(ValueError, match="where the IDL has structs"):
-        copy_adding_catalog(strings, pieces(b"", 7), Sink(), encoded_catalog_field(hive.Partition))
+        copy_body(strings, Pieces(b"", 7).recv, Sink(), encoded_catalog_field(hive.Partition))
 
 
 def test_a_backend_closing_mid_answer_is_an_error_not_a_short_answer():
     body = encoded(A.get_partitions_result(success=[partition("shop", "events", ["1"])]))
     with pytest.raises(EOFError):
-        copy_adding_catalog(body[:3], pieces(body[3:-10], 7), Sink(), encoded_catalog_field(hive.Partition))
+        copy_body(body[:3], Pieces(body[3:-10], 7).recv, Sink(), encoded_catalog_field(hive.Partition))
 
 
 def test_only_structs_whose_own_field_is_all_they_lack_get_an_appended_catalog():

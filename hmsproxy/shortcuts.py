@@ -1,0 +1,93 @@
+"""Relay shortcuts: a read relayed once is relayed again without asking routing and features anew.
+
+Deciding that a call may be relayed as bytes (relay.py) takes routing, the table-visibility
+check, every feature's on_request and on_routed hooks and the relay plan: most of what the proxy
+spends on a call that it only forwards. For a read (`get_*`) that decision depends only on the
+method, the database and table it names, the config snapshot and the features' records. So once a
+read has been relayed, the next read of the same method on the same database and table within
+`TTL_S` goes straight to the same metastore with the same plan, and its request is forwarded as the
+client sent it (the backend answers with the client's own sequence id; nothing is re-encoded).
+Its on_complete hooks (audit, metrics) run as on the full path, and the metastore's circuit
+breaker still guards it.
+
+A shortcut is dropped when anything could change the decision:
+- any call that is not a read (a write, a statement through `hmsproxy_execute`, ...): all
+  shortcuts go, and reads decided before it was made cannot add theirs afterwards (`generation`);
+- a reload (another config snapshot, so another router: the shortcut names the one it was made on);
+- time: after `TTL_S`, the next read takes the full path and decides again. Features re-read their
+  records from the store at most once a second (store/snapshot.py), so a change another proxy made
+  to the shared store reaches calls here within about that long plus `TTL_S`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from functools import cache
+
+from hmsproxy.config_model import MetastoreConfig
+from hmsproxy.routing.methods import METHOD_SPECS, Kind
+from hmsproxy.routing.router import Router
+
+#: How long a decision is reused before a read takes the full path again.
+TTL_S = 0.5
+#: Shortcuts kept at most (the keys are method, database and table; a run of distinct tables
+#: beyond this starts over rather than growing).
+MAX_SHORTCUTS = 10_000
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    metastore: MetastoreConfig
+    catalog_field: bytes | None
+    router: Router
+    expires: float
+
+
+@cache  # asked on every call: answered from the cache without a Python frame
+def is_read(method: str) -> bool:
+    """Calls whose relay decision may be reused: reads routed by database or to the primary."""
+    spec = METHOD_SPECS[method]
+    return method.startswith("get") and not spec.writes and spec.kind in (Kind.ROUTED, Kind.PRIMARY)
+
+
+@cache
+def changes_nothing(method: str) -> bool:
+    """Calls after which every shortcut still holds: reads (fb303's included) and set_ugi."""
+    return (method.startswith("get") and not METHOD_SPECS[method].writes) or method == "set_ugi"
+
+
+class Shortcuts:
+    """Relay decisions by (method, database, table), as the client named them."""
+
+    def __init__(self):
+        self._known: dict[tuple, Shortcut] = {}
+        self._lock = threading.Lock()  # remember() and forget_all(); find() reads without it
+        #: Counts the times every shortcut was dropped; a read remembers its decision only if this
+        #: has not moved since the read began.
+        self.generation = 0
+        self.used = 0
+
+    def find(self, key: tuple, router: Router) -> Shortcut | None:
+        found = self._known.get(key)
+        if found is None or found.router is not router or found.expires < time.monotonic():
+            return None
+        self.used += 1
+        return found
+
+    def remember(self, key: tuple, metastore: MetastoreConfig, catalog_field: bytes | None, router: Router, generation: int) -> None:
+        with self._lock:
+            if generation != self.generation:
+                return  # something changed while this read was decided
+            if len(self._known) >= MAX_SHORTCUTS:
+                self._known.clear()
+            self._known[key] = Shortcut(metastore, catalog_field, router, time.monotonic() + TTL_S)
+
+    def forget_all(self) -> None:
+        with self._lock:
+            self.generation += 1
+            self._known.clear()
+
+    def __len__(self) -> int:
+        return len(self._known)
