@@ -508,12 +508,12 @@ def serve_profiled(config_path: str, out: str) -> int:
 
     from hmsproxy import __version__
     from hmsproxy import server as server_mod
+    from hmsproxy.app import build_handler
     from hmsproxy.config import load_config
-    from hmsproxy.handler import Handler
 
     logging.basicConfig(level=logging.WARNING)
     config = load_config(config_path)
-    handler = Handler(config)
+    handler = build_handler(config)  # every feature, as `hmsproxy serve` runs them
     profiles: list = []
     lock = threading.Lock()
     serve_client = server_mod.ProxyServer._serve_client
