@@ -12,11 +12,15 @@ breaker still guards it.
 
 A shortcut is dropped when anything could change the decision:
 - any call that is not a read (a write, a statement through `hmsproxy_execute`, ...): all
-  shortcuts go, and reads decided before it was made cannot add theirs afterwards (`generation`);
+  shortcuts go when it starts and again when it ends, and a read decided meanwhile keeps nothing
+  (`generation`);
 - a reload (another config snapshot, so another router: the shortcut names the one it was made on);
 - time: after `TTL_S`, the next read takes the full path and decides again. Features re-read their
   records from the store at most once a second (store/snapshot.py), so a change another proxy made
   to the shared store reaches calls here within about that long plus `TTL_S`.
+
+Features may not change a read's arguments without routing it themselves (a routed call is never
+remembered): the shortcut forwards what the client sent.
 """
 
 from __future__ import annotations
@@ -47,9 +51,11 @@ class Shortcut:
 
 @cache  # asked on every call: answered from the cache without a Python frame
 def is_read(method: str) -> bool:
-    """Calls whose relay decision may be reused: reads routed by database or to the primary."""
+    """Calls whose relay decision may be reused: reads routed by database or to the primary that name
+    one database at most (the key holds one; a call naming others is checked against each)."""
     spec = METHOD_SPECS[method]
-    return method.startswith("get") and not spec.writes and spec.kind in (Kind.ROUTED, Kind.PRIMARY)
+    one_database = spec.second_db is None and spec.db_list is None
+    return method.startswith("get") and not spec.writes and spec.kind in (Kind.ROUTED, Kind.PRIMARY) and one_database
 
 
 @cache
