@@ -12,11 +12,10 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from thriftpy2.thrift import TApplicationException
 
@@ -224,25 +223,24 @@ class Backends:
         for name in list(self.caches):
             self._drop_cache(name)
 
-    @contextmanager
-    def _watching(self, name: str) -> Iterator[None]:
-        """A metastore is down when a call to it fails for want of an answer, up when one succeeds."""
+    def _watched(self, conn: Connection, method: str, reopen: Callable[[], Connection] | None, send: Callable[[Connection], Any]):
+        """`send(conn)`'s answer, sent once more on a new connection where `reopen` allows (`_again`).
+        The metastore is down when a call fails for want of an answer, up when one is answered."""
         try:
-            yield
+            try:
+                answer = send(conn)
+            except BackendUnavailable as e:  # for a relay: raised before anything reached the client
+                answer = send(_again(e, reopen, method))
         except BackendUnavailable as e:
-            self.mark_down(name, e.reason)
+            self.mark_down(conn.metastore, e.reason)
             raise
-        self.mark_up(name)
+        self.mark_up(conn.metastore)
+        return answer
 
     def call(self, conn: Connection, method: str, args, reopen: Callable[[], Connection] | None = None):
         """Call `method` over `conn`, translating for the backend's version; returns the result struct.
         `reopen`: a new connection for a read whose kept connection turns out closed from the other end."""
-        name = conn.metastore
-        with self._watching(name):
-            try:
-                return self._call(conn, method, args)
-            except BackendUnavailable as e:
-                return self._call(_again(e, reopen, method), method, args)
+        return self._watched(conn, method, reopen, lambda c: self._call(c, method, args))
 
     def _call(self, conn: Connection, method: str, args):
         name = conn.metastore
@@ -266,19 +264,8 @@ class Backends:
         self, conn: Connection, method: str, args, sink, catalog_field: bytes | None, reopen: Callable[[], Connection] | None = None
     ) -> tuple[int, bytes]:
         """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
-        name = conn.metastore
-        try:  # what _watching does, without a generator: every relayed call comes here
-            try:
-                answer = conn.relay(method, args, sink, catalog_field)
-            except BackendUnavailable as e:  # raised before anything reached the sink
-                answer = _again(e, reopen, method).relay(method, args, sink, catalog_field)
-        except BackendUnavailable as e:
-            self.mark_down(name, e.reason)
-            raise
-        st = self.state(name)
-        if st.up is not True:
-            self.mark_up(name)
-        st.relayed += 1
+        answer = self._watched(conn, method, reopen, lambda c: c.relay(method, args, sink, catalog_field))
+        self.state(conn.metastore).relayed += 1
         return answer
 
     @staticmethod

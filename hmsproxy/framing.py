@@ -19,10 +19,16 @@ from thriftpy2.transport import TCyMemoryBuffer, TTransportException
 
 from hmsproxy import codec
 
+# The C walker (_thriftwalk.c, built by setup.py), imported here for the whole proxy. Without it
+# (an install built without a C compiler) messages are framed by codec's Python twin and nothing
+# is relayed (relay.py): copying answers value by value in Python would cost more than it saves.
 try:
-    from hmsproxy._thriftwalk import value_end
-except ImportError:  # pragma: no cover - a build without a C compiler: the same answers, slower
-    value_end = codec.value_end
+    from hmsproxy._thriftwalk import has_field, value_end
+
+    WALKER_IN_C = True
+except ImportError:  # pragma: no cover - a build without a C compiler
+    has_field, value_end = None, codec.value_end
+    WALKER_IN_C = False
 
 #: The first word of a strict binary-protocol message header (the message type in its low byte).
 VERSION_1 = -2147418112  # 0x80010000 as a signed int32

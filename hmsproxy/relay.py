@@ -32,18 +32,13 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.framing import CHUNK, header_bytes
+from hmsproxy.framing import CHUNK, WALKER_IN_C, has_field, header_bytes, value_end
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.translations import TRANSLATIONS
 
 #: What Handler.dispatch returns for a relayed call: the answer has been sent already.
 RELAYED = object()
-
-try:  # the C walker (setup.py); without it, answers that need a catalog take the full path
-    from hmsproxy._thriftwalk import has_field, value_end
-except ImportError:  # pragma: no cover - a build without a C compiler
-    has_field = value_end = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +105,7 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]
 
 
 def _message(cls, data: bytes) -> str | None:
-    if value_end is None or value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
+    if value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
         return None
     return getattr(deserialize(cls(), data, TCyBinaryProtocolFactory()), "message", None)
 
@@ -120,7 +115,7 @@ def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan 
     (see the module doc), else None; the handler then asks the features (`needs_result`), the
     dearer question, last."""
     spec, route = call.spec, call.route
-    if value_end is None or not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
+    if not WALKER_IN_C or not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
         return None
     if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
         return None
@@ -134,7 +129,7 @@ def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan 
     if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(route.metastore):
         return AS_BYTES
     element = typed_element(spec.success_type)
-    field = encoded_catalog_field(element) if element is not None and value_end is not None else None
+    field = encoded_catalog_field(element) if element is not None else None
     return RelayPlan(catalog_field=field) if field is not None else None
 
 
