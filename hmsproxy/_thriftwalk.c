@@ -7,6 +7,10 @@
  *
  * has_field(buf, pos, fid) -> whether the complete struct at `pos` has a top-level field `fid`.
  *
+ * message_bounds(buf) -> (name, message type, seqid, header length, end) of the message at the
+ * start of `buf`, strict or old-style header; `end` is -1 while its body is incomplete; None while
+ * the header is. Every call the proxy reads and every answer it relays asks this once.
+ *
  * Every read is bounds-checked: a truncated buffer is reported, never read past.
  */
 #define PY_SSIZE_T_CLEAN
@@ -125,11 +129,58 @@ static PyObject *has_field(PyObject *self, PyObject *args) {
     return PyBool_FromLong(found);
 }
 
+/* message_bounds(buf) -> (name, mtype, seqid, header length, end) or None; see the top. */
+static PyObject *message_bounds(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, name_at, name_len, header_len;
+    int mtype;
+    PyObject *result = NULL;
+    if (n < 8) goto incomplete;
+    int32_t first = be32(b);
+    if (first < 0) { /* strict: version and type, name length, name, seqid */
+        if (((uint32_t)first & 0xFFFF0000u) != 0x80010000u) {
+            PyErr_Format(PyExc_ValueError, "not a Thrift binary-protocol message (version word 0x%08x)", (uint32_t)first);
+            goto done;
+        }
+        mtype = first & 0xFF;
+        name_len = be32(b + 4);
+        name_at = 8;
+        header_len = 12 + name_len;
+    } else { /* old style: name length, name, type byte, seqid */
+        name_len = first;
+        name_at = 4;
+        header_len = 9 + name_len;
+    }
+    if (name_len < 0) {
+        PyErr_Format(PyExc_ValueError, "a message name of %zd bytes", name_len);
+        goto done;
+    }
+    if (n < header_len) goto incomplete;
+    if (first >= 0) mtype = b[4 + name_len];
+    Py_ssize_t end = skip(b, n, header_len, T_STRUCT, 0);
+    if (end == INVALID) {
+        PyErr_Format(PyExc_ValueError, "not a Thrift message body at offset %zd", header_len);
+        goto done;
+    }
+    result = Py_BuildValue("(Nkinn)", PyUnicode_DecodeUTF8((const char *)b + name_at, name_len, "strict"), (unsigned long)mtype,
+                           (int)be32(b + header_len - 4), header_len, end);
+    goto done;
+incomplete:
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"value_end", value_end, METH_VARARGS,
      "value_end(buf, pos, ttype) -> offset past the Thrift value at pos, or -1 if buf ends first"},
     {"has_field", has_field, METH_VARARGS,
      "has_field(buf, pos, fid) -> whether the complete struct at pos has a top-level field fid"},
+    {"message_bounds", message_bounds, METH_O,
+     "message_bounds(buf) -> (name, mtype, seqid, header length, end or -1 while the body is incomplete), or None"},
     {NULL, NULL, 0, NULL},
 };
 

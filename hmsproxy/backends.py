@@ -265,8 +265,15 @@ class Backends:
     ) -> tuple[int, bytes]:
         """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
         answer = self._watched(conn, method, reopen, lambda c: c.relay(method, args, sink, catalog_field))
-        self.state(conn.metastore).relayed += 1
+        self.relayed(conn.metastore)
         return answer
+
+    def relayed(self, name: str) -> None:
+        """Metastore `name` answered a relayed call: it is up."""
+        st = self.state(name)
+        if st.up is not True:
+            self.mark_up(name)
+        st.relayed += 1
 
     @staticmethod
     def _translated(conn: Connection, method: str, args, tr: Translation):

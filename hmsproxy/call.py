@@ -14,8 +14,8 @@ named after the moment they run); each is optional:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
+from hmsproxy.framing import Message
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.routing.router import Route, Router
 from hmsproxy.session import Session
@@ -28,27 +28,48 @@ INTERNAL_ERROR = "internal_error"
 APPLICATION_ERROR = "application_error"
 
 
-@dataclass
 class Call:
-    session: Session
-    spec: MethodSpec
-    args: object
-    router: Router
-    client_db: str | None = None
-    table: str | None = None
-    route: Route | None = None
-    #: What a feature routed the call to, for error messages (e.g. "remote table db.t").
-    subject: str | None = None
-    #: The metastore that answered: its name, "*" for fan-out, "hmsproxy" for local answers.
-    backend: str | None = None
-    outcome: str = "ok"
-    error: str | None = None
-    #: What features note about this call for their later hooks, by feature name.
-    notes: dict[str, object] = field(default_factory=dict)
-    #: A relayed call's outcome and error message, read from its answer's first field (relay.py).
-    relayed_outcome: tuple[str, str | None] = ("ok", None)
-    started: float = field(default_factory=time.perf_counter)
-    elapsed_s: float = 0.0
+    """One call: what the client asked, where it went and how it ended.
+
+    `args` is the decoded `<method>_args` struct. A call read off the wire (server.py) carries its
+    `message` and is decoded when something first asks for `args`: a call the proxy relays as the
+    client sent it (shortcuts.py) is never decoded unless a hook looks at its arguments.
+    """
+
+    __slots__ = (
+        "session", "spec", "_args", "message", "router", "client_db", "table", "route", "subject",
+        "backend", "outcome", "error", "notes", "relayed_outcome", "started", "elapsed_s",
+    )  # fmt: skip
+
+    def __init__(self, session: Session, spec: MethodSpec, args, router: Router, message: Message | None = None):
+        self.session = session
+        self.spec = spec
+        self._args = args
+        #: The call as the client sent it (framing.Message), when it came off the wire.
+        self.message = message
+        #: The config snapshot the whole call uses.
+        self.router = router
+        self.client_db: str | None = None
+        self.table: str | None = None
+        self.route: Route | None = None
+        #: What a feature routed the call to, for error messages (e.g. "remote table db.t").
+        self.subject: str | None = None
+        #: The metastore that answered: its name, "*" for fan-out, "hmsproxy" for local answers.
+        self.backend: str | None = None
+        self.outcome = "ok"
+        self.error: str | None = None
+        #: What features note about this call for their later hooks, by feature name.
+        self.notes: dict[str, object] = {}
+        #: A relayed call's outcome and error message, read from its answer's first field (relay.py).
+        self.relayed_outcome: tuple[str, str | None] = ("ok", None)
+        self.started = time.perf_counter()
+        self.elapsed_s = 0.0
+
+    @property
+    def args(self):
+        if self._args is None and self.message is not None:
+            self._args = self.message.decoded(self.spec.args_cls)
+        return self._args
 
     @property
     def method(self) -> str:

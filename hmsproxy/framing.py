@@ -2,8 +2,8 @@
 
 The server reads each client call whole before decoding it (server.py), so that a read the proxy
 only forwards can go to the metastore as the client sent it (shortcuts.py), and the relay reads a
-metastore's reply header the same way (wire.py). Where a body ends is found by the C walker
-(`_thriftwalk.value_end`) without decoding it.
+metastore's reply header the same way (wire.py). Where a header and body end is found by the C
+walker (`_thriftwalk.message_bounds`) without decoding anything.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from hmsproxy import codec
 # (an install built without a C compiler) messages are framed by codec's Python twin and nothing
 # is relayed (relay.py): copying answers value by value in Python would cost more than it saves.
 try:
-    from hmsproxy._thriftwalk import has_field, value_end
+    from hmsproxy._thriftwalk import has_field, message_bounds, value_end
 
     WALKER_IN_C = True
 except ImportError:  # pragma: no cover - a build without a C compiler
-    has_field, value_end = None, codec.value_end
+    has_field, message_bounds, value_end = None, None, codec.value_end  # message_bounds: below
     WALKER_IN_C = False
 
 #: The first word of a strict binary-protocol message header (the message type in its low byte).
@@ -67,6 +67,19 @@ def message_header(data) -> Header | None:
     if len(data) < length:
         return None
     return _header((bytes(data[4 : 4 + first]).decode(), data[4 + first], _I32.unpack_from(data, 5 + first)[0], length))
+
+
+def python_message_bounds(data) -> tuple[str, int, int, int, int] | None:
+    """(name, message type, seqid, header length, end) of the message at the start of `data`, `end`
+    -1 while its body is incomplete; None while its header is (the C walker's message_bounds)."""
+    header = message_header(data)
+    if header is None:
+        return None
+    return (*header, value_end(data, header.length, TType.STRUCT))
+
+
+if message_bounds is None:  # pragma: no cover - a build without a C compiler
+    message_bounds = python_message_bounds
 
 
 def header_bytes(name: str, mtype: int, seqid: int) -> bytes:
@@ -135,11 +148,9 @@ class MessageReader:
         drained = True  # the socket may have nothing more: the message may be all here
         while True:
             if buf and (len(buf) >= 2 * walked or (drained and not self._more_waiting())):
-                header = message_header(buf)
-                if header is not None:
-                    end = value_end(buf, header.length, TType.STRUCT)
-                    if end >= 0:
-                        return self._taken(buf, end, header)
+                bounds = message_bounds(buf)
+                if bounds is not None and bounds[4] >= 0:
+                    return self._taken(buf, bounds)
                 walked = len(buf)
             asked = max(CHUNK, len(buf))
             before = len(buf)
@@ -171,7 +182,8 @@ class MessageReader:
         buf += chunk
         return buf
 
-    def _taken(self, buf, end: int, header: Header) -> Message:
+    def _taken(self, buf, bounds: tuple) -> Message:
+        header, end = _header(bounds[:4]), bounds[4]
         if end == len(buf):
             self._buf = b""
             return Message(bytes(buf) if isinstance(buf, bytearray) else buf, header)

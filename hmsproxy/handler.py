@@ -37,6 +37,7 @@ from hmsproxy.errors import (
     internal_error,
 )
 from hmsproxy.features.base import Feature, FeatureRegistry, Platform
+from hmsproxy.framing import Message
 from hmsproxy.internal_client import InternalClient
 from hmsproxy.relay import RELAYED, RelayBroken, outcome, relay_plan
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
@@ -46,7 +47,7 @@ from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
 from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
 from hmsproxy.routing.visibility import filter_tables, has_table_lists
 from hmsproxy.session import Session
-from hmsproxy.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read
+from hmsproxy.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read, shortcut_key
 from hmsproxy.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -127,15 +128,16 @@ class Handler:
 
     # -- the error boundary ----------------------------------------------------------
 
-    def dispatch(self, session: Session, method: str, args, request: bytes | None = None):
+    def dispatch(self, session: Session, method: str, args, message: Message | None = None):
         """Handle one call; returns the `<method>_result` struct or raises TApplicationException.
-        `request`: the call's message as the client sent it (server.py), which a read may forward as it is."""
+        `message`: the call as the client sent it (server.py), decoded only if needed (then `args` is
+        None); a read may be forwarded as it is."""
         spec = METHOD_SPECS[method]
         if not changes_nothing(method):
             self.shortcuts.forget_all()  # before it takes effect: no read decided from here on reuses an older decision
-        call = Call(session, spec, args, self.router)  # one config snapshot for the whole call
+        call = Call(session, spec, args, self.router, message)  # one config snapshot for the whole call
         try:
-            result = self._handle(call, request)
+            result = self._handle(call)
             if result is RELAYED:  # already sent to the client undecoded
                 call.outcome, call.error = call.relayed_outcome
                 return result
@@ -179,8 +181,15 @@ class Handler:
                 return answer
         return None
 
-    def _handle(self, call: Call, request: bytes | None = None):
+    def _handle(self, call: Call):
         spec, router = call.spec, call.router
+        key = None
+        if call.message is not None and call.session.reply_sink is not None and is_read(spec.name):
+            key = shortcut_key(call.message)
+            shortcut = self.shortcuts.find(key, router)
+            if shortcut is not None and self._relay_again(call, shortcut):
+                return RELAYED
+            generation = self.shortcuts.generation
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
             # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/ddl.py).
@@ -196,13 +205,6 @@ class Handler:
         if spec.kind is Kind.ROUTED:
             call.client_db = locate(call.args, spec.db)
             call.table = locate(call.args, spec.table) if spec.table else None
-        shortcut_key = None
-        if request is not None and call.session.reply_sink is not None and is_read(spec.name):
-            shortcut_key = (spec.name, call.client_db, call.table)
-            shortcut = self.shortcuts.find(shortcut_key, router)
-            if shortcut is not None and self._relay_again(call, shortcut, request):
-                return RELAYED
-            generation = self.shortcuts.generation
         answer = self._run("on_request", call)
         if answer is not None:
             call.backend = call.backend or "hmsproxy"
@@ -222,8 +224,8 @@ class Handler:
             relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink, plan.catalog_field)
             if relayed is not None:
                 call.relayed_outcome = outcome(spec.result_cls, *relayed)
-                if shortcut_key is not None and not routed_by_feature:
-                    self.shortcuts.remember(shortcut_key, call.route.metastore, plan.catalog_field, router, generation)
+                if key is not None and not routed_by_feature:
+                    self.shortcuts.remember(key, call, plan.catalog_field, generation)
                 return RELAYED
         result = self._forward(call.session, spec, call.route, call.args)
         if call.client_db and has_table_lists(spec) and result.success is not None:
@@ -233,10 +235,10 @@ class Handler:
         return result
 
     @staticmethod
-    def _relay_again(call: Call, shortcut: Shortcut, request: bytes) -> bool:
-        """Relay a read as an earlier one of its kind was (shortcuts.py), its request as the client sent it."""
-        call.backend = shortcut.metastore.name
-        relayed = call.session.relay(shortcut.metastore, call.spec.name, request, call.session.reply_sink, shortcut.catalog_field)
+    def _relay_again(call: Call, shortcut: Shortcut) -> bool:
+        """Relay a read as an earlier one with the same arguments was (shortcuts.py), its request as the client sent it."""
+        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+        relayed = call.session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
         if relayed is None:
             return False
         call.relayed_outcome = outcome(call.spec.result_cls, *relayed)

@@ -71,8 +71,10 @@ class ReplySink:
         self._held = b""
         self._header_only = False
 
-    def begin(self, mtype: int) -> None:
-        self._held = header_bytes(self.method, mtype, self.seqid)
+    def begin(self, mtype: int, header: bytes | None = None) -> None:
+        """The answer starts: `header`, the metastore's reply header when it answered the client's
+        own request (its sequence id is the client's), else one made here."""
+        self._held = header or header_bytes(self.method, mtype, self.seqid)
         self._header_only = self.started = True
 
     def write(self, data: bytes) -> None:
@@ -142,14 +144,15 @@ def typed_element(success_type: tuple) -> type | None:
     return None
 
 
-def copy_body(body_start: bytes, read, sink, catalog_field: bytes | None = None) -> None:
+def copy_body(body_start: bytes, read, sink, catalog_field: bytes | None = None, *, complete: bool = False) -> None:
     """Copy a `<method>_result` body to `sink` as the backend sends it; with `catalog_field`,
     append that field to the success value's struct (or to each struct of its list or set) where
     the struct has no such field. `body_start`: the body's bytes already read; `read(n)` reads more
     from the backend. Values are found with the C walker, never decoded: memory stays at about one
     list element and one chunk, and chunks never exceed CHUNK unless one element does.
+    `complete`: the caller knows `body_start` is the whole body.
     """
-    if value_end(body_start, 0, TType.STRUCT) == len(body_start):  # the whole body is here: most answers
+    if complete or value_end(body_start, 0, TType.STRUCT) == len(body_start):  # the whole body is here: most answers
         if catalog_field is None:
             sink.write(body_start)
             return

@@ -1,7 +1,7 @@
 """The Thrift listener: one thread and one Session per client connection.
 
-Reads each message, decodes its `<method>_args`, hands it to the handler and
-writes the `<method>_result` back. Unknown methods and internal errors are
+Reads each message whole, hands it to the handler (which decodes its `<method>_args`
+when it needs them) and writes the `<method>_result` back, unless the handler relayed it. Unknown methods and internal errors are
 answered with TApplicationException; the connection stays open through any
 error except the client closing it.
 """
@@ -133,17 +133,16 @@ class ProxyServer:
     def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:
         """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there)."""
         message = messages.next()
-        method, mtype, seqid = message.header.name, message.header.mtype, message.header.seqid
+        method, mtype, seqid, _ = message.header
         spec = METHOD_SPECS.get(method)
         if spec is None:
             self._reply_exception(proto, method, seqid, unknown_method(method))
             return
-        args = message.decoded(spec.args_cls)
         oneway = mtype == TMessageType.ONEWAY or spec.oneway
         sink = ReplySink(send, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
         session.reply_sink = sink
         try:
-            result = self.handler.dispatch(session, method, args, message.data if sink is not None else None)
+            result = self.handler.dispatch(session, method, None, message)  # decoded there if needed (call.Call.args)
         except TApplicationException as e:
             if sink is not None and sink.started:
                 raise RelayBroken(f"{method}: {e}") from e  # part of the answer is out: close the connection

@@ -111,6 +111,27 @@ class Session:
         finally:
             breaker.leave(token)
 
+    def relay_again(self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: bytes | None) -> tuple[int, bytes] | None:
+        """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
+        an earlier relay left open; None when there is none or the metastore had closed it (the full
+        path opens one: set_ugi, version). Every repeated read takes this path: it is kept short."""
+        conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))
+        if conn is None or not conn.is_open:
+            return None
+        backends = self.backends
+        token = backends.breaker.enter(metastore.name)
+        try:
+            answer = conn.relay(method, request, self.reply_sink, catalog_field)
+        except BackendUnavailable as e:  # raised before anything reached the client
+            if e.gone_before_answer:
+                return None
+            backends.mark_down(metastore.name, e.reason)
+            raise
+        finally:
+            backends.breaker.leave(token)
+        backends.relayed(metastore.name)
+        return answer
+
     def _served_stale(self) -> None:
         self.served_stale = True
 

@@ -3,12 +3,12 @@
 Deciding that a call may be relayed as bytes (relay.py) takes routing, the table-visibility
 check, every feature's on_request and on_routed hooks and the relay plan: most of what the proxy
 spends on a call that it only forwards. For a read (`get_*`) that decision depends only on the
-method, the database and table it names, the config snapshot and the features' records. So once a
-read has been relayed, the next read of the same method on the same database and table within
-`TTL_S` goes straight to the same metastore with the same plan, and its request is forwarded as the
-client sent it (the backend answers with the client's own sequence id; nothing is re-encoded).
-Its on_complete hooks (audit, metrics) run as on the full path, and the metastore's circuit
-breaker still guards it.
+method, its arguments, the config snapshot and the features' records. So once a read has been
+relayed, the next read of the same method with the same arguments (byte for byte, as the client
+encoded them: nothing is decoded to find the shortcut) within `TTL_S` goes straight to the same
+metastore with the same plan, and its request is forwarded as the client sent it (the backend
+answers with the client's own sequence id; nothing is re-encoded). Its on_complete hooks (audit,
+metrics) run as on the full path, and the metastore's circuit breaker still guards it.
 
 A shortcut is dropped when anything could change the decision:
 - any call that is not a read (a write, a statement through `hmsproxy_execute`, ...): all
@@ -31,14 +31,16 @@ from dataclasses import dataclass
 from functools import cache
 
 from hmsproxy.config_model import MetastoreConfig
+from hmsproxy.framing import Message
 from hmsproxy.routing.methods import METHOD_SPECS, Kind
 from hmsproxy.routing.router import Router
 
 #: How long a decision is reused before a read takes the full path again.
 TTL_S = 0.5
-#: Shortcuts kept at most (the keys are method, database and table; a run of distinct tables
-#: beyond this starts over rather than growing).
+#: Shortcuts kept at most (a run of distinct calls beyond this starts over rather than growing).
 MAX_SHORTCUTS = 10_000
+#: Longer arguments are not kept as a key (a call with a long filter or list takes the full path).
+MAX_KEY_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -47,12 +49,23 @@ class Shortcut:
     catalog_field: bytes | None
     router: Router
     expires: float
+    #: What the call named, for its on_complete hooks (audit).
+    client_db: str | None
+    table: str | None
+
+
+def shortcut_key(message: Message) -> tuple[str, bytes] | None:
+    """The call's method and its arguments' bytes, or None when they are too long to keep."""
+    header = message.header
+    if len(message.data) - header.length > MAX_KEY_BYTES:
+        return None
+    return header.name, message.data[header.length :]
 
 
 @cache  # asked on every call: answered from the cache without a Python frame
 def is_read(method: str) -> bool:
     """Calls whose relay decision may be reused: reads routed by database or to the primary that name
-    one database at most (the key holds one; a call naming others is checked against each)."""
+    one database at most (the full path checks that a call naming several finds them on one metastore)."""
     spec = METHOD_SPECS[method]
     one_database = spec.second_db is None and spec.db_list is None
     return method.startswith("get") and not spec.writes and spec.kind in (Kind.ROUTED, Kind.PRIMARY) and one_database
@@ -65,7 +78,7 @@ def changes_nothing(method: str) -> bool:
 
 
 class Shortcuts:
-    """Relay decisions by (method, database, table), as the client named them."""
+    """Relay decisions by method and arguments (`shortcut_key`)."""
 
     def __init__(self):
         self._known: dict[tuple, Shortcut] = {}
@@ -82,13 +95,15 @@ class Shortcuts:
         self.used += 1
         return found
 
-    def remember(self, key: tuple, metastore: MetastoreConfig, catalog_field: bytes | None, router: Router, generation: int) -> None:
+    def remember(self, key: tuple, call, catalog_field: bytes | None, generation: int) -> None:
+        """Keep how `call` (handler.Call) was relayed, unless anything changed since `generation`."""
+        shortcut = Shortcut(call.route.metastore, catalog_field, call.router, time.monotonic() + TTL_S, call.client_db, call.table)
         with self._lock:
             if generation != self.generation:
                 return  # something changed while this read was decided
             if len(self._known) >= MAX_SHORTCUTS:
                 self._known.clear()
-            self._known[key] = Shortcut(metastore, catalog_field, router, time.monotonic() + TTL_S)
+            self._known[key] = shortcut
 
     def forget_all(self) -> None:
         with self._lock:

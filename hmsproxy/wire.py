@@ -8,6 +8,8 @@ included) through without unpacking them. Transport errors become
 
 from __future__ import annotations
 
+import socket
+import struct
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
@@ -17,7 +19,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy import idl
 from hmsproxy.codec import RecordingSocket, redecode
-from hmsproxy.framing import message_header, received
+from hmsproxy.framing import message_bounds, received
 from hmsproxy.relay import RelayBroken, copy_body
 
 
@@ -111,6 +113,7 @@ class ThriftConnection:
             self._proto = TCyBinaryProtocol(trans, strict_read=False)
             self._recorder = recorder
             self._socket = sock.sock
+            _kernel_timeouts(sock.sock, self._call_ms / 1000)
             self.uri = uri
             return
         raise BackendUnavailable(self.metastore, ", ".join(self.uris), "; ".join(errors))
@@ -196,19 +199,30 @@ class ThriftConnection:
                 proto.write_message_end()
                 proto.trans.flush()
             head = received(sock.recv)
-            while (header := message_header(head)) is None:
+            while (bounds := message_bounds(head)) is None:
                 head += received(sock.recv)
         except Exception as e:
             raise self._broken(e, answering=False) from e
-        mtype = header.mtype
-        body_start = head[header.length :]
-        sink.begin(mtype)
+        _, mtype, _, header_length, end = bounds
+        body_start = head[header_length:]
+        sink.begin(mtype, head[:header_length] if isinstance(args, bytes) else None)
         try:
-            copy_body(body_start, sock.recv, sink, catalog_field if mtype == TMessageType.REPLY else None)
+            copy_body(body_start, sock.recv, sink, catalog_field if mtype == TMessageType.REPLY else None, complete=end == len(head))
         except Exception as e:
             self.close()
             raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {_reason(e)}") from e
         return mtype, body_start
+
+
+def _kernel_timeouts(sock: socket.socket, seconds: float) -> None:
+    """Make `sock` blocking and leave its timeout to the kernel (SO_RCVTIMEO, SO_SNDTIMEO): Python polls
+    a socket that has a timeout before each send and receive, two more system calls on every call.
+    A timeout then surfaces as BlockingIOError (`_reason` says "timed out")."""
+    sock.settimeout(None)
+    whole = int(seconds)
+    timeval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
 
 
 def _closed_by_peer(e: Exception) -> bool:
@@ -219,6 +233,8 @@ def _closed_by_peer(e: Exception) -> bool:
 
 
 def _reason(e: Exception) -> str:
+    if isinstance(e, BlockingIOError):  # a blocking socket's kernel timeout ran out (_kernel_timeouts)
+        return "timed out"
     text = getattr(e, "message", None) or str(e) or type(e).__name__
     cause = e.__cause__ or e.__context__
     if cause is not None and str(cause) and str(cause) not in text:

@@ -53,6 +53,18 @@ def test_old_style_headers_and_framed_transport():
     assert message_header(GET[:10]) is None  # too short to tell
 
 
+def test_the_c_walker_bounds_messages_as_its_python_twin_does():
+    old = call("get_table", A.get_table_args(dbname="shop", tbl_name="t"), seqid=3, strict=False)
+    for message in (GET, ADD, old):
+        for cut in (0, 5, 8, 20, len(message) - 1, len(message)):
+            assert framing.message_bounds(message[:cut]) == framing.python_message_bounds(message[:cut])
+        assert framing.message_bounds(message)[3:] == (message_header(message).length, len(message))
+    assert framing.message_bounds(GET + ADD)[4] == len(GET)  # the next message's bytes are not this one's
+    for garbage in (b"\xff\xff\xff\xff" + b"\x00" * 20, b"\x80\x01\x00\x01\xff\xff\xff\xff"):
+        with pytest.raises(ValueError):
+            framing.message_bounds(garbage)
+
+
 def test_bytes_that_are_not_a_thrift_message_are_refused():
     with pytest.raises(ValueError, match="not a Thrift binary-protocol message"):
         MessageReader(Pieces(b"\xff\xff\xff\xff" + b"\x00" * 20, 100).recv).next()
@@ -67,7 +79,8 @@ def test_the_python_walker_answers_as_the_c_one():
 
 def test_a_large_message_in_small_pieces_is_not_walked_once_per_piece(monkeypatch):
     walks = []
-    monkeypatch.setattr(framing, "value_end", lambda *a: walks.append(1) or value_end(*a))
+    bounds = framing.message_bounds
+    monkeypatch.setattr(framing, "message_bounds", lambda *a: walks.append(1) or bounds(*a))
     sock = Pieces(ADD, 100)
     assert MessageReader(sock.recv, more_waiting=sock.waiting).next().data == ADD
     assert len(walks) < 20  # ~900 pieces: walked as the message doubles, and at its end

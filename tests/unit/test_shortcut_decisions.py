@@ -2,21 +2,47 @@
 
 from __future__ import annotations
 
-from hmsproxy import shortcuts
+from types import SimpleNamespace
+
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.thrift import TMessageType
+from thriftpy2.utils import serialize
+
+from hmsproxy import idl, shortcuts
 from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.shortcuts import Shortcuts, changes_nothing, is_read
+from hmsproxy.framing import Message, header_bytes, message_header
+from hmsproxy.shortcuts import Shortcuts, changes_nothing, is_read, shortcut_key
 
 PRIMARY = MetastoreConfig(name="primary", uris=("thrift://127.0.0.1:1",))
 ROUTER, OTHER_ROUTER = object(), object()
-KEY = ("get_table", "db", "t")
+
+
+def get_table(db: str, table: str, seqid: int = 1) -> Message:
+    data = header_bytes("get_table", TMessageType.CALL, seqid) + serialize(idl.HmsProxy.get_table_args(db, table), TBinaryProtocolFactory())
+    return Message(data, message_header(data))
+
+
+KEY = shortcut_key(get_table("db", "t"))
+
+
+def relayed(router=ROUTER, metastore=PRIMARY):
+    """A call as the handler has it once relayed (what remember() reads of it)."""
+    return SimpleNamespace(route=SimpleNamespace(metastore=metastore), router=router, client_db="db", table="t")
+
+
+def test_the_key_is_the_method_and_the_arguments_bytes():
+    assert shortcut_key(get_table("db", "t", seqid=7)) == KEY  # whatever the sequence id
+    assert shortcut_key(get_table("db", "u")) != KEY and shortcut_key(get_table("dbx", "t")) != KEY
+    assert shortcut_key(get_table("db", "t" * (shortcuts.MAX_KEY_BYTES + 1))) is None  # too long to keep
 
 
 def test_a_decision_is_found_for_the_same_call_on_the_same_config():
     cuts = Shortcuts()
-    cuts.remember(KEY, PRIMARY, None, ROUTER, cuts.generation)
+    cuts.remember(KEY, relayed(), None, cuts.generation)
     found = cuts.find(KEY, ROUTER)
     assert found is not None and found.metastore is PRIMARY and cuts.used == 1
-    assert cuts.find(("get_table", "db", "u"), ROUTER) is None
+    assert (found.client_db, found.table) == ("db", "t")  # for the call's audit line
+    assert cuts.find(shortcut_key(get_table("db", "u")), ROUTER) is None
     assert cuts.find(KEY, OTHER_ROUTER) is None  # a reload made another router
 
 
@@ -24,7 +50,7 @@ def test_a_decision_made_while_everything_was_dropped_is_not_kept():
     cuts = Shortcuts()
     began = cuts.generation
     cuts.forget_all()  # a write between the read's start and its decision
-    cuts.remember(KEY, PRIMARY, None, ROUTER, began)
+    cuts.remember(KEY, relayed(), None, began)
     assert cuts.find(KEY, ROUTER) is None and len(cuts) == 0
 
 
@@ -32,7 +58,7 @@ def test_decisions_expire(monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(shortcuts.time, "monotonic", lambda: clock[0])
     cuts = Shortcuts()
-    cuts.remember(KEY, PRIMARY, b"catalog", ROUTER, cuts.generation)
+    cuts.remember(KEY, relayed(), b"catalog", cuts.generation)
     clock[0] += shortcuts.TTL_S
     assert cuts.find(KEY, ROUTER).catalog_field == b"catalog"
     clock[0] += 0.001
@@ -43,7 +69,7 @@ def test_the_number_kept_is_bounded(monkeypatch):
     monkeypatch.setattr(shortcuts, "MAX_SHORTCUTS", 3)
     cuts = Shortcuts()
     for i in range(7):
-        cuts.remember(("get_table", "db", f"t{i}"), PRIMARY, None, ROUTER, cuts.generation)
+        cuts.remember(shortcut_key(get_table("db", f"t{i}")), relayed(), None, cuts.generation)
         assert len(cuts) <= 3
 
 
