@@ -64,7 +64,7 @@ FILTER_DS = "2026-01-05"
 FILTER = f"ds = '{FILTER_DS}'"
 
 #: Targets: proxy p50 / direct p50 at 1 client, proxy / direct throughput at 16 clients. Both calls
-#: take the relay (hmsproxy/relay.py) here, whose targets these are; ``--floor`` shows what a proxy
+#: take the relay (hmsproxy/relay.py) here, whose targets these are; ``--floor`` shows, in the same runs, what a proxy
 #: that does nothing but copy bytes reaches on the same machine.
 TARGET_P50_RATIO = 1.05
 TARGET_THROUGHPUT_RATIO = 0.95
@@ -107,6 +107,8 @@ def path_methods(hive_version: str) -> dict[str, dict[str, str]]:
     out = {call: {"direct": call, "proxy": call} for call in CALLS}
     if hive_version == "4.0":
         out["get_table"]["direct"] = "get_table_req"
+    for methods in out.values():  # the byte forwarder (--floor) passes on what the client sends: direct's call
+        methods["floor"] = methods["direct"]
     return out
 
 
@@ -604,7 +606,7 @@ class RunStats:
     p99_ms: float
     mean_ms: float
     throughput: float
-    #: CPU milliseconds per call: the metastore JVM, the proxy process, the clients.
+    #: CPU milliseconds per call: the metastore JVM, the proxy process (or the forwarder's, path "floor"), the clients.
     jvm_cpu_ms_per_call: float | None
     proxy_cpu_ms_per_call: float | None
     client_cpu_ms_per_call: float
@@ -635,7 +637,7 @@ def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunS
 
     foreign = None
     if delta("busy") is not None and delta("wall"):
-        ours = sum(delta(k) or 0.0 for k in ("jvm", "proxy", "self")) + raw["client_cpu_s"]
+        ours = sum(delta(k) or 0.0 for k in ("jvm", "proxy", "floor", "self")) + raw["client_cpu_s"]
         foreign = max(0.0, delta("busy") - ours) / delta("wall")
     k = len(raw["latencies"])
     busy_s = raw["window_s"] / k if raw["slice_s"] else sum(lat)
@@ -650,7 +652,7 @@ def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunS
         mean_ms=(sum(lat) / n * 1000) if n else math.nan,
         throughput=n / busy_s if busy_s > 0 else math.nan,
         jvm_cpu_ms_per_call=per_call(delta("jvm"), all_calls),
-        proxy_cpu_ms_per_call=per_call(delta("proxy"), n) if path == "proxy" else None,
+        proxy_cpu_ms_per_call=per_call(delta(path), n) if path != "direct" else None,  # hmsproxy's or the forwarder's
         client_cpu_ms_per_call=per_call(raw["client_cpu_s"], all_calls),
         foreign_cores=foreign,
     )
@@ -667,6 +669,10 @@ class Row:
     #: What each path sent: differs from ``call`` for get_table on Hive 4.0.1 (direct: get_table_req).
     direct_method: str = ""
     proxy_method: str = ""
+    #: The raw byte forwarder measured in the same runs (--floor): its medians and its ratios to direct.
+    floor: dict | None = None
+    floor_p50_ratio: float = math.nan
+    floor_throughput_ratio: float = math.nan
 
     @property
     def label(self) -> str:
@@ -674,6 +680,12 @@ class Row:
         if self.direct_method in ("", self.call) and self.proxy_method in ("", self.call):
             return self.call
         return f"{self.direct_method or self.call} / {self.proxy_method or self.call}"
+
+
+def ratios(direct: list[RunStats], other: list[RunStats]) -> tuple[float, float]:
+    """(p50, throughput) of `other` to direct: the median over the repeats of the ratio within one run."""
+    pairs = list(zip(direct, other, strict=True))
+    return statistics.median(o.p50_ms / d.p50_ms for d, o in pairs), statistics.median(o.throughput / d.throughput for d, o in pairs)
 
 
 def median_of(runs: list[RunStats]) -> dict:
@@ -730,6 +742,21 @@ def render_cpu(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def render_floor(rows: list[Row]) -> str:
+    """The byte forwarder's ratios beside hmsproxy's, from the same runs (--floor)."""
+    head = (
+        f"{'same runs: proxy vs floor':<26}{'clients':>8} | {'proxy p50 x':>11}{'floor p50 x':>12} | "
+        f"{'proxy tput x':>12}{'floor tput x':>13} | {'CPU ms/call: proxy':>18}{'floor':>7}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.call:<26}{r.clients:>8} | {r.p50_ratio:>10.2f}x{r.floor_p50_ratio:>11.2f}x | {r.throughput_ratio:>11.2f}x"
+            f"{r.floor_throughput_ratio:>12.2f}x | {_f(r.proxy['proxy_cpu_ms_per_call']):>18}{_f(r.floor['proxy_cpu_ms_per_call']):>7}"
+        )
+    return "\n".join(lines)
+
+
 def evaluate_targets(rows: list[Row]) -> list[dict]:
     targets = []
     for r in rows:
@@ -740,6 +767,7 @@ def evaluate_targets(rows: list[Row]) -> list[dict]:
                     "target": f"proxy p50 <= {TARGET_P50_RATIO}x direct, 1 client, {r.call}",
                     "value": round(r.p50_ratio, 3),
                     "pass": ok,
+                    **({"floor": round(r.floor_p50_ratio, 3)} if r.floor else {}),
                 }
             )
     for r in rows:
@@ -750,6 +778,7 @@ def evaluate_targets(rows: list[Row]) -> list[dict]:
                     "target": f"proxy throughput >= {TARGET_THROUGHPUT_RATIO}x direct, {r.clients} clients, {r.call}",
                     "value": round(r.throughput_ratio, 3),
                     "pass": ok,
+                    **({"floor": round(r.floor_throughput_ratio, 3)} if r.floor else {}),
                 }
             )
     return targets
@@ -779,8 +808,8 @@ def parse_args(argv=None):
     p.add_argument(
         "--floor",
         action="store_true",
-        help="measure a raw byte forwarder (tests/bench/raw_forwarder.py) where hmsproxy stands: the floor of "
-        "any Python proxy on this machine; leaves out the cache and get_partitions runs",
+        help="also measure a raw byte forwarder (tests/bench/raw_forwarder.py) in front of the same metastore, "
+        "as a third path interleaved in the same runs: the floor of any Python proxy on this machine, beside hmsproxy",
     )
     p.add_argument(
         "--big-partitions", type=int, default=10_000, help="partitions of the get_partitions runs (tests/bench/bench_relay.py); 0: none"
@@ -825,6 +854,7 @@ def main(argv=None) -> int:
     pool = ClientPool(args.clients)
     metastore = None
     proxy = None
+    floor = None
     try:
         log(f"starting a Hive {HIVE_VERSIONS[args.hive]} metastore (state in {tmp}) ...")
         (metastore,) = start_metastores(
@@ -850,13 +880,22 @@ def main(argv=None) -> int:
         config_path = tmp / "hmsproxy.yml"
         write_proxy_config(config_path, proxy_port, metastore.uri, HIVE_VERSIONS[args.hive])
         profile_out = Path(args.profile_proxy).resolve() if args.profile_proxy else None
-        proxy = ProxyProcess(config_path, tmp / "hmsproxy.log", profile_out, floor=args.floor)
+        proxy = ProxyProcess(config_path, tmp / "hmsproxy.log", profile_out)
         proxy.wait_ready("127.0.0.1", proxy_port)
         log(f"{proxy.banner} (pid {proxy.pid})")
 
         endpoints = {"direct": ("127.0.0.1", metastore.port), "proxy": ("127.0.0.1", proxy_port)}
         methods = path_methods(args.hive)
         pids = {"jvm": metastore.pid, "proxy": proxy.pid, "self": os.getpid()}
+        if args.floor:
+            floor_port = free_port()
+            write_proxy_config(tmp / "floor.yml", floor_port, metastore.uri, HIVE_VERSIONS[args.hive])
+            floor = ProxyProcess(tmp / "floor.yml", tmp / "floor.log", floor=True)
+            floor.wait_ready("127.0.0.1", floor_port)
+            log(f"{floor.banner} (pid {floor.pid})")
+            endpoints["floor"] = ("127.0.0.1", floor_port)
+            pids["floor"] = floor.pid
+        paths = tuple(endpoints)
 
         def snapshot():
             snap = {k: _proc_cpu_s(v) for k, v in pids.items()}
@@ -867,7 +906,7 @@ def main(argv=None) -> int:
         # Warm-up of both paths and both calls (JIT, connection set-up, caches): not measured.
         log("warming up both paths ...")
         for call in CALLS:
-            for path in ("direct", "proxy"):
+            for path in paths:
                 pool.run([endpoints[path]], call, args.clients, 0.75, args.warmup_calls, methods=[methods[call][path]])
         if profile_out is not None:
             os.kill(proxy.pid, signal.SIGUSR1)  # profile the measured runs only
@@ -890,11 +929,11 @@ def main(argv=None) -> int:
         # that all clients share. Both paths so see the same metastore (GC, JIT, caches)
         # and the same other load; which path goes first alternates between repeats.
         slices = max(1, round(args.duration / args.slice))
-        sliced_s = 2 * slices * args.slice
+        sliced_s = len(paths) * slices * args.slice
         for rep in range(args.repeats):
-            order = ("direct", "proxy") if rep % 2 == 0 else ("proxy", "direct")
+            order = paths[rep % len(paths) :] + paths[: rep % len(paths)]  # who goes first rotates
             for call, n in cases:
-                run_s = 2 * args.duration if n == 1 else sliced_s
+                run_s = len(paths) * args.duration if n == 1 else sliced_s
                 if rep > 0 and time.monotonic() + run_s + 1 > budget_end:
                     truncated = True
                     continue
@@ -914,18 +953,21 @@ def main(argv=None) -> int:
         rows = []
         for call, n in cases:
             direct, proxied = runs[(call, n, "direct")], runs[(call, n, "proxy")]
-            row = Row(call, n, median_of(direct), median_of(proxied), **{f"{p}_method": m for p, m in methods[call].items()})
-            # Ratios: median over the repeats of proxy/direct within one run.
-            pairs = list(zip(direct, proxied))
-            row.p50_ratio = statistics.median(p.p50_ms / d.p50_ms for d, p in pairs)
-            row.throughput_ratio = statistics.median(p.throughput / d.throughput for d, p in pairs)
+            row = Row(
+                call, n, median_of(direct), median_of(proxied), direct_method=methods[call]["direct"], proxy_method=methods[call]["proxy"]
+            )
+            row.p50_ratio, row.throughput_ratio = ratios(direct, proxied)
+            if "floor" in paths:
+                forwarded = runs[(call, n, "floor")]
+                row.floor = median_of(forwarded)
+                row.floor_p50_ratio, row.floor_throughput_ratio = ratios(direct, forwarded)
             rows.append(row)
         targets = evaluate_targets(rows)
         elapsed = time.monotonic() - started
 
         machine = f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, {platform.machine()}"
         print()
-        in_front = "a raw byte forwarder (--floor), not hmsproxy," if args.floor else "hmsproxy"
+        in_front = "hmsproxy and a raw byte forwarder (--floor)" if args.floor else "hmsproxy"
         print(f"hmsproxy {__version__} benchmark: Hive {HIVE_VERSIONS[args.hive]} metastore (Derby) vs {in_front} in front of it")
         print(f"machine: {machine}; Python {platform.python_version()}; thriftpy2 {thriftpy2.__version__}")
         print(
@@ -933,8 +975,8 @@ def main(argv=None) -> int:
             f"{' (budget hit: fewer runs)' if truncated else ''}, medians shown"
         )
         print(
-            f"each repeat is one run in which direct and proxy calls are interleaved: at 1 client call by call "
-            f"({2 * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)"
+            f"each repeat is one run in which {' and '.join(paths)} calls are interleaved: at 1 client call by call "
+            f"({len(paths) * args.duration:g}s), at {args.clients} clients in {args.slice * 1000:g} ms time slices ({sliced_s:g}s)"
         )
         print("ratios (x): median over the repeats of proxy/direct within one run; throughput at 1 client = 1 / mean latency")
         if HIVE_CONF.get(args.hive):
@@ -955,8 +997,12 @@ def main(argv=None) -> int:
         print()
         print(render_cpu(rows))
         print()
+        if "floor" in paths:
+            print(render_floor(rows))
+            print()
         for t in targets:
-            print(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['value']:.2f}x")
+            floor_note = f" (floor in the same runs: {t['floor']:.2f}x)" if "floor" in t else ""
+            print(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['value']:.2f}x{floor_note}")
         foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
         if foreign and max(foreign) > 0.25:
             print(
@@ -966,7 +1012,7 @@ def main(argv=None) -> int:
         print(f"\n(total {elapsed:.0f}s)")
 
         cache_lines: list[str] = []
-        if not (args.no_cache or args.floor):
+        if not args.no_cache:
             from tests.bench import bench_cache
 
             log("starting a second hmsproxy with the metadata cache on ...")
@@ -981,7 +1027,7 @@ def main(argv=None) -> int:
             print("\n".join(cache_lines))
 
         relay_lines: list[str] = []
-        if args.big_partitions and not args.floor:
+        if args.big_partitions:
             from tests.bench import bench_relay
 
             log(f"seeding {DB}.{bench_relay.BIG_TABLE} with {args.big_partitions:,} partitions ...")
@@ -1026,8 +1072,9 @@ def main(argv=None) -> int:
             print_profile(profile_out)
         return 1 if args.strict and not all(t["pass"] for t in targets) else 0
     finally:
-        if proxy is not None:
-            proxy.stop()
+        for process in (proxy, floor):
+            if process is not None:
+                process.stop()
         pool.close()
         if metastore is not None:
             metastore.stop()

@@ -1,8 +1,9 @@
 """The floor of any Python metastore proxy: a byte forwarder that reads nothing it forwards.
 
-``bench_proxy --floor`` puts it where hmsproxy stands (same config file, same ports), so the
-benchmark's ratios show what a proxy costs on this machine before it does any work: an extra
-loopback hop each way and a Python process copying bytes (one thread per direction per client).
+``bench_proxy --floor`` runs it beside hmsproxy, in front of the same metastore (its own config
+file and port), as a third path interleaved in the same runs, so the benchmark shows what a proxy
+costs on this machine before it does any work: an extra loopback hop each way and a Python
+process copying bytes (one thread per direction per client).
 Not a product: no Thrift, no routing, no limits.
 
     python -m tests.bench.raw_forwarder CONFIG   (server.port and the primary's first URI)
