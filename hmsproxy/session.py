@@ -45,7 +45,7 @@ class Session:
 
     def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool) -> tuple[Connection, bool]:
         """(the connection, whether it was kept from an earlier call rather than opened now)."""
-        key = (metastore.name, read_only and bool(metastore.read_only_uris))
+        key = _conn_key(metastore, read_only)
         uris = tuple(metastore.read_only_uris if key[1] else metastore.uris)
         moved = None
         with self._lock:
@@ -115,7 +115,7 @@ class Session:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
         an earlier relay left open; None when there is none or the metastore had closed it (the full
         path opens one: set_ugi, version). Every repeated read takes this path: it is kept short."""
-        conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))
+        conn = self._conns.get(_conn_key(metastore, read_only=True))  # a read's, as relay() opened it
         if conn is None or not conn.is_open:
             return None
         backends = self.backends
@@ -160,3 +160,9 @@ class Session:
             conns, self._conns = list(self._conns.values()), {}
         for conn in conns:
             conn.close()
+
+
+def _conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:
+    """Which of a session's connections a call takes: the metastore's, on its read-only URIs when it
+    has them and the call may use them."""
+    return metastore.name, read_only and bool(metastore.read_only_uris)
