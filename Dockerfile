@@ -14,7 +14,7 @@ FROM python:3.11.13-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# gcc: hmsproxy._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no compiler.
+# gcc: hmsproxy.protocol._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no compiler.
 RUN set -eux; \
     apt-get update; \
     apt-get install -y --no-install-recommends gcc libc6-dev; \
@@ -25,7 +25,7 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY hmsproxy ./hmsproxy
 RUN /opt/hmsproxy/venv/bin/pip install . \
-    && /opt/hmsproxy/venv/bin/python -c "import hmsproxy._thriftwalk" \
+    && /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk" \
     && /opt/hmsproxy/venv/bin/hmsproxy --version
 
 # ---- runtime: slim Python + headless JRE 17 + the virtualenv, as a non-root user ----

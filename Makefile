@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 .PHONY: up test lint bench bench-skew bench-dependent bench-index check-config clean sshd postgresql hive-jars
 
-$(BIN)/.installed: pyproject.toml setup.py hmsproxy/_thriftwalk.c
+$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

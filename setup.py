@@ -1,10 +1,10 @@
 """The one thing pyproject.toml cannot say with the setuptools we support: a C extension.
 
-hmsproxy._thriftwalk finds where a Thrift value ends without decoding it (relay.py's typed
+hmsproxy.protocol._thriftwalk finds where a Thrift value ends without decoding it (relay.py's typed
 relay). It is optional: without a C compiler the package installs and those answers take the
 proxy's full path instead.
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("hmsproxy._thriftwalk", ["hmsproxy/_thriftwalk.c"], optional=True)])
+setup(ext_modules=[Extension("hmsproxy.protocol._thriftwalk", ["hmsproxy/protocol/_thriftwalk.c"], optional=True)])

@@ -9,19 +9,21 @@ everything. Adding a feature is one line here (see docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from os import PathLike
 
-from hmsproxy.config_model import Config
+from hmsproxy import config
+from hmsproxy.config.model import Config
 from hmsproxy.features.access import AccessControl
 from hmsproxy.features.audit import Audit
-from hmsproxy.features.base import ConfigSection, Feature
 from hmsproxy.features.catalog import Catalog
-from hmsproxy.features.ddl import Statements
 from hmsproxy.features.dependent.feature import Dependent
 from hmsproxy.features.indexes.feature import Indexes
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
-from hmsproxy.handler import Handler
+from hmsproxy.features.statements import Statements
+from hmsproxy.pipeline.handler import Handler
+from hmsproxy.pipeline.platform import ConfigSection, Feature
 from hmsproxy.store import Store
 
 FEATURES: tuple[type[Feature], ...] = (
@@ -55,3 +57,8 @@ def build_handler(config: Config, features: Sequence[type[Feature]] = FEATURES, 
         handler.close()
         raise
     return handler
+
+
+def load_config(path: str | PathLike[str], features: Sequence[type[Feature]] = FEATURES) -> Config:
+    """hmsproxy's own config file, with the config sections of `features`."""
+    return config.load_config(path, config_sections(features))

@@ -22,11 +22,17 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args):
+    from hmsproxy.app import config_sections
     from hmsproxy.config import load_from_paths
 
     if not args.config and not args.federation_config:
         raise SystemExit("hmsproxy: give --config FILE, or --server-config and --federation-config")
-    return load_from_paths(config=args.config, server_config=args.server_config, federation_config=args.federation_config)
+    return load_from_paths(
+        config=args.config,
+        server_config=args.server_config,
+        federation_config=args.federation_config,
+        feature_sections=config_sections(),
+    )
 
 
 def _setup_logging(level: str) -> None:
@@ -80,8 +86,8 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     import os
 
     from hmsproxy.app import build_handler
+    from hmsproxy.downstream.server import ProxyServer
     from hmsproxy.ops.reload import reload_config
-    from hmsproxy.server import ProxyServer
 
     s = config.server
     handler = build_handler(config)
@@ -137,6 +143,7 @@ def _serve_until_signal(server, handler, on_stop=(), on_reload=None) -> None:
 
 
 def cmd_check_config(args) -> int:
+    from hmsproxy.app import config_sections
     from hmsproxy.config import ConfigError, describe
 
     try:
@@ -144,15 +151,15 @@ def cmd_check_config(args) -> int:
     except ConfigError as e:
         print(f"invalid: {e}", file=sys.stderr)
         return 1
-    print(describe(config))
+    print(describe(config, config_sections()))
     return 0
 
 
 def cmd_status(args) -> int:
     import thriftpy2.rpc
 
-    from hmsproxy import idl
-    from hmsproxy.wire import parse_uri
+    from hmsproxy.protocol import idl
+    from hmsproxy.upstream.wire import parse_uri
 
     host, port = parse_uri(args.uri)
     client = thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=10000)
@@ -236,8 +243,9 @@ def cmd_dev_fetch(args) -> int:
 
 
 def cmd_dev_up(args) -> int:
+    from hmsproxy.app import config_sections
     from hmsproxy.config import describe
-    from hmsproxy.config_model import HttpConfig
+    from hmsproxy.config.model import HttpConfig
     from hmsproxy.dev.federation import parse_backends, start_federation
     from hmsproxy.dev.maven import FetchError
 
@@ -250,7 +258,7 @@ def cmd_dev_up(args) -> int:
         raise SystemExit(f"hmsproxy: {e}") from None
     except OSError as e:  # e.g. the port is taken (the metastores it started are stopped again)
         raise SystemExit(f"hmsproxy: can't serve on {args.host}:{args.port}: {e.strerror or e}") from None
-    print(describe(fed.config))
+    print(describe(fed.config, config_sections()))
     ops = _start_ops_http(fed.handler, HttpConfig(args.host, args.http_port))
     print("\n" + fed.usage(), flush=True)
     _serve_until_signal(fed.server, fed.handler, on_stop=[*([ops.stop] if ops else []), fed.stop_metastores])

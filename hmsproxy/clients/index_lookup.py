@@ -22,7 +22,7 @@ from typing import Any
 from hmsproxy.clients.kept_connections import deferred, raised
 from hmsproxy.features.indexes.builds import FRESH, STALE, IndexBuild, digest, read_manifest, state
 from hmsproxy.features.indexes.compact import COMPACT
-from hmsproxy.jobs.storage import ArrowStorage, arrow_filesystem, data_files, join
+from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files, join
 from hmsproxy.jobs.tables import data_format, partition_name
 
 BUCKET_COLUMN, OFFSETS_COLUMN = "_bucketname", "_offsets"

@@ -38,7 +38,7 @@ class KeptConnections:
     def run(self, work: Callable[[Any], Any]) -> Any:
         """`work(client)` on a kept connection; one gone stale (the proxy restarted) is replaced once:
         the calls only read."""
-        from hmsproxy.wire import BackendUnavailable
+        from hmsproxy.upstream.wire import BackendUnavailable
 
         client = self._take()
         if client is not None:
@@ -61,7 +61,7 @@ class KeptConnections:
         return [value for _, value in outcomes]
 
     def _run(self, client: Any, work: Callable[[Any], Any]) -> Any:
-        from hmsproxy.wire import BackendUnavailable
+        from hmsproxy.upstream.wire import BackendUnavailable
 
         try:
             result = work(client)

@@ -19,10 +19,11 @@ import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
-from hmsproxy import idl
-from hmsproxy.ddl.parser import DdlSyntaxError, parse
+from hmsproxy.ddl.parser import DdlSyntaxError
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.wire import parse_uri
+from hmsproxy.features import parse
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.wire import parse_uri
 
 __all__ = ["DdlSyntaxError", "HmsProxyClient", "HmsProxyError", "ResultSet"]
 

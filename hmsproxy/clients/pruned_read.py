@@ -37,8 +37,8 @@ def read(spark, table: str, **equals):
     from pyspark.sql import functions as F
 
     from hmsproxy.clients.spark import metastore_uris
+    from hmsproxy.files.storage import storage_for
     from hmsproxy.jobs.skew_layout import join, list_files
-    from hmsproxy.jobs.storage import storage_for
     from hmsproxy.jobs.tables import data_format, split_table_name
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())

@@ -12,9 +12,9 @@ as Spark's user, in Spark's current database.
 from __future__ import annotations
 
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-from hmsproxy.ddl.parser import is_hmsproxy_statement
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
+from hmsproxy.features import is_hmsproxy_statement
 
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 

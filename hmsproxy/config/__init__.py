@@ -1,6 +1,6 @@
 """Reading and checking the federation's configuration.
 
-Two input formats produce the same immutable :class:`~hmsproxy.config_model.Config`:
+Two input formats produce the same immutable :class:`~hmsproxy.config.model.Config`:
 hmsproxy's own single YAML file (:func:`load_config`, in :mod:`.own_format`) and Waggle
 Dance's server + federation pair (:func:`load_waggle_dance`, in :mod:`.waggle_dance`).
 Both read metastores the Waggle Dance way (:mod:`.metastores`) with the same value readers

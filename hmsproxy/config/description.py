@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from hmsproxy.config_model import (
+from collections.abc import Sequence
+
+from hmsproxy.config.model import (
     AccessControlType,
     Config,
     DatabaseResolution,
     MetastoreConfig,
 )
+from hmsproxy.config.sections import ConfigSection
 
 
 def _describe_access(ms: MetastoreConfig) -> list[tuple[str, str]]:
@@ -29,7 +32,7 @@ def _describe_access(ms: MetastoreConfig) -> list[tuple[str, str]]:
     return rows
 
 
-def _describe_operations(config: Config) -> list[str]:
+def _describe_operations(config: Config, feature_sections: Sequence[ConfigSection]) -> list[str]:
     server, http, audit = config.server, config.http, config.audit
     tls = "off"
     if server.tls is not None:
@@ -47,18 +50,17 @@ def _describe_operations(config: Config) -> list[str]:
         f"Operations endpoint: {ops}",
         f"Audit: {audit_text}",
         f"Store: {config.store.url}",
-        *_feature_lines(config),
+        *_feature_lines(config, feature_sections),
     ]
 
 
-def _feature_lines(config: Config) -> list[str]:
-    from hmsproxy.app import config_sections
-
-    return [line for s in config_sections() for line in s.describe(config.sections.get(s.key, s.default))]
+def _feature_lines(config: Config, feature_sections: Sequence[ConfigSection]) -> list[str]:
+    return [line for s in feature_sections for line in s.describe(config.sections.get(s.key, s.default))]
 
 
-def describe(config: Config) -> str:
-    """The resolved federation as readable text (for `hmsproxy check-config`)."""
+def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> str:
+    """The resolved federation as readable text (for `hmsproxy check-config`), with the settings
+    of `feature_sections` (the features' own config keys)."""
     server = config.server
     prefixed = config.database_resolution is DatabaseResolution.PREFIXED
     lines = []
@@ -70,7 +72,7 @@ def describe(config: Config) -> str:
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s, "
         f"probe a metastore after {server.probe_after_s:g} s without an answer"
     )
-    lines.extend(_describe_operations(config))
+    lines.extend(_describe_operations(config, feature_sections))
     if prefixed:
         lines.append(
             "Database resolution: PREFIXED (clients name databases as <prefix><database>; names matching no prefix go to the primary)"

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from os import PathLike
 from typing import Any
 
 from hmsproxy.config.errors import ConfigError
+from hmsproxy.config.model import Config
 from hmsproxy.config.own_format import load_config
+from hmsproxy.config.sections import ConfigSection
 from hmsproxy.config.waggle_dance import load_waggle_dance
-from hmsproxy.config_model import Config
 
 
 def load_from_paths(
     config: str | PathLike[str] | None = None,
     server_config: str | PathLike[str] | None = None,
     federation_config: str | PathLike[str] | None = None,
+    feature_sections: Sequence[ConfigSection] = (),
 ) -> Config:
     """hmsproxy's own file (`config`), or Waggle Dance's pair; not both.
 
@@ -28,7 +31,7 @@ def load_from_paths(
             "give either hmsproxy's own configuration file or Waggle Dance's server/federation files, not both",
         )
     if config is not None:
-        return load_config(config)
+        return load_config(config, feature_sections)
     if federation_config is not None:
         return load_waggle_dance(server_config, federation_config)
     if server_config is not None:
@@ -44,11 +47,12 @@ def load_from_paths(
     )
 
 
-def load(args: Any) -> Config:
+def load(args: Any, feature_sections: Sequence[ConfigSection] = ()) -> Config:
     """:func:`load_from_paths` from an argparse namespace with `config`, `server_config`,
     `federation_config` attributes (missing attributes count as not given)."""
     return load_from_paths(
         config=getattr(args, "config", None),
         server_config=getattr(args, "server_config", None),
         federation_config=getattr(args, "federation_config", None),
+        feature_sections=feature_sections,
     )

@@ -43,7 +43,7 @@ from hmsproxy.config.fields import (
     read_str,
     read_uris,
 )
-from hmsproxy.config_model import (
+from hmsproxy.config.model import (
     FEDERATED_ACCESS_TYPES,
     AccessControlType,
     CacheConfig,

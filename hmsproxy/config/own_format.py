@@ -3,7 +3,7 @@
 Its keys are kebab-case and mirror Waggle Dance's where the concept is the same; unknown
 keys are errors.  Beyond the metastores it holds the server (including TLS and workers),
 the operations HTTP port, the audit log, the store, and one section per feature that has
-settings (features/base.py ConfigSection; e.g. `remotes`).
+settings (config/sections.py ConfigSection; e.g. `remotes`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from hmsproxy.config.fields import (
     read_str,
 )
 from hmsproxy.config.metastores import check_federation, parse_federation
-from hmsproxy.config.waggle_dance import WAGGLE_DANCE_DEFAULT_RESOLUTION
-from hmsproxy.config_model import (
+from hmsproxy.config.model import (
     AuditConfig,
     Config,
     DatabaseResolution,
@@ -38,9 +37,10 @@ from hmsproxy.config_model import (
     StoreConfig,
     TlsConfig,
 )
+from hmsproxy.config.waggle_dance import WAGGLE_DANCE_DEFAULT_RESOLUTION
 
 if TYPE_CHECKING:
-    from hmsproxy.features.base import ConfigSection
+    from hmsproxy.config.sections import ConfigSection
 
 #: hmsproxy's own format uses Waggle Dance's default resolution too.
 DEFAULT_RESOLUTION = WAGGLE_DANCE_DEFAULT_RESOLUTION
@@ -154,15 +154,12 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
     return dataclasses.replace(ServerConfig(), **kwargs)
 
 
-def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSection] | None = None) -> Config:
+def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSection] = ()) -> Config:
     """Load hmsproxy's own YAML configuration file (see config/hmsproxy.example.yml).
 
-    `feature_sections`: the top-level keys features own; default: those of the features app.py lists.
+    `feature_sections`: the top-level keys features own (app.config_sections() for the features a
+    proxy runs); any other key is an error.
     """
-    if feature_sections is None:
-        from hmsproxy.app import config_sections
-
-        feature_sections = config_sections()
     data = read_yaml(path)
     ctx = Ctx(str(path), strict=True)
     top_keys = (*_OWN_TOP_KEYS, *(s.key for s in feature_sections))
@@ -183,7 +180,7 @@ def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSect
         "store": ("store", _parse_store),
     }
     extras = {field: parse(ctx, section[key]) for key, (field, parse) in sections.items() if present(section, key)}
-    # Features' own sections (features/base.py ConfigSection), e.g. `remotes`.
+    # Features' own sections (config/sections.py ConfigSection), e.g. `remotes`.
     owned = {s.key: s.parse(ctx, section[s.key]) for s in feature_sections if present(section, s.key)}
     return Config(
         server=server,

@@ -26,7 +26,7 @@ from hmsproxy.config.fields import (
     read_section,
 )
 from hmsproxy.config.metastores import check_federation, parse_federation
-from hmsproxy.config_model import Config, DatabaseResolution, ServerConfig
+from hmsproxy.config.model import Config, DatabaseResolution, ServerConfig
 
 #: Waggle Dance listens on 0xBEE5 unless `port` says otherwise.
 WAGGLE_DANCE_DEFAULT_PORT = 48869

@@ -1,5 +1,9 @@
-"""hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...): grammar, parser, executor."""
+"""hmsproxy's own statements: the shared grammar rules, composing features' fragments, parsing, running.
 
-from hmsproxy.ddl.parser import DdlSyntaxError, is_hmsproxy_statement, parse, split
+The statements of the features hmsproxy ships are composed in `hmsproxy.features`
+(`builtin_grammar`, `parse`, ...); a proxy composes those of the features it installed.
+"""
 
-__all__ = ["DdlSyntaxError", "is_hmsproxy_statement", "parse", "split"]
+from hmsproxy.ddl.parser import DdlSyntaxError
+
+__all__ = ["DdlSyntaxError"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import Statement
-from hmsproxy.errors import InvalidRequest
+from hmsproxy.pipeline.errors import InvalidRequest
 
 DEFAULT_DATABASE = "default"
 STATUS_COLUMNS = ["result"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from hmsproxy.ddl import statements as st
-from hmsproxy.errors import InvalidRequest
+from hmsproxy.pipeline.errors import InvalidRequest
 
 #: What a terminal is, in words, for error messages.
 _WORDS = {
@@ -28,27 +27,6 @@ class DdlSyntaxError(InvalidRequest):
         self.line, self.column, self.expected = line, column, expected
         self.reason = message
         super().__init__(f"line {line}, column {column}: {message}")
-
-
-def _grammar():
-    from hmsproxy.ddl.registry import default_grammar
-
-    return default_grammar()
-
-
-def is_hmsproxy_statement(text: str) -> bool:
-    """Does `text` start with one of hmsproxy's statements? (Cheap: no parsing.)"""
-    return _grammar().is_statement(text)
-
-
-def parse(text: str) -> list[st.Statement]:
-    """All statements of a script, with the statements of every feature app.py lists."""
-    return _grammar().parse(text)
-
-
-def split(text: str) -> list[str]:
-    """Each statement's own text, for sending a script one statement at a time."""
-    return [s.source for s in parse(text)]
 
 
 # -- errors ---------------------------------------------------------------------------

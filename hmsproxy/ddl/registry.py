@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 from lark import Lark, Tree
@@ -98,11 +98,3 @@ class Grammar:
     def _build(self, tree: Tree, text: str) -> Statement:
         source = text[tree.meta.start_pos : tree.meta.end_pos] if not tree.meta.empty else ""
         return self.builders[tree.data](tree, source)
-
-
-@lru_cache(maxsize=1)
-def default_grammar() -> Grammar:
-    """The statements of the features the composition root (app.py) lists."""
-    from hmsproxy.app import FEATURES
-
-    return Grammar(cls.statements for cls in FEATURES if cls.statements is not None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hmsproxy.config_model import (
+from hmsproxy.config.model import (
     AccessControlType,
     Config,
     DatabaseResolution,

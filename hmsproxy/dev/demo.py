@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

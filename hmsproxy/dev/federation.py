@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hmsproxy.config_model import Config, StoreConfig
+from hmsproxy.config.model import Config, StoreConfig
 from hmsproxy.dev.config import dev_config
 from hmsproxy.dev.demo import DEMO_DATABASE, DEMO_TABLE, add_demo_data
 from hmsproxy.dev.metastore import LocalMetastore, start_metastores
@@ -28,8 +28,8 @@ class DevFederation:
     state_dir: Path
     config: Config
     metastores: list[LocalMetastore]
-    handler: object  # hmsproxy.handler.Handler
-    server: object  # hmsproxy.server.ProxyServer, bound but not serving yet
+    handler: object  # hmsproxy.pipeline.handler.Handler
+    server: object  # hmsproxy.downstream.server.ProxyServer, bound but not serving yet
     demo_table: str | None = None  # the client-side name of the demo table, if any
 
     def stop_metastores(self) -> None:
@@ -78,7 +78,7 @@ def start_federation(
     metastores started, they are stopped before the error propagates.
     """
     from hmsproxy.app import build_handler
-    from hmsproxy.server import ProxyServer
+    from hmsproxy.downstream.server import ProxyServer
 
     versions = ["2.3"] * backends if isinstance(backends, int) else list(backends)
     if len(versions) < 1:

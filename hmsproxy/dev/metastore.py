@@ -89,7 +89,7 @@ def metastore_client(host: str, port: int, timeout_s: float = 60):
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.transport import TBufferedTransportFactory
 
-    from hmsproxy.idl import ThriftHiveMetastore
+    from hmsproxy.protocol.idl import ThriftHiveMetastore
 
     return thriftpy2.rpc.make_client(
         ThriftHiveMetastore,

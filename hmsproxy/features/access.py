@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from hmsproxy.call import Call
-from hmsproxy.config_model import AccessControlType as ACT
-from hmsproxy.errors import AccessDenied
-from hmsproxy.features.base import Feature, Platform
+from hmsproxy.config.model import AccessControlType as ACT
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import AccessDenied
+from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec, other_databases
 from hmsproxy.routing.router import Route
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from hmsproxy.call import Call
-from hmsproxy.config_model import AuditConfig
-from hmsproxy.features.base import Feature, Platform
+from hmsproxy.config.model import AuditConfig
 from hmsproxy.ops.line_file import LineFile
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.platform import Feature, Platform
 
 
 def wanted(cfg: AuditConfig, call: Call) -> bool:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from hmsproxy import idl
-from hmsproxy.call import Call
-from hmsproxy.features.base import Feature
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.platform import Feature
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import Kind, MethodSpec
 from hmsproxy.routing.naming import join_catalog, split_catalog
 from hmsproxy.routing.patterns import hive_match

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import unquote
 
-from hmsproxy import idl
-from hmsproxy.call import Call
-from hmsproxy.internal_client import InternalClient
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.internal_client import InternalClient
+from hmsproxy.protocol import idl
 
 _NAMED_BY_VALUES = {
     "drop_partition": lambda a: [a.part_vals],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hmsproxy.errors import NotFound
+from hmsproxy.pipeline.errors import NotFound
 from hmsproxy.routing.naming import split_catalog
 from hmsproxy.routing.router import Route, Router, UnknownDatabase
 

@@ -15,10 +15,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.utils import floatToGoString
 
-from hmsproxy.backends import Backends
-from hmsproxy.call import Call
-from hmsproxy.features.base import Feature, Platform
-from hmsproxy.session import Session
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.platform import Feature, Platform
+from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.session import Session
 
 #: Error texts become label values; keep them short so one bad backend can't bloat a scrape.
 MAX_ERROR_LABEL = 200
@@ -100,7 +100,7 @@ class _CallCounts:
 
 
 def _cache_metrics(caches: dict) -> list:
-    """The metadata caches' counters (hmsproxy/cache/), per metastore."""
+    """The metadata caches' counters (hmsproxy/upstream/cache/), per metastore."""
     families = {
         "hits": CounterMetricFamily("hmsproxy_cache_hits", "Calls answered from the metadata cache", labels=["backend"]),
         "misses": CounterMetricFamily("hmsproxy_cache_misses", "Cacheable calls the cache could not answer", labels=["backend"]),

@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files
 from hmsproxy.jobs.swap import Catalog, Written, swap_in
 from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_unsupported, split_table_name
 

@@ -1,6 +1,6 @@
 """A metastore client to the proxy: the few calls the jobs make, errors in words.
 
-Plain thriftpy2 on the proxy's own IDL (`hmsproxy.idl`), as every hmsproxy
+Plain thriftpy2 on the proxy's own IDL (`hmsproxy.protocol.idl`), as every hmsproxy
 client does; the jobs talk to the proxy, never to a backend, so routing,
 prefixes and write rules apply to them like to any other client.
 """
@@ -13,14 +13,12 @@ from urllib.parse import urlparse
 import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
-from hmsproxy import idl
+from hmsproxy.files.partition_names import NAMES_PER_CALL
 from hmsproxy.jobs.errors import JobError, UsageError, error_text
 from hmsproxy.jobs.tables import parse_partition_name
+from hmsproxy.protocol import idl
 
 hive = idl.hive
-
-#: get_partitions_by_names per call: keeps each answer small on tables with many partitions.
-NAMES_PER_CALL = 100
 
 
 def parse_uris(uris: str) -> list[tuple[str, int]]:

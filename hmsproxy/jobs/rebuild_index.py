@@ -7,7 +7,7 @@ columns: then it covers every base partition with its values), the job
 
 1. lists the base partitions it covers (pyarrow's listing: the one staleness is checked with);
 2. reads only the indexed columns of exactly those files, a Spark task per file, one row group
-   or stripe at a time (jobs/compact_index.py), giving a row per (indexed values, file) with the
+   or stripe at a time (files/compact_index.py), giving a row per (indexed values, file) with the
    row groups holding them;
 3. writes those rows sorted on the indexed columns into a fresh sibling directory, with the
    build (builds.py) beside them, and reads the count back;
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
+from hmsproxy.files.storage import ArrowStorage, HadoopStorage, data_files, join
 from hmsproxy.jobs.arguments import add_partition_option
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.storage import ArrowStorage, HadoopStorage, data_files, join
 from hmsproxy.jobs.swap import Written, new_token, sibling_location, swap_in
 from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name
 
@@ -81,8 +81,8 @@ class Index:
 
 
 def load_index(ms: Any, db: str, table: str, index: str) -> Index:
-    from hmsproxy.errors import InvalidRequest  # with the IDL: not when the CLI only lists the jobs
     from hmsproxy.features.indexes.handlers import get_handler
+    from hmsproxy.pipeline.errors import InvalidRequest  # with the IDL: not when the CLI only lists the jobs
 
     found = ms.get_index(db, table, index)
     try:
@@ -143,7 +143,7 @@ def spark_file_name(spark: Any, path: str) -> str:
 
 def footer(path: str, fmt: str) -> Any:
     """A Parquet file's metadata, or an ORC file's reader (read on the driver: footers only)."""
-    from hmsproxy.jobs.storage import arrow_filesystem
+    from hmsproxy.files.storage import arrow_filesystem
 
     filesystem, inner = arrow_filesystem(path)
     with filesystem.open_input_file(inner) as source:
@@ -238,7 +238,7 @@ class BuildCatalog:
 def new_partition(index: Index, values: tuple[str, ...], location: str) -> Any:
     import copy
 
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     sd = copy.deepcopy(index.table.sd)
     sd.location = location
@@ -263,7 +263,9 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
     made: dict[str, IndexBuild] = {}
 
     def write(location: str) -> Written:
-        rows = index.handler.build(spark, index, files, location)
+        from hmsproxy.jobs.index_builders import builder_for  # with the IDL: not when the CLI only lists the jobs
+
+        rows = builder_for(index.handler).build(spark, index, files, location)
         made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests)
         write_manifest(location, made["build"])
         before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped

@@ -37,12 +37,12 @@ from hmsproxy.features.skew.layout import (
     now_text,
     to_parameter,
 )
+from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files, join
 from hmsproxy.jobs.arguments import add_partition_option, positive, share
 from hmsproxy.jobs.compact import read_files, refresh_table
 from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.storage import HadoopStorage, Storage, data_dirs, data_files, join
 from hmsproxy.jobs.swap import Written, fetch, swap_in
 from hmsproxy.jobs.tables import Target, data_format, hive_escape, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
 
@@ -101,7 +101,7 @@ class _Calls:
         self._connection = connection
 
     def __getattr__(self, method: str) -> Callable[..., Any]:
-        from hmsproxy import idl
+        from hmsproxy.protocol import idl
 
         args_cls = getattr(idl.HmsProxy, f"{method}_args")
 
@@ -122,7 +122,7 @@ def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0)
     """The jobs' MetastoreClient (a context manager), on a connection that reads skew location maps."""
     # Thrift and the IDL load here, not when the CLI lists the jobs.
     from hmsproxy.jobs.metastore import MetastoreClient, parse_uris
-    from hmsproxy.wire import ThriftConnection
+    from hmsproxy.upstream.wire import ThriftConnection
 
     connection = ThriftConnection(NAME, tuple(f"thrift://{h}:{p}" for h, p in parse_uris(uris)), call_timeout_s=timeout_s)
     try:
@@ -332,7 +332,7 @@ def verify(spark: Any, fmt: str, location: str, data_columns: list[str], columns
 
 
 def skewed_info(columns, values, location_map: dict | None = None) -> Any:
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     return idl.hive.SkewedInfo(
         skewedColNames=list(columns), skewedColValues=[list(v) for v in values], skewedColValueLocationMaps=location_map or {}

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from hmsproxy.files.storage import Entry, Storage, data_files
 from hmsproxy.jobs.errors import JobError, error_text, one_line
-from hmsproxy.jobs.storage import Entry, Storage, data_files
 from hmsproxy.jobs.tables import Target
 
 #: Marks directories written by a job; a later run strips it so names don't grow with every rewrite.

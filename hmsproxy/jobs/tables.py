@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from hmsproxy.files.partition_names import hive_escape, partition_name  # noqa: F401 (the jobs import them from here)
 from hmsproxy.jobs.errors import JobError, UsageError
 
 if TYPE_CHECKING:  # the Thrift client is imported only by jobs that run, not by the CLI's parser
@@ -58,19 +59,6 @@ def parse_spec(text: str) -> dict[str, str]:
             raise UsageError(f"partition spec {text!r} names {key!r} twice")
         spec[key] = m.group(2)
     return spec
-
-
-#: Characters Hive's FileUtils.escapePathName writes as %XX in directory names.
-_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
-
-
-def hive_escape(text: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
-
-
-def partition_name(keys: list[str], values: dict[str, str]) -> str:
-    """Hive's name of the partition with these values: 'ds=2026-11-01/hr=3' (escaped as Hive does)."""
-    return "/".join(f"{hive_escape(k)}={hive_escape(values[k])}" for k in keys)
 
 
 def parse_partition_name(name: str) -> dict[str, str]:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.wire import BackendUnavailable, ThriftConnection
+from hmsproxy.protocol import idl
+from hmsproxy.store import StoreError
+from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 
 #: The primary check is a real call; one per second at most, however often /readyz is asked.
 PRIMARY_CHECK_CACHE_S = 1.0
@@ -95,11 +96,22 @@ def default_readiness(handler) -> Readiness:
 
 def readiness_of(handler) -> Readiness:
     """Every check of a handler: the defaults, its store's, its features'."""
-    from hmsproxy.store import store_check
-
     readiness = default_readiness(handler)
     if handler.store is not None:
         readiness.add(store_check(handler.store))
     for check in handler.features.readiness_checks():
         readiness.add(check)
     return readiness
+
+
+def store_check(store):
+    """A /readyz check: the store answers a trivial query."""
+
+    def store_reachable():
+        try:
+            store.ping()
+        except StoreError as e:
+            return CheckResult("store", False, str(e))
+        return CheckResult("store", True, store.where)
+
+    return store_reachable

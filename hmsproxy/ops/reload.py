@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hmsproxy.config import ConfigError
-from hmsproxy.config_model import Config
+from hmsproxy.config.model import Config
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 
-from hmsproxy.config_model import TlsConfig
+from hmsproxy.config.model import TlsConfig
 
 #: A client that connects and never finishes the handshake must not hold a thread forever.
 HANDSHAKE_TIMEOUT_S = 30.0

@@ -13,10 +13,9 @@ from functools import cached_property
 
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.rewrite import DB_NAME_FIELDS, args_db_fields
 from hmsproxy.routing.table_rewrite import TABLE_NAMED_BY_NAME_ARG
-from hmsproxy.translations import database_from_request
 
 
 class Kind(enum.Enum):
@@ -318,3 +317,17 @@ def other_databases(spec: MethodSpec, args) -> list[str]:
         list_path, in_element = spec.db_list
         found += [locate(element, in_element) for element in (locate(args, list_path) or [])[1:]]
     return [db for db in found if db]
+
+
+def database_from_request(r):
+    """The Database a create_database_req creates (what create_database would be sent)."""
+    return idl.hive.Database(
+        name=r.databaseName,
+        description=r.description,
+        locationUri=r.locationUri,
+        parameters=r.parameters if r.parameters is not None else {},
+        privileges=r.privileges,
+        ownerName=r.ownerName,
+        ownerType=r.ownerType,
+        catalogName=r.catalogName,
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from hmsproxy.config_model import DatabaseResolution, MetastoreConfig
+from hmsproxy.config.model import DatabaseResolution, MetastoreConfig
 
 #: Hive 3 clients send "@catalog#db" where a database name goes; "!" stands for no database.
 CATALOG_MARK = "@"

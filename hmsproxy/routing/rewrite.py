@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.walker import NameWalker
 
 #: Struct name -> the fields of that struct that hold a database name.

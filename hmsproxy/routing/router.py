@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hmsproxy.config_model import Config, DatabaseResolution
+from hmsproxy.config.model import Config, DatabaseResolution
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.walker import NameWalker, Rename
 
 #: Struct name -> the fields of that struct that hold a table name (or a list of them).

@@ -225,6 +225,11 @@ class Store:
 
     # -- life ------------------------------------------------------------------------
 
+    @property
+    def where(self) -> str:
+        """The store's URL with any password left out (for status lines)."""
+        return self._where
+
     def ping(self) -> None:
         with self.reading() as conn:
             conn.execute(text("SELECT 1"))
@@ -266,18 +271,3 @@ def _checked(schemas: Sequence[StoreSchema]) -> tuple[StoreSchema, ...]:
 def _first_line(e: Exception) -> str:
     msg = str(getattr(e, "orig", None) or e)
     return msg.strip().splitlines()[0] if msg.strip() else repr(e)
-
-
-def store_check(store: Store):
-    """A /readyz check: the store answers a trivial query."""
-
-    def store_reachable():
-        from hmsproxy.ops.readiness import CheckResult
-
-        try:
-            store.ping()
-        except StoreError as e:
-            return CheckResult("store", False, str(e))
-        return CheckResult("store", True, store._where)
-
-    return store_reachable

@@ -1,6 +1,6 @@
 """Test helpers shipped with hmsproxy: fake metastores behind the Connection seam.
 
-from hmsproxy.backends import Backends
+from hmsproxy.upstream.backends import Backends
 from hmsproxy.testing import FakeMetastore, fake_connect, args, table
 
 dw = FakeMetastore("dw", missing={"get_table"})      # a Hive 4-like backend

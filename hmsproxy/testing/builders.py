@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

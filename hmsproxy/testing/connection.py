@@ -1,4 +1,4 @@
-"""FakeConnection: the Connection protocol (hmsproxy.wire) over a FakeMetastore, in memory.
+"""FakeConnection: the Connection protocol (hmsproxy.upstream.wire) over a FakeMetastore, in memory.
 
 Every call goes through the same bytes a socket would carry: the args struct
 is written as a Thrift binary message, the fake metastore reads it, and its
@@ -15,9 +15,9 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyMemoryBuffer
 
-from hmsproxy import codec, idl
+from hmsproxy.protocol import codec, idl
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.wire import BackendUnavailable
 
 
 def _protocol(data: bytes = b"") -> TCyBinaryProtocol:
@@ -130,7 +130,7 @@ class ConnectRequest:
 
 @dataclass
 class FakeConnector:
-    """A ConnectionFactory (hmsproxy.backends) over fakes, found by metastore name or by one of its URIs.
+    """A ConnectionFactory (hmsproxy.upstream.backends) over fakes, found by metastore name or by one of its URIs.
 
     A metastore with no fake gets a connection that is down, saying so.
     """

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from thriftpy2.thrift import TApplicationException, TException, TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

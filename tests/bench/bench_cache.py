@@ -56,7 +56,7 @@ def measure(pool, endpoints: dict, method: str, args, snapshot, log) -> list[str
                 + ", ".join(f"{p} {statistics.median([s.throughput for s in stats[(n, p)]]):.0f}/s" for p in PATHS)
             )
     lines = [
-        "get_table with the metadata cache (hmsproxy/cache/): direct vs proxy (cache off) vs proxy (cache on, every call a hit)",
+        "get_table with the metadata cache (hmsproxy/upstream/cache/): direct vs proxy (cache off) vs proxy (cache on, every call a hit)",
         f"{'clients':>7} | {'direct p50':>10}{'/s':>8} | {'proxy p50':>10}{'/s':>8} | {'cached p50':>10}{'/s':>8} | {'cached/direct':>13}",
     ]
     targets_met = []

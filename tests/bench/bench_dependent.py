@@ -46,7 +46,7 @@ def generate(stack, day_names: list[str]) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     spark = stack.spark
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
@@ -87,8 +87,8 @@ def timed(spark, query: str) -> tuple[float, float, tuple]:
 def run(args: argparse.Namespace) -> int:
     import thriftpy2.rpc
 
-    from hmsproxy import idl
     from hmsproxy.clients.proxy import HmsProxyClient
+    from hmsproxy.protocol import idl
     from tests.bench.stack import spark_through_proxy
 
     with spark_through_proxy("bench-dependent", log, keep_state=args.keep_state) as stack:

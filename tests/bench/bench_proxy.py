@@ -64,7 +64,7 @@ FILTER_DS = "2026-01-05"
 FILTER = f"ds = '{FILTER_DS}'"
 
 #: Targets: proxy p50 / direct p50 at 1 client, proxy / direct throughput at 16 clients. Both calls
-#: take the relay (hmsproxy/relay.py) here, whose targets these are; ``--floor`` shows, in the same runs, what a proxy
+#: take the relay (hmsproxy/protocol/relay.py) here, whose targets these are; ``--floor`` shows, in the same runs, what a proxy
 #: that does nothing but copy bytes reaches on the same machine.
 TARGET_P50_RATIO = 1.05
 TARGET_THROUGHPUT_RATIO = 0.95
@@ -72,7 +72,7 @@ TARGET_THROUGHPUT_RATIO = 0.95
 
 def _get_table_req(c):
     # What a Hive 4 client's getTable(db, table) sends (HiveMetaStoreClient: catalog set, "hive" by default).
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     return c.get_table_req(idl.hive.GetTableRequest(dbName=DB, tblName=TABLE, catName="hive"))
 
@@ -125,7 +125,7 @@ def make_client(host: str, port: int, timeout_s: float = CLIENT_TIMEOUT_S):
     from thriftpy2.protocol import TCyBinaryProtocolFactory
     from thriftpy2.transport import TCyBufferedTransportFactory
 
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     return thriftpy2.rpc.make_client(
         idl.ThriftHiveMetastore,
@@ -332,7 +332,7 @@ def seed(metastore, partitions: int, hive_version: str = "2.3") -> None:
     The same calls on every Hive version (create_database, create_table,
     add_partitions in batches of 50); checked afterwards with the calls measured.
     """
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     hive = idl.hive
     client = metastore.client()
@@ -417,7 +417,7 @@ def write_proxy_config(
         + (f"store:\n  url: {store_url}\n" if store_url else ""),
         encoding="utf-8",
     )
-    from hmsproxy.config import load_config
+    from hmsproxy.app import load_config
 
     load_config(path)  # fail here, with the loader's message, if the file is wrong
 
@@ -509,9 +509,8 @@ def serve_profiled(config_path: str, out: str) -> int:
     import pstats
 
     from hmsproxy import __version__
-    from hmsproxy import server as server_mod
-    from hmsproxy.app import build_handler
-    from hmsproxy.config import load_config
+    from hmsproxy.app import build_handler, load_config
+    from hmsproxy.downstream import server as server_mod
 
     logging.basicConfig(level=logging.WARNING)
     config = load_config(config_path)
@@ -843,10 +842,10 @@ def main(argv=None) -> int:
     import thriftpy2
 
     from hmsproxy import __version__
-    from hmsproxy import idl as _idl  # noqa: F401 - loaded once, before the clients fork
     from hmsproxy.dev.metastore import start_metastores
     from hmsproxy.dev.ports import free_port
-    from hmsproxy.translations import TRANSLATIONS
+    from hmsproxy.protocol import idl as _idl  # noqa: F401 - loaded once, before the clients fork
+    from hmsproxy.upstream.translations import TRANSLATIONS
 
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-"))
     # Fork the clients first: no threads, JVMs or sockets exist yet to leak into them.

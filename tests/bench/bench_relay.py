@@ -4,7 +4,7 @@ path (``relay: false``), with each proxy process's memory growth. tests/bench/be
 it after the other rows, against the same metastore.
 
 On a Hive 2.3 metastore, which leaves the Hive 3 catalog unset in each Partition, the fast path
-appends it as it copies (hmsproxy/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
+appends it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
 warm-up round checks that both proxies' answers are equal and hold the metastore's partitions.
 """
 
@@ -25,7 +25,7 @@ def seed_big(metastore, partitions: int) -> int:
 
     from thriftpy2.utils import serialize
 
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
     from tests.bench.bench_proxy import DB, TABLE
 
     client = metastore.client()

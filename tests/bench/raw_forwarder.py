@@ -17,7 +17,7 @@ import threading
 
 import yaml
 
-from hmsproxy.wire import parse_uri
+from hmsproxy.upstream.wire import parse_uri
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:

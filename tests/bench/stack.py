@@ -17,7 +17,7 @@ from pathlib import Path
 class Stack:
     tmp: Path
     metastore: object  # hmsproxy.dev.metastore.LocalMetastore
-    server: object  # hmsproxy.server.ProxyServer or a ServedProxy: its .uri is the proxy's
+    server: object  # hmsproxy.downstream.server.ProxyServer or a ServedProxy: its .uri is the proxy's
     spark: object  # pyspark.sql.SparkSession
     _started: list = dataclasses.field(default_factory=list)  # ProxyProcesses to stop
 
@@ -59,9 +59,9 @@ def spark_through_proxy(
     `proxy_process`: the proxy as `hmsproxy serve` in a process of its own, as deployed (its Python
     then shares no interpreter lock with the benchmark's clients)."""
     from hmsproxy.app import build_handler
-    from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
+    from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
     from hmsproxy.dev.metastore import start_metastores
-    from hmsproxy.server import ProxyServer
+    from hmsproxy.downstream.server import ProxyServer
     from tests.support.spark import make_spark
 
     tmp = Path(tempfile.mkdtemp(prefix=f"hmsproxy-{name}-"))

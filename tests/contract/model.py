@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 # Thrift TType codes as ContractDump prints them (Java's org.apache.thrift.protocol.TType).
 BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST, ENUM = (

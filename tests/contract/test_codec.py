@@ -1,7 +1,7 @@
 """Every IDL struct holding a map keyed by lists or structs gets through the proxy's codec.
 
 thriftpy2 decodes maps into dicts, so a list key (SkewedInfo.skewedColValueLocationMaps:
-skewed values -> directory) fails its decoder; hmsproxy/codec.py reads such messages
+skewed values -> directory) fails its decoder; hmsproxy/protocol/codec.py reads such messages
 again with list keys as tuples. Found from the IDL, so a struct gaining such a map joins.
 """
 
@@ -12,7 +12,7 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TMessageType, TType
 from thriftpy2.transport import TCyMemoryBuffer
 
-from hmsproxy import codec, idl
+from hmsproxy.protocol import codec, idl
 
 UNHASHABLE_KEYS = (TType.LIST, TType.SET, TType.STRUCT)
 

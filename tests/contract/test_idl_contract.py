@@ -3,7 +3,7 @@
 tests/contract/java/ContractDump.java reads the generated Java classes of
 hive-metastore and libfb303 (the jars shipped inside pyspark) by reflection and
 prints every struct, enum and service method as JSON lines.  These tests
-compare that dump with hmsproxy.idl:
+compare that dump with hmsproxy.protocol.idl:
 
 * every struct of the jar exists in our IDL with the same kind (struct, union,
   exception) and every field has the same id, name, requiredness and type
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hmsproxy.translations import ADDED_IN_4_0
+from hmsproxy.upstream.translations import ADDED_IN_4_0
 from tests.contract import jars
 from tests.contract.model import Contract, Field, jar_contract, our_contract, show, wire
 
@@ -44,7 +44,7 @@ ALLOWED_ADDITIONS = frozenset(
         "HmsProxy.hmsproxy_execute_script",
     }
 ) | frozenset(
-    # Hive 3/4's request calls that Hive 4 clients send (hmsproxy.translations answers them on older
+    # Hive 3/4's request calls that Hive 4 clients send (hmsproxy.upstream.translations answers them on older
     # metastores), with the types only they use. test_version_diff checks them against the 4.0.1 jar.
     {f"{service}.{method}" for service in ("ThriftHiveMetastore", "HmsProxy") for method in ADDED_IN_4_0}
     | {"DatabaseType", "Catalog", "GetCatalogRequest", "GetCatalogResponse", "GetCatalogsResponse", "ObjectDictionary"}

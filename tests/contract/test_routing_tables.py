@@ -7,8 +7,8 @@ import re
 import pytest
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
-from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, locate
 from hmsproxy.routing.rewrite import DB_NAME_FIELDS, rewrite_struct
 from hmsproxy.routing.router import Router

@@ -6,7 +6,7 @@ import re
 
 from thriftpy2.thrift import TType
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS, locate
 from hmsproxy.routing.table_rewrite import (
     NOT_TABLE_NAMES,

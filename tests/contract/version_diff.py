@@ -287,7 +287,7 @@ def render(reports: list[VersionReport], classification: Classification) -> str:
         "this file is out of date, when a difference has no entry in",
         "`tests/contract/version_diff_reasons.yaml`, or when an entry there matches nothing.",
         "",
-        "hmsproxy's IDL (`hmsproxy/thrift/hive_metastore.thrift`) matches Hive 2.3 exactly",
+        "hmsproxy's IDL (`hmsproxy/protocol/thrift/hive_metastore.thrift`) matches Hive 2.3 exactly",
         "(`tests/contract/test_idl_contract.py`). Below is every difference from the generated Thrift",
         "classes of newer metastores: *added* means the version has it and our IDL does not (the proxy",
         "drops such a field when it decodes a message and answers *Invalid method name* for such a",

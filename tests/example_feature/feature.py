@@ -14,15 +14,15 @@ from pathlib import Path
 
 from sqlalchemy import Column, MetaData, String, Table, select
 
-from hmsproxy import idl
 from hmsproxy.config.fields import read_int, read_mapping, read_section
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.executor import status
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
-from hmsproxy.errors import InvalidRequest
-from hmsproxy.features.base import ConfigSection, Feature
 from hmsproxy.features.catalog import VirtualTable
+from hmsproxy.pipeline.errors import InvalidRequest
+from hmsproxy.pipeline.platform import ConfigSection, Feature
+from hmsproxy.protocol import idl
 from hmsproxy.store import StoreSchema
 
 # -- its store table --------------------------------------------------------------------

@@ -13,10 +13,10 @@ from dataclasses import replace
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.server import ProxyServer
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, fake_connect
 from tests.support.federation import prefixed_config, temp_store
 from tests.support.ops import handler_metric

@@ -8,8 +8,8 @@ import time
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.dev.ports import free_port
+from hmsproxy.protocol import idl
 from tests.support.federation import ANSWER_DEADLINE_MS
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]

@@ -16,12 +16,12 @@ import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-from hmsproxy.config_model import StoreConfig
+from hmsproxy.config.model import StoreConfig
+from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.features.dependent.lineage import DependentConfig, LineageConfig
-from hmsproxy.server import ProxyServer
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_remotes_ddl import hmsproxy_sql
 

@@ -16,10 +16,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.dev.jvm import pyspark_jars_dir
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

@@ -8,10 +8,10 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.server import ProxyServer
-from hmsproxy.wire import parse_uri
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.wire import parse_uri
 from tests.support.dropping_forwarder import DroppingForwarder
 from tests.support.federation import prefixed_config
 

@@ -15,9 +15,9 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
-from hmsproxy.config_model import AccessControlType as ACT
+from hmsproxy.config.model import AccessControlType as ACT
 from hmsproxy.dev.ports import free_port
+from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop
 from tests.integration.test_proxy_calls import make_table
 from tests.integration.test_readme_examples import wait_for_output

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hmsproxy.testing import partition, table
-from hmsproxy.translations import ADDED_IN_4_0
+from hmsproxy.upstream.translations import ADDED_IN_4_0
 from tests.contract.jars import java_tool
 from tests.support.hive_jars import require_hive
 from tests.support.mixed_versions import federation
@@ -111,7 +111,7 @@ def test_hive4_client_on_a_hive_2_3_federation(proxy, federated_orders, hive4_cl
     steps = hive4_client(proxy.uri, db, tmp_path.as_uri(), "waggle_sales", "orders", "waggle_hr")
     check_everyday_work(steps, db, "waggle_sales.orders", native=False)
 
-    # The 2.3 metastores lacked the calls: the proxy translated them (hmsproxy/translations.py).
+    # The 2.3 metastores lacked the calls: the proxy translated them (hmsproxy/upstream/translations.py).
     primary = proxy.handler.config.primary.name
     missing = proxy.handler.backends.state(primary).missing_methods
     assert {"get_database_req", "create_table_req", "get_partitions_req", "drop_partition_req", "get_catalogs"} <= missing

@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

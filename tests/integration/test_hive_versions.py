@@ -14,11 +14,11 @@ import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
 from hmsproxy.dev import maven
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
+from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.integration.test_cli import start_dev_hms, stop, wait_for_line
 from tests.support.hive_jars import require_hive

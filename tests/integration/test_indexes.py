@@ -12,9 +12,9 @@ import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
-from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_breaker_real_clients import serve, shut
 from tests.integration.test_relay import hive31  # noqa: F401 - a module-scoped Hive 3.1 metastore
@@ -288,7 +288,7 @@ def test_a_hive_3_metastore_which_has_no_indexes_serves_them_through_the_proxy(h
 
 
 PLUGIN = '''
-from hmsproxy.errors import InvalidRequest
+from hmsproxy.pipeline.errors import InvalidRequest
 from hmsproxy.features.indexes.handlers import IndexHandler
 
 CALLS = []

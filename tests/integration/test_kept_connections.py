@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.clients.kept_connections import KeptConnections
 from hmsproxy.jobs.metastore import JobError
+from hmsproxy.protocol import idl
 from hmsproxy.testing import storage, table
 
 PARQUET_INPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"

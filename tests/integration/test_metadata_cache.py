@@ -15,9 +15,9 @@ from dataclasses import replace
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
-from hmsproxy.config_model import AuditConfig, CacheConfig, MetastoreConfig
-from hmsproxy.server import ProxyServer
+from hmsproxy.config.model import AuditConfig, CacheConfig, MetastoreConfig
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_breaker_real_clients import poll, shut
 from tests.integration.test_breaker_real_clients import serve as serve_config

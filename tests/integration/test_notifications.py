@@ -15,13 +15,13 @@ import shutil
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
 from hmsproxy.dev import maven
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
-from hmsproxy.server import ProxyServer
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from tests.integration.test_hive_versions import get_table, partitioned_table
 from tests.support.federation import prefixed_config
 from tests.support.required import unavailable

@@ -16,12 +16,12 @@ import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import AuditConfig, TlsConfig
+from hmsproxy.config.model import AuditConfig, TlsConfig
 from hmsproxy.dev.ports import free_port
+from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.ops.http import OpsHttpServer
-from hmsproxy.server import ProxyServer
+from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import federation_yaml, leave_out_after, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
@@ -156,8 +156,8 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
 
 
 def test_features_add_readiness_checks(own_proxy, metastores):
-    from hmsproxy.features.base import Feature
     from hmsproxy.ops.readiness import CheckResult
+    from hmsproxy.pipeline.platform import Feature
 
     class NeedsSomething(Feature):
         name = "needs_something"

@@ -9,8 +9,8 @@ import thriftpy2
 import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.config_model import MappedTables, MetastoreConfig
+from hmsproxy.config.model import MappedTables, MetastoreConfig
+from hmsproxy.protocol import idl
 from tests.support.federation import leave_out_after, prefixed_config
 
 hive = idl.hive
@@ -211,8 +211,8 @@ def test_framed_transport(metastores):
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.transport import TFramedTransportFactory
 
-    from hmsproxy.handler import Handler
-    from hmsproxy.server import ProxyServer
+    from hmsproxy.downstream.server import ProxyServer
+    from hmsproxy.pipeline.handler import Handler
 
     handler = Handler(prefixed_config(metastores[0].uri, metastores[1].uri))
     server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()

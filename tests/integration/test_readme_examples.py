@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.dev.demo import ROWS
 from hmsproxy.dev.ports import free_port
+from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

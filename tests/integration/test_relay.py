@@ -1,4 +1,4 @@
-"""The relay (hmsproxy/relay.py): answers forwarded undecoded where nothing would change them,
+"""The relay (hmsproxy/protocol/relay.py): answers forwarded undecoded where nothing would change them,
 the full path everywhere else, chunked streaming, and a backend failing mid-answer."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from thriftpy2.protocol import TBinaryProtocol, TCyBinaryProtocol
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TMemoryBuffer, TSocket, TTransportException
 
-from hmsproxy import idl
-from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
-from hmsproxy.relay import ReplySink
+from hmsproxy.downstream.reply_sink import ReplySink
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_breaker_real_clients import serve, shut
 from tests.support.federation import primary_only_config, temp_store

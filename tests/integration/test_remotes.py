@@ -15,11 +15,11 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import StoreConfig
+from hmsproxy.config.model import StoreConfig
+from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.features.remotes.config import RemotesConfig
-from hmsproxy.server import ProxyServer
+from hmsproxy.protocol import idl
 from tests.integration.test_proxy_calls import make_table
 from tests.support.sshd import require_sshd, start_sshd
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.ddl.parser import DdlSyntaxError
 from hmsproxy.features.remotes.config import RemotesConfig
+from hmsproxy.protocol import idl
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Relay shortcuts (hmsproxy/shortcuts.py) through the session's proxy and a real Hive 2.3 metastore:
+"""Relay shortcuts (hmsproxy/pipeline/shortcuts.py) through the session's proxy and a real Hive 2.3 metastore:
 a repeated read is relayed again as the client sent it, answers stay those of the full path, and
 writes, statements, reloads and time drop what was decided."""
 
@@ -11,8 +11,9 @@ from dataclasses import replace
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl, shortcuts
-from hmsproxy.config_model import AuditConfig
+from hmsproxy.config.model import AuditConfig
+from hmsproxy.pipeline import shortcuts
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 
 hive = idl.hive

@@ -1,6 +1,6 @@
 """Skewed tables' location maps (a Thrift map keyed by lists) through the proxy, both ways.
 
-Before hmsproxy/codec.py the proxy could not decode such a message: the Hive CLI's
+Before hmsproxy/protocol/codec.py the proxy could not decode such a message: the Hive CLI's
 `ALTER TABLE … SET SKEWED LOCATION` closed its connection, and every statement after it failed.
 """
 
@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.server import ProxyServer
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from hmsproxy.testing import table
-from hmsproxy.wire import ThriftConnection
+from hmsproxy.upstream.wire import ThriftConnection
 
 hive = idl.hive
 

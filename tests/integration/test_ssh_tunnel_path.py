@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import StoreConfig
+from hmsproxy.config.model import StoreConfig
 from hmsproxy.dev.ports import free_port
-from hmsproxy.server import ProxyServer
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from tests.integration.test_remotes import SOURCE_DB, add_source, link_db
 from tests.support.required import unavailable
 from tests.support.sshd import SSHD, require_sshd

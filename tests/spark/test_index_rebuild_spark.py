@@ -16,8 +16,8 @@ import pytest
 
 from hmsproxy.clients.index_lookup import arrow_lookup
 from hmsproxy.clients.spark import lookup, sql
+from hmsproxy.files.compact_index import file_rows
 from hmsproxy.jobs.cli import build_parser, run_job_command
-from hmsproxy.jobs.compact_index import file_rows
 from hmsproxy.jobs.context import JobContext
 from tests.support.mixed_versions import federation
 

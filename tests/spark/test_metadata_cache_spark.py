@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from hmsproxy.config_model import CacheConfig
+from hmsproxy.config.model import CacheConfig
 
 pytestmark = pytest.mark.spark
 

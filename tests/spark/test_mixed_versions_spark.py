@@ -12,7 +12,7 @@ import uuid
 import pytest
 from pyspark.errors import AnalysisException
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.testing import table as table_struct
 from tests.support.mixed_versions import federation
 from tests.support.spark_errors import META_EXCEPTION, jvm_causes

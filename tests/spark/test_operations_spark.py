@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.config import load_config
-from hmsproxy.config_model import AuditConfig, TlsConfig
+from hmsproxy.app import build_handler, load_config
+from hmsproxy.config.model import AuditConfig, TlsConfig
+from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.ops.reload import reload_config
-from hmsproxy.server import ProxyServer
 from tests.support.federation import federation_yaml
 from tests.support.ops import handler_metric, make_test_certs
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 from pyspark.errors import AnalysisException
 
-from hmsproxy import idl
 from hmsproxy.clients.spark import sql as hmsproxy_sql
+from hmsproxy.protocol import idl
 from tests.support.spark_errors import META_EXCEPTION, jvm_causes
 
 pytestmark = pytest.mark.spark

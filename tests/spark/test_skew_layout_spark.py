@@ -81,7 +81,7 @@ def make_table(spark, db: str, days=DAYS, heavy=None, light: int = 40) -> str:
 
 def set_skew(proxy, table: str, columns, values, *, subdirectories: bool = False) -> None:
     """Declare skew as Hive keeps it, through the proxy with plain Thrift (not the skew statements)."""
-    from hmsproxy import idl
+    from hmsproxy.protocol import idl
 
     db, name = table.split(".")
     with open_metastore(proxy.uri) as ms:

@@ -11,10 +11,10 @@ import uuid
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.clients.proxy import HmsProxyError
 from hmsproxy.clients.spark import sql
-from hmsproxy.wire import ThriftConnection
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.wire import ThriftConnection
 
 pytestmark = pytest.mark.spark
 
@@ -26,7 +26,7 @@ def tag():
 
 def skew_of(metastore, db: str, table: str, partition: str | None = None):
     """(columns, values, stored as directories, locations) as the metastore itself has them."""
-    # hmsproxy's own connection: a plain thriftpy2 client cannot decode location maps (hmsproxy/codec.py).
+    # hmsproxy's own connection: a plain thriftpy2 client cannot decode location maps (hmsproxy/protocol/codec.py).
     client = ThriftConnection("direct", (metastore.uri,))
     try:
         if partition is None:

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from hmsproxy import cli
-from hmsproxy.config import load_config
+from hmsproxy.app import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
@@ -288,7 +288,7 @@ def test_dockerfile_copy_sources_exist_and_are_not_dockerignored():
     # pyproject.toml names README.md as the readme: `pip install .` needs it in the context.
     assert {"pyproject.toml", "README.md", "hmsproxy"} <= set(copied)
     # The IDL files are package data: they must reach the build.
-    assert not dockerignored("hmsproxy/thrift/hive_metastore.thrift", patterns)
+    assert not dockerignored("hmsproxy/protocol/thrift/hive_metastore.thrift", patterns)
 
 
 def test_dockerignore_keeps_local_state_out():

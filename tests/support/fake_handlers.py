@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import AccessControlType, StoreConfig
-from hmsproxy.session import Session
+from hmsproxy.config.model import AccessControlType, StoreConfig
 from hmsproxy.testing import FakeMetastore, args, fake_connect, unwrap
+from hmsproxy.upstream.session import Session
 from tests.support.federation import prefixed_config
 
 

@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import replace
 from functools import lru_cache
 
-from hmsproxy.config_model import (
+from hmsproxy.config.model import (
     AccessControlType,
     Config,
     DatabaseResolution,

@@ -12,10 +12,10 @@ import dataclasses
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import StoreConfig
-from hmsproxy.server import ProxyServer
+from hmsproxy.config.model import StoreConfig
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
 from tests.support.federation import prefixed_config
 
 

@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from hmsproxy import idl
-from hmsproxy.config_model import AccessControlType, MappedTables, MetastoreConfig
+from hmsproxy.config.model import AccessControlType, MappedTables, MetastoreConfig
+from hmsproxy.protocol import idl
 from tests.support.hive_jars import require_hive
 
 hive = idl.hive

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from hmsproxy import idl
-from hmsproxy.backends import Backends
-from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.handler import Handler
-from hmsproxy.session import Session
+from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.pipeline.handler import Handler
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, args, database, fake_connect, table, unwrap
+from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.session import Session
 
 hive = idl.hive
 

@@ -1,4 +1,4 @@
-"""The circuit breaker (hmsproxy/breaker.py): its state machine on a fake clock, then a real
+"""The circuit breaker (hmsproxy/upstream/breaker.py): its state machine on a fake clock, then a real
 handler over fake metastores, one of which hangs like a SIGSTOPped process."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from hmsproxy import breaker as breaker_module
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.breaker import RETRY_S, Breaker
-from hmsproxy.config_model import StoreConfig
+from hmsproxy.config.model import StoreConfig
 from hmsproxy.ops.readiness import PrimaryCheck
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, fake_connect
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream import breaker as breaker_module
+from hmsproxy.upstream.breaker import RETRY_S, Breaker
+from hmsproxy.upstream.wire import BackendUnavailable
 from tests.support.fake_handlers import call
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
@@ -191,7 +191,8 @@ def test_the_watchdog_starts_with_calls_and_ends_when_idle_or_closed(monkeypatch
 
 
 def test_probe_after_s_is_a_server_setting_with_a_default(tmp_path):
-    from hmsproxy.config import ConfigError, describe, load_config
+    from hmsproxy.app import load_config
+    from hmsproxy.config import ConfigError, describe
 
     primary = "primary-meta-store: {name: p, remote-meta-store-uris: thrift://localhost:9084}\n"
     path = tmp_path / "hmsproxy.yml"

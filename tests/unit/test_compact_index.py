@@ -1,4 +1,4 @@
-"""The compact index of a data file (hmsproxy/jobs/compact_index.py): every combination of the
+"""The compact index of a data file (hmsproxy/files/compact_index.py): every combination of the
 indexed values with the row groups or stripes that hold it, checked against the file itself,
 and the fingerprint a base partition's staleness is decided with."""
 
@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
-from hmsproxy.jobs.compact_index import file_rows, fingerprint
-from hmsproxy.jobs.storage import Entry
+from hmsproxy.files.compact_index import file_rows, fingerprint
+from hmsproxy.files.storage import Entry
 
 
 def rows(n: int):

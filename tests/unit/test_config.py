@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.config import (
-    ConfigError,
-    describe,
-    load,
-    load_config,
-    load_from_paths,
-    load_waggle_dance,
-)
-from hmsproxy.config_model import (
+from hmsproxy.app import load_config
+from hmsproxy.config import ConfigError, describe, load, load_from_paths, load_waggle_dance
+from hmsproxy.config.model import (
     AccessControlType,
     DatabaseResolution,
     MappedTables,

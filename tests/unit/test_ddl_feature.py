@@ -10,15 +10,15 @@ import dataclasses
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.app import build_handler
-from hmsproxy.config_model import StoreConfig
-from hmsproxy.errors import AccessDenied, Conflict
+from hmsproxy.config.model import StoreConfig
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.ops.readiness import readiness_of
-from hmsproxy.session import Session
+from hmsproxy.pipeline.errors import AccessDenied, Conflict
+from hmsproxy.protocol import idl
 from hmsproxy.store import StoreError
 from hmsproxy.testing import FakeMetastore, database, fake_connect
+from hmsproxy.upstream.session import Session
 from tests.support.federation import prefixed_config
 
 LINK = "WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')"

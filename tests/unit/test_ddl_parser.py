@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.ddl import DdlSyntaxError, is_hmsproxy_statement, parse, split
+from hmsproxy.ddl import DdlSyntaxError
+from hmsproxy.features import is_hmsproxy_statement, parse, split
 from hmsproxy.features.remotes.statements import (
     CreateRemoteDatabase,
     CreateRemoteTable,

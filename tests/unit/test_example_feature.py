@@ -11,12 +11,12 @@ import dataclasses
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.app import FEATURES, build_handler, config_sections
 from hmsproxy.config import ConfigError, load_config
-from hmsproxy.config_model import StoreConfig
-from hmsproxy.session import Session
+from hmsproxy.config.model import StoreConfig
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, fake_connect, table
+from hmsproxy.upstream.session import Session
 from tests.example_feature.feature import Notes, NotesConfig
 from tests.support.federation import prefixed_config
 

@@ -10,9 +10,9 @@ from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.thrift import TMessageType, TType
 from thriftpy2.transport import TMemoryBuffer, TTransportException
 
-from hmsproxy import codec, framing, idl
-from hmsproxy._thriftwalk import value_end
-from hmsproxy.framing import MessageReader, message_header, readable_now
+from hmsproxy.protocol import codec, framing, idl
+from hmsproxy.protocol._thriftwalk import value_end
+from hmsproxy.protocol.framing import MessageReader, message_header, readable_now
 from hmsproxy.testing import partition, table
 from tests.support.pieces import Pieces
 

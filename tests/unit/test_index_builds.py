@@ -10,7 +10,7 @@ import pytest
 
 from hmsproxy.clients.lookup_cli import parse_where
 from hmsproxy.features.indexes.builds import FRESH, NEVER_BUILT, STALE, IndexBuild, digest, read_manifest, state, write_manifest
-from hmsproxy.jobs.storage import ArrowStorage, data_files
+from hmsproxy.files.storage import ArrowStorage, data_files
 
 
 def listing(path) -> list:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy import idl
+from hmsproxy.files.storage import Entry
 from hmsproxy.jobs import compact, list_jobs, rebuild_index, skew_layout
 from hmsproxy.jobs.cli import add_job_parser, build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
@@ -33,7 +33,6 @@ from hmsproxy.jobs.progress import (
 )
 from hmsproxy.jobs.registry import Job, all_jobs, get_job, register
 from hmsproxy.jobs.session import check_same_metastore
-from hmsproxy.jobs.storage import Entry
 from hmsproxy.jobs.swap import Written, relocated, sibling_location, swap_in
 from hmsproxy.jobs.tables import (
     Target,
@@ -45,6 +44,7 @@ from hmsproxy.jobs.tables import (
     refuse_unsupported,
     split_table_name,
 )
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

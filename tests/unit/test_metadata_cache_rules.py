@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from hmsproxy import idl
-from hmsproxy.cache.calls import through_cache
-from hmsproxy.cache.metadata import MetadataCache
-from hmsproxy.cache.rules import EVERYTHING, Scope, event_scope, read_scope, write_scopes
-from hmsproxy.config_model import CacheConfig
+from hmsproxy.config.model import CacheConfig
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.testing import table
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.cache.calls import through_cache
+from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.cache.rules import EVERYTHING, Scope, event_scope, read_scope, write_scopes
+from hmsproxy.upstream.wire import BackendUnavailable
 
 A = idl.HmsProxy
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.testing import FakeMetastore, database, partition, table
 from tests.support.fake_handlers import call, fake_federation

@@ -7,9 +7,9 @@ from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from hmsproxy import idl
-from hmsproxy.framing import message_header
-from hmsproxy.relay import outcome
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.framing import message_header
+from hmsproxy.protocol.relay import outcome
 from hmsproxy.testing import table
 from tests.unit.test_config import own
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.ddl import executor
-from hmsproxy.ddl.parser import parse
 from hmsproxy.ddl.results import ResultSet, format_table
-from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from hmsproxy.features import parse
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.features.remotes.runners import RemoteRunners
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
+from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.store import Store
 
 URIS = "WITH {kind}PROPERTIES ('hive.metastore.uris'='thrift://remote-hms:9083')"

@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from hmsproxy.backends import Backends
-from hmsproxy.config_model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.features.remotes.cache import RemotesCache
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets, is_link, link_properties, normalize_factory
 from hmsproxy.features.remotes.tunnels import Hop, parse_route, tunnel_spec
 from hmsproxy.store import Store
+from hmsproxy.upstream.backends import Backends
 
 
 @pytest.fixture
@@ -125,7 +125,8 @@ def test_ssh_routes():
 
 
 def test_config_remotes_are_parsed_and_validated(tmp_path):
-    from hmsproxy.config import ConfigError, load_config
+    from hmsproxy.app import load_config
+    from hmsproxy.config import ConfigError
 
     base = "primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://127.0.0.1:1'}\nremotes:\n  creators: [alice]\n"
     good = tmp_path / "good.yml"

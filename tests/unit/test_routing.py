@@ -2,7 +2,7 @@
 
 import pytest
 
-from hmsproxy.config_model import (
+from hmsproxy.config.model import (
     AccessControlType,
     Config,
     DatabaseResolution,

@@ -1,4 +1,4 @@
-"""Relay shortcuts (hmsproxy/shortcuts.py): what is kept, for how long, and what drops it."""
+"""Relay shortcuts (hmsproxy/pipeline/shortcuts.py): what is kept, for how long, and what drops it."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.utils import serialize
 
-from hmsproxy import idl, shortcuts
-from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.framing import Message, header_bytes, message_header
-from hmsproxy.shortcuts import Shortcuts, changes_nothing, is_read, shortcut_key
+from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.pipeline import shortcuts
+from hmsproxy.pipeline.shortcuts import Shortcuts, changes_nothing, is_read, shortcut_key
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.framing import Message, header_bytes, message_header
 
 PRIMARY = MetastoreConfig(name="primary", uris=("thrift://127.0.0.1:1",))
 ROUTER, OTHER_ROUTER = object(), object()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy import idl
 from hmsproxy.features.skew.rules import DEFAULT_DIRECTORY
 from hmsproxy.features.skew.runners import CHANGE_MARK
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, partition, table
 from tests.support.fake_handlers import call, fake_federation
 

@@ -20,10 +20,10 @@ from hmsproxy.features.skew.layout import (
     to_parameter,
     value_text,
 )
+from hmsproxy.files.storage import Entry
 from hmsproxy.jobs import skew_layout
 from hmsproxy.jobs.cli import build_parser
 from hmsproxy.jobs.errors import JobError
-from hmsproxy.jobs.storage import Entry
 from hmsproxy.testing import table
 
 

@@ -546,7 +546,7 @@ def test_ping_fails_when_database_goes_away(pg_url):
 
 def test_failed_operations_are_reported_for_metrics(sqlite_url):
     from hmsproxy.app import build_handler
-    from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
+    from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
 
     config = Config(
         ServerConfig(),

@@ -7,9 +7,9 @@ The expected answers and messages were taken from a real Hive 2.3 metastore
 import pytest
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeConnection, FakeMetastore, args, database, fake_connect, partition, table, unwrap
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.wire import BackendUnavailable
 
 hive = idl.hive
 

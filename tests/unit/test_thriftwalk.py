@@ -11,9 +11,9 @@ from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.thrift import TType
 from thriftpy2.transport import TMemoryBuffer
 
-from hmsproxy import codec, idl
-from hmsproxy._thriftwalk import has_field, value_end
-from hmsproxy.relay import copy_body
+from hmsproxy.protocol import codec, idl
+from hmsproxy.protocol._thriftwalk import has_field, value_end
+from hmsproxy.protocol.relay import copy_body
 from hmsproxy.routing.default_catalog import encoded_catalog_field
 from hmsproxy.testing import partition, table
 from tests.support.pieces import Pieces

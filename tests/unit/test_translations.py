@@ -1,4 +1,4 @@
-"""Hive 4 request calls on metastores that lack them (hmsproxy/translations.py), against fakes.
+"""Hive 4 request calls on metastores that lack them (hmsproxy/upstream/translations.py), against fakes.
 
 The FakeMetastore knows only Hive 2.3's calls, so every `*_req` call is "Invalid method
 name" to it, as to a real 2.3 metastore. The real Hive 4 client on real 2.3 metastores is
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, table
 from tests.support.fake_handlers import call, fake_federation
 

@@ -10,10 +10,10 @@ import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.config_model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.handler import Handler
-from hmsproxy.server import ProxyServer
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.pipeline.handler import Handler
+from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, fake_connect, table
 
 hive = idl.hive

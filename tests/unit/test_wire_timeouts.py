@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from hmsproxy import idl
-from hmsproxy.relay import ReplySink
-from hmsproxy.wire import BackendUnavailable, ThriftConnection
+from hmsproxy.downstream.reply_sink import ReplySink
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 
 
 @pytest.fixture

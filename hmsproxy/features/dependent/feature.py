@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from hmsproxy.call import Call
 from hmsproxy.features import identity
-from hmsproxy.features.base import Feature, Platform
 from hmsproxy.features.catalog import VirtualTable
 from hmsproxy.features.dependent import lineage, view
 from hmsproxy.features.dependent.model import DependentSnapshot
@@ -15,6 +13,8 @@ from hmsproxy.features.dependent.protection import Protection
 from hmsproxy.features.dependent.runners import Runners
 from hmsproxy.features.dependent.statements import STATEMENTS
 from hmsproxy.features.dependent.store import DEPENDENT_SCHEMA, DependentRepository
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.store.snapshot import GenerationCache
 

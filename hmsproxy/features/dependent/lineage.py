@@ -20,8 +20,8 @@ from typing import Any
 
 from hmsproxy.config.errors import Ctx, join_key
 from hmsproxy.config.fields import present, read_mapping, read_positive_number, read_section, read_str
-from hmsproxy.features.base import ConfigSection
 from hmsproxy.ops.line_file import LineFile
+from hmsproxy.pipeline.platform import ConfigSection
 
 log = logging.getLogger(__name__)
 

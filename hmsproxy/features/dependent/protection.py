@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hmsproxy.call import Call
-from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, TableRef
 from hmsproxy.features.dependent.runners import column_difference, columns_of
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
-from hmsproxy.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.store import AlreadyExists
 

@@ -8,10 +8,10 @@ each change of the records (in this proxy at once, in others sharing the store w
 
 from __future__ import annotations
 
-from hmsproxy import idl
 from hmsproxy.features import identity
 from hmsproxy.features.dependent import model
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.protocol import idl
 from hmsproxy.routing.router import Router
 
 hive = idl.hive

@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hmsproxy.jobs.compact_index import fingerprint
-from hmsproxy.jobs.storage import Entry, arrow_filesystem, join
+from hmsproxy.files.compact_index import fingerprint
+from hmsproxy.files.storage import Entry, arrow_filesystem, join
 
 MANIFEST = "_hmsproxy_index.json"
 BUILD_CONTEXT_KEY = "hmsproxy.index.build"

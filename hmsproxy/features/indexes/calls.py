@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from thriftpy2.utils import deserialize, serialize
 
-from hmsproxy import idl
-from hmsproxy.call import Call
-from hmsproxy.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes import compact
 from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.features.indexes.model import IndexRecord
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound
+from hmsproxy.protocol import idl
 from hmsproxy.store import AlreadyExists
 
 if TYPE_CHECKING:

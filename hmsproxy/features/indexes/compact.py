@@ -8,8 +8,8 @@ columns and partitioned like the base table or by a subset of its partition colu
 
 from __future__ import annotations
 
-from hmsproxy import idl
-from hmsproxy.errors import InvalidRequest
+from hmsproxy.pipeline.errors import InvalidRequest
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from hmsproxy.call import Call
-from hmsproxy.errors import ProxyError
 from hmsproxy.features import identity
-from hmsproxy.features.base import Feature, Platform
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.indexes import compact
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
@@ -19,6 +16,9 @@ from hmsproxy.features.indexes.recording import BuildRecording
 from hmsproxy.features.indexes.runners import Runners
 from hmsproxy.features.indexes.statements import STATEMENTS
 from hmsproxy.features.indexes.store import INDEXES_SCHEMA, IndexRepository
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import ProxyError
+from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.store.snapshot import GenerationCache
 

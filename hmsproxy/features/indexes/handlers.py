@@ -1,11 +1,13 @@
-"""Index handlers, pluggable as Hive's HiveIndexHandler was (the seed's "Plugin Interface").
+"""Index handlers, pluggable as Hive's HiveIndexHandler was (the seed's "Plugin Interface"): the proxy's side.
 
 A handler says whether its index lives in an index table, checks an index definition against
 its base table and completes the index table's definition (`analyze`, at CREATE INDEX, whoever
-sends it), builds one index partition from base files on Spark (`build`, run by the rebuild job)
-and cleans up whatever it keeps outside the metastore (`drop`). COMPACT is built in; others are
-found by the class name `AS '…'` gives, in the entry-point group `hmsproxy.index_handlers`
-(the entry point's name is that class name, its value a class made with no arguments).
+sends it) and cleans up whatever it keeps outside the metastore (`drop`). Building an index
+partition from base files runs on Spark, never in the proxy: that side is
+jobs/index_builders.py (`IndexBuilder.build`). COMPACT is built in; others are found by the
+class name `AS '…'` gives, in the entry-point group `hmsproxy.index_handlers` (the entry
+point's name is that class name, its value a class made with no arguments; a plug-in that
+builds on Spark also derives from `IndexBuilder`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any
 
-from hmsproxy.errors import InvalidRequest
 from hmsproxy.features.indexes import compact
+from hmsproxy.pipeline.errors import InvalidRequest
 
 ENTRY_POINT_GROUP = "hmsproxy.index_handlers"
 
@@ -31,10 +33,6 @@ class IndexHandler:
     def analyze(self, base: Any, index: Any, index_table: Any | None) -> None:
         """Check the definition (InvalidRequest says what is wrong) and complete `index_table`."""
 
-    def build(self, spark: Any, index: Any, files: list[str], location: str) -> int:
-        """Write the index of `files` (base data files) into `location`; the number of index rows."""
-        raise NotImplementedError(f"index handler {self.class_name} builds nothing")
-
     def drop(self, index: Any) -> None:
         """The index is dropped (its index table with it): remove anything kept elsewhere."""
 
@@ -48,11 +46,6 @@ class CompactHandler(IndexHandler):
         if index_table is None:
             raise InvalidRequest("hmsproxy: a compact index keeps its rows in an index table; none was given")
         compact.complete_index_table(index_table)
-
-    def build(self, spark: Any, index: Any, files: list[str], location: str) -> int:
-        from hmsproxy.jobs.rebuild_index import write_index
-
-        return write_index(spark, index, files, location)
 
 
 def get_handler(name: str) -> IndexHandler:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from hmsproxy.call import Call
-from hmsproxy.errors import InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.features.identity import TableRef
-from hmsproxy.jobs.tables import partition_name
+from hmsproxy.files.partition_names import partition_name
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest, NotFound
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hmsproxy.call import Call
-from hmsproxy.errors import InvalidRequest
 from hmsproxy.features import identity
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild
 from hmsproxy.features.indexes.protection import accepted_note
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes

@@ -7,17 +7,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from hmsproxy import idl
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.errors import InvalidRequest, NotFound
 from hmsproxy.features import identity
 from hmsproxy.features.indexes import builds, compact
 from hmsproxy.features.indexes import statements as st
 from hmsproxy.features.indexes.handlers import get_handler
-from hmsproxy.jobs.metastore import NAMES_PER_CALL
-from hmsproxy.jobs.storage import ArrowStorage, data_files
-from hmsproxy.jobs.tables import partition_name
+from hmsproxy.files.partition_names import NAMES_PER_CALL, partition_name
+from hmsproxy.files.storage import ArrowStorage, data_files
+from hmsproxy.pipeline.errors import InvalidRequest, NotFound
+from hmsproxy.protocol import idl
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes

@@ -7,9 +7,9 @@ from typing import Any
 
 from hmsproxy.config.errors import Ctx, at_index, join_key
 from hmsproxy.config.fields import present, read_list, read_mapping, read_section, read_str
-from hmsproxy.features.base import ConfigSection
 from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.pipeline.platform import ConfigSection
 
 #: The owner shown for remotes the admin defines in the config file.
 STATIC_OWNER = "config"

@@ -11,8 +11,8 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Protocol
 
-from hmsproxy.config_model import AccessControlType, MetastoreConfig
-from hmsproxy.wire import parse_uri
+from hmsproxy.config.model import AccessControlType, MetastoreConfig
+from hmsproxy.upstream.wire import parse_uri
 
 ENTRY_POINT_GROUP = "hmsproxy.client_factories"
 DEFAULT_FACTORY = "thrift"

@@ -24,11 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from hmsproxy import idl
-from hmsproxy.call import Call
-from hmsproxy.config_model import DatabaseResolution
-from hmsproxy.errors import UNAVAILABLE_TYPES, AccessDenied, Conflict, InvalidRequest, ProxyError
-from hmsproxy.features.base import Feature, Platform
+from hmsproxy.config.model import DatabaseResolution
 from hmsproxy.features.catalog import VirtualDatabase, VirtualTable
 from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.cache import RemotesCache
@@ -49,6 +45,10 @@ from hmsproxy.features.remotes.targets import (
     normalize_factory,
 )
 from hmsproxy.features.remotes.tunnels import TunnelError
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import UNAVAILABLE_TYPES, AccessDenied, Conflict, InvalidRequest, ProxyError
+from hmsproxy.pipeline.platform import Feature, Platform
+from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import Kind, MethodSpec
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
 from hmsproxy.routing.router import Route

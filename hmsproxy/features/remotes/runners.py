@@ -8,12 +8,12 @@ import time
 
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.config import remotes_settings
 from hmsproxy.features.remotes.factories import UnknownFactory, get_factory
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 from hmsproxy.features.remotes.store import RemoteRepository
+from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.store import AlreadyExists
 
 CREATORS_KEY = "remotes.creators"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from hmsproxy.config_model import MetastoreConfig
+from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, get_factory
 from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
-from hmsproxy.wire import parse_uri
+from hmsproxy.upstream.wire import parse_uri
 
 #: Properties naming a remote's link when it is created through CREATE DATABASE / CREATE TABLE.
 LINK_URIS = "hmsproxy.remote.uris"

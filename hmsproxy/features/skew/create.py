@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
-from hmsproxy import idl
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.statements import Statement
 from hmsproxy.features.skew.spec import Values, skewed_columns_and_values
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

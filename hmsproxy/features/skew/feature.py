@@ -19,11 +19,11 @@ import logging
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.call import Call
-from hmsproxy.errors import InvalidRequest, NotFound, ProxyError
-from hmsproxy.features.base import Feature
 from hmsproxy.features.skew import rules, runners
 from hmsproxy.features.skew.statements import STATEMENTS
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
+from hmsproxy.pipeline.platform import Feature
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ Each returns the problems in words; an empty list means valid.
 
 from __future__ import annotations
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 
 #: The directory Hive writes rows of no skewed value to; a partition value must not look like it.
 DEFAULT_DIRECTORY = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"

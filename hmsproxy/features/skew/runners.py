@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from hmsproxy import idl
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
-from hmsproxy.errors import InvalidRequest
 from hmsproxy.features.skew import layout, rules
 from hmsproxy.features.skew import statements as st
 from hmsproxy.features.skew.create import CreateSkewedTable
+from hmsproxy.pipeline.errors import InvalidRequest
+from hmsproxy.protocol import idl
 
 hive = idl.hive
 

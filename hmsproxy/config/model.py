@@ -38,7 +38,7 @@ class MappedTables:
 
 @dataclass(frozen=True)
 class CacheConfig:
-    """A metastore's metadata cache (hmsproxy/cache/): answers of caller-independent reads."""
+    """A metastore's metadata cache (hmsproxy/upstream/cache/): answers of caller-independent reads."""
 
     max_entries: int = 10_000
     max_bytes: int = 64 * 1024 * 1024

@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 from functools import cache
 
-from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.framing import Message
+from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.protocol.framing import Message
 from hmsproxy.routing.methods import METHOD_SPECS, Kind
 from hmsproxy.routing.router import Router
 

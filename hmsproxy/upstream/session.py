@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import threading
 
-from hmsproxy import idl
-from hmsproxy.backends import Backends
-from hmsproxy.cache.calls import through_cache
-from hmsproxy.config_model import MetastoreConfig
-from hmsproxy.wire import BackendUnavailable, Connection
+from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.cache.calls import through_cache
+from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 
 class Session:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
-from hmsproxy.cache.rules import EVERYTHING, Scope
-from hmsproxy.config_model import CacheConfig
+from hmsproxy.config.model import CacheConfig
+from hmsproxy.upstream.cache.rules import EVERYTHING, Scope
 
 _PROTOCOL = TCyBinaryProtocolFactory()
 

@@ -24,38 +24,25 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from hmsproxy.config.sections import ConfigSection
 from hmsproxy.routing.methods import MethodSpec
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-    from hmsproxy.backends import Backends
-    from hmsproxy.config.errors import Ctx
-    from hmsproxy.config_model import Config
+    from hmsproxy.config.model import Config
     from hmsproxy.ddl.registry import StatementSet
-    from hmsproxy.internal_client import InternalClient
     from hmsproxy.ops.readiness import Check
+    from hmsproxy.pipeline.internal_client import InternalClient
     from hmsproxy.routing.router import Router
-    from hmsproxy.session import Session
     from hmsproxy.store import Store
     from hmsproxy.store.schema import StoreSchema
+    from hmsproxy.upstream.backends import Backends
+    from hmsproxy.upstream.session import Session
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ConfigSection:
-    """A top-level key of hmsproxy's YAML that one feature owns."""
-
-    key: str
-    #: (ctx, raw YAML value) -> the feature's typed, immutable settings; errors via ``ctx.error(key, reason)``.
-    parse: Callable[[Ctx, Any], Any]
-    #: The settings when the key is absent (and for Waggle Dance's files, which have no such key).
-    default: Any
-    #: settings -> lines for ``hmsproxy check-config``.
-    describe: Callable[[Any], list[str]] = lambda settings: []
 
 
 @dataclass(frozen=True)

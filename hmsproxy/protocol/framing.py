@@ -17,13 +17,13 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TType
 from thriftpy2.transport import TCyMemoryBuffer, TTransportException
 
-from hmsproxy import codec
+from hmsproxy.protocol import codec
 
 # The C walker (_thriftwalk.c, built by setup.py), imported here for the whole proxy. Without it
 # (an install built without a C compiler) messages are framed by codec's Python twin and nothing
 # is relayed (relay.py): copying answers value by value in Python would cost more than it saves.
 try:
-    from hmsproxy._thriftwalk import has_field, message_bounds, value_end
+    from hmsproxy.protocol._thriftwalk import has_field, message_bounds, value_end
 
     WALKER_IN_C = True
 except ImportError:  # pragma: no cover - a build without a C compiler

@@ -16,14 +16,16 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy.config_model import TlsConfig
-from hmsproxy.errors import unknown_method
-from hmsproxy.framing import MessageReader, readable_now
-from hmsproxy.handler import Handler
+from hmsproxy.config.model import TlsConfig
+from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.tls import handshake, server_context
-from hmsproxy.relay import RELAYED, RelayBroken, ReplySink
+from hmsproxy.pipeline.errors import unknown_method
+from hmsproxy.pipeline.fastpath import RELAYED
+from hmsproxy.pipeline.handler import Handler
+from hmsproxy.protocol.framing import MessageReader, readable_now
+from hmsproxy.protocol.relay import RelayBroken
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.session import Session
+from hmsproxy.upstream.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +101,7 @@ class ProxyServer:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
             # Calls are read whole as bytes (framing.py) and decoded from memory; answers are written
-            # through thriftpy2's transport, or straight to the socket when relayed (relay.ReplySink).
+            # through thriftpy2's transport, or straight to the socket when relayed (reply_sink.ReplySink).
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
             proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
             while not self._stopping.is_set():

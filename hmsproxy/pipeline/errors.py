@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.routing.methods import MethodSpec
+if TYPE_CHECKING:
+    from hmsproxy.routing.methods import MethodSpec
 
 #: Exception classes to prefer, by kind of problem, when a method declares several.
 NOT_FOUND_TYPES = ("NoSuchObjectException", "UnknownDBException", "MetaException")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from hmsproxy.jobs.storage import Entry, arrow_filesystem, data_files
+from hmsproxy.files.storage import Entry, arrow_filesystem, data_files
 
 #: A row of the index table: (indexed values..., file, offsets)
 IndexRow = tuple

@@ -32,13 +32,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.framing import CHUNK, WALKER_IN_C, has_field, header_bytes, value_end
-from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
-from hmsproxy.routing.visibility import has_table_lists
-from hmsproxy.translations import TRANSLATIONS
-
-#: What Handler.dispatch returns for a relayed call: the answer has been sent already.
-RELAYED = object()
+from hmsproxy.protocol.framing import CHUNK, has_field, value_end
 
 
 @dataclass(frozen=True)
@@ -53,43 +47,6 @@ AS_BYTES = RelayPlan()
 
 class RelayBroken(Exception):
     """The backend failed after part of its answer was sent to the client."""
-
-
-class ReplySink:
-    """The client's side of a relayed answer: its reply header, then the body's bytes as they come,
-    written to the client's socket (`send`: its sendall) in as few writes as the chunks allow.
-
-    The last chunk is held back until `finish()`, which server.py calls once the call is complete
-    (audit, metrics): as on the full path, a client never has its answer before the call is recorded.
-    """
-
-    def __init__(self, send, method: str, seqid: int):
-        self._send = send
-        self.method = method
-        self.seqid = seqid
-        self.started = False
-        self._held = b""
-        self._header_only = False
-
-    def begin(self, mtype: int, header: bytes | None = None) -> None:
-        """The answer starts: `header`, the metastore's reply header when it answered the client's
-        own request (its sequence id is the client's), else one made here."""
-        self._held = header or header_bytes(self.method, mtype, self.seqid)
-        self._header_only = self.started = True
-
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        if self._header_only:  # the header goes out with the first chunk
-            self._held += data
-            self._header_only = False
-            return
-        self._send(self._held)
-        self._held = data
-
-    def finish(self) -> None:
-        self._send(self._held)
-        self._held = b""
 
 
 def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]:
@@ -110,29 +67,6 @@ def _message(cls, data: bytes) -> str | None:
     if value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
         return None
     return getattr(deserialize(cls(), data, TCyBinaryProtocolFactory()), "message", None)
-
-
-def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan | None:
-    """How to relay this call's answer when nothing on the full path but a feature would change it
-    (see the module doc), else None; the handler then asks the features (`needs_result`), the
-    dearer question, last."""
-    spec, route = call.spec, call.route
-    if not WALKER_IN_C or not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
-        return None
-    if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
-        return None
-    if call.client_db and has_table_lists(spec):
-        return None
-    name = route.metastore.name
-    if name in backends.caches:
-        return None  # a cached metastore's reads belong to the cache, its writes must invalidate it
-    if spec.name in TRANSLATIONS and spec.name not in backends.state(name).present_methods:
-        return None  # the backend may lack the call: the full path translates it (and learns whether it has it)
-    if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(route.metastore):
-        return AS_BYTES
-    element = typed_element(spec.success_type)
-    field = encoded_catalog_field(element) if element is not None else None
-    return RelayPlan(catalog_field=field) if field is not None else None
 
 
 def typed_element(success_type: tuple) -> type | None:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.breaker import Breaker
-from hmsproxy.cache.follower import NotificationFollower
-from hmsproxy.cache.metadata import MetadataCache
-from hmsproxy.config_model import Config, MetastoreConfig
-from hmsproxy.translations import TRANSLATIONS, Translation, Untranslatable
-from hmsproxy.wire import BackendUnavailable, Connection, ThriftConnection
+from hmsproxy.config.model import Config, MetastoreConfig
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.breaker import Breaker
+from hmsproxy.upstream.cache.follower import NotificationFollower
+from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
+from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection
 
 log = logging.getLogger(__name__)
 

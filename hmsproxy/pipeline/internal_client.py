@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.errors import Conflict, InvalidRequest, NotFound, ProxyError
-from hmsproxy.session import Session
+from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound, ProxyError
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.session import Session
 
 #: The metastore's declared exceptions as the proxy's own errors, so a statement that fails
 #: on its side effect reaches the client through the same boundary as any refusal.

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.default_catalog import DEFAULT_CATALOG
+from hmsproxy.routing.methods import database_from_request
 
 hive = idl.hive
 P = idl.HmsProxy
@@ -100,20 +101,6 @@ def _default_catalog_only(catalog: str | None, error_cls):
                 message=f"catalog {catalog} not found: this metastore is older than Hive 3 and has only the default catalog '{DEFAULT_CATALOG}'"
             )
         )
-
-
-def database_from_request(r):
-    """The Database a create_database_req creates (what create_database would be sent)."""
-    return hive.Database(
-        name=r.databaseName,
-        description=r.description,
-        locationUri=r.locationUri,
-        parameters=r.parameters if r.parameters is not None else {},
-        privileges=r.privileges,
-        ownerName=r.ownerName,
-        ownerType=r.ownerType,
-        catalogName=r.catalogName,
-    )
 
 
 def _create_database(a):

@@ -16,10 +16,10 @@ import threading
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import idl
-from hmsproxy.cache.metadata import MetadataCache
-from hmsproxy.cache.rules import EVERYTHING, event_scope
-from hmsproxy.wire import BackendUnavailable, Connection
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.cache.rules import EVERYTHING, event_scope
+from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 log = logging.getLogger(__name__)
 

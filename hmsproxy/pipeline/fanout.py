@@ -12,12 +12,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from hmsproxy import idl
+from hmsproxy.protocol import idl
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
 from hmsproxy.routing.patterns import hive_match, is_literal
 from hmsproxy.routing.router import Router, UnknownDatabase
-from hmsproxy.session import Session
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.session import Session
+from hmsproxy.upstream.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
 

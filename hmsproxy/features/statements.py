@@ -11,15 +11,15 @@ from __future__ import annotations
 import logging
 from functools import cached_property
 
-from hmsproxy import idl
-from hmsproxy.call import Call
 from hmsproxy.ddl import executor
 from hmsproxy.ddl.parser import DdlSyntaxError
 from hmsproxy.ddl.registry import Grammar
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import Statement
-from hmsproxy.errors import ProxyError
-from hmsproxy.features.base import Feature
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import ProxyError
+from hmsproxy.pipeline.platform import Feature
+from hmsproxy.protocol import idl
 from hmsproxy.store import StoreError
 
 log = logging.getLogger(__name__)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hmsproxy.cache.metadata import MetadataCache
-from hmsproxy.cache.rules import read_scope, write_scopes
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.cache.rules import read_scope, write_scopes
+from hmsproxy.upstream.wire import BackendUnavailable
 
 
 def through_cache(cache: MetadataCache, method: str, args, call: Callable[[], object], on_stale: Callable[[], None]):

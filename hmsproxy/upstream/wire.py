@@ -17,10 +17,10 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy import idl
-from hmsproxy.codec import RecordingSocket, redecode
-from hmsproxy.framing import message_bounds, received
-from hmsproxy.relay import RelayBroken, copy_body
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.codec import RecordingSocket, redecode
+from hmsproxy.protocol.framing import message_bounds, received
+from hmsproxy.protocol.relay import RelayBroken, copy_body
 
 
 class BackendUnavailable(Exception):

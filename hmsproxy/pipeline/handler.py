@@ -16,10 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from prometheus_client import CollectorRegistry
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy import __version__, idl
-from hmsproxy.backends import Backends
-from hmsproxy.cache.metadata import cache_summary
-from hmsproxy.call import (
+from hmsproxy import __version__
+from hmsproxy.config.model import Config
+from hmsproxy.pipeline.call import (
     APPLICATION_ERROR,
     INTERNAL_ERROR,
     NOT_FOUND,
@@ -27,8 +26,7 @@ from hmsproxy.call import (
     Call,
     result_outcome,
 )
-from hmsproxy.config_model import Config
-from hmsproxy.errors import (
+from hmsproxy.pipeline.errors import (
     NOT_FOUND_TYPES,
     UNAVAILABLE_TYPES,
     NotFound,
@@ -36,19 +34,23 @@ from hmsproxy.errors import (
     declared_result,
     internal_error,
 )
-from hmsproxy.features.base import Feature, FeatureRegistry, Platform
-from hmsproxy.framing import Message
-from hmsproxy.internal_client import InternalClient
-from hmsproxy.relay import RELAYED, RelayBroken, outcome, relay_plan
+from hmsproxy.pipeline.fanout import FanOut, FanOutCalls, FanOutFailed
+from hmsproxy.pipeline.fastpath import RELAYED, relay_plan
+from hmsproxy.pipeline.internal_client import InternalClient
+from hmsproxy.pipeline.platform import Feature, FeatureRegistry, Platform
+from hmsproxy.pipeline.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read, shortcut_key
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.framing import Message
+from hmsproxy.protocol.relay import RelayBroken, outcome
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
-from hmsproxy.routing.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
 from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
 from hmsproxy.routing.visibility import filter_tables, has_table_lists
-from hmsproxy.session import Session
-from hmsproxy.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read, shortcut_key
-from hmsproxy.wire import BackendUnavailable
+from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.cache.metadata import cache_summary
+from hmsproxy.upstream.session import Session
+from hmsproxy.upstream.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +302,8 @@ class Handler:
     def describe(self) -> str:
         from hmsproxy.config import describe
 
-        lines = [describe(self.config), "", "backends:"]
+        sections = [f.config_section for f in self.features if f.config_section is not None]
+        lines = [describe(self.config, sections), "", "backends:"]
         for m in self.config.metastores:
             st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import time
 
-from hmsproxy.framing import Message
+from hmsproxy.protocol.framing import Message
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.routing.router import Route, Router
-from hmsproxy.session import Session
+from hmsproxy.upstream.session import Session
 
 #: Outcomes besides "ok", a ProxyError's own (refused, denied, not_found) and the
 #: name of a declared exception the backend returned.

@@ -1,0 +1,4 @@
+"""The metastores' side (upstream): a client's backend connections (session.py), every metastore's
+state, versions and connection factory (backends.py), the circuit breaker (breaker.py), the Thrift
+connection to one metastore (wire.py), calls a Hive version lacks (translations.py) and the
+metadata cache (cache/)."""
