@@ -148,7 +148,7 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     #: The files this snapshot was read from, for messages.
     sources: tuple[str, ...] = ()
-    #: Features' own sections by top-level key (features/base.py ConfigSection), read-only.
+    #: Features' own sections by top-level key (config/sections.py ConfigSection), read-only.
     sections: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
     def with_section(self, key: str, settings: object) -> Config:
