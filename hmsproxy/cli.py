@@ -88,9 +88,13 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     from hmsproxy.app import build_handler
     from hmsproxy.downstream.server import ProxyServer
     from hmsproxy.ops.reload import reload_config
+    from hmsproxy.pipeline.platform import FeatureError
 
     s = config.server
-    handler = build_handler(config)
+    try:
+        handler = build_handler(config)
+    except FeatureError as e:  # a feature written wrong (a misspelled hook): no traceback, the reason
+        raise SystemExit(f"hmsproxy: can't start: {e}") from None
     server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, reuse_port=worker is not None)
     ops = _start_ops_http(handler, config.http, worker or 0)
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"

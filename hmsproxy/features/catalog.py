@@ -1,8 +1,8 @@
 """The virtual catalog: databases and tables that features add to what the metastores hold.
 
-A feature contributes by implementing ``CatalogSource`` (either method; the catalog finds
-every installed feature that has them): remote databases and tables, and later index
-tables, dependent tables' views. This module is the one place that puts them into every
+A feature contributes by overriding ``Feature.virtual_databases`` or ``Feature.virtual_tables``
+(either or both; the catalog asks every installed feature that overrides one): remote
+databases and tables, dependent tables' views. This module is the one place that puts them into every
 listing answer, in each of its shapes:
 
 - database lists: ``get_all_databases``, ``get_databases``;
@@ -17,9 +17,8 @@ A virtual object shadows a real one of the same name: listings show the virtual 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.platform import Feature
@@ -48,14 +47,10 @@ class VirtualDatabase:
     table_metas: Callable[[Call, str, list | None], list]
 
 
-@runtime_checkable
-class CatalogSource(Protocol):
-    #: Optional class attribute: True when every virtual table of the source is routed by the
-    #: source itself (VirtualTable.routed), so the catalog never needs to answer get_table for it.
-    def virtual_databases(self, call: Call) -> Iterable[VirtualDatabase]: ...
-
-    def virtual_tables(self, call: Call, db: str | None) -> Iterable[VirtualTable]:
-        """The virtual tables of local database `db` (None: of every database)."""
+def contributes(feature: Feature) -> bool:
+    """Whether `feature` adds to the virtual catalog: it overrides either of Feature's empty defaults."""
+    cls = type(feature)
+    return cls.virtual_databases is not Feature.virtual_databases or cls.virtual_tables is not Feature.virtual_tables
 
 
 LISTINGS = frozenset(
@@ -89,8 +84,8 @@ class Catalog(Feature):
         # Asked on every listing and get_table: remembered until another feature is installed.
         features = list(self.platform.features)
         if self._sources_of != len(features):
-            self._sources_cache = [f for f in features if f is not self and isinstance(f, CatalogSource)]
-            self._answering = [f for f in self._sources_cache if not getattr(type(f), "routes_its_tables", False)]
+            self._sources_cache = [f for f in features if f is not self and contributes(f)]
+            self._answering = [f for f in self._sources_cache if not f.routes_its_tables]
             self._sources_of = len(features)
         return self._sources_cache
 

@@ -10,24 +10,30 @@ A feature is a class (see ``Feature``) that may bring any of:
   and generation counter);
 - its own statements (``statements``: a grammar fragment, see ddl/registry.py) and their runners
   (``statement_runners``);
-- virtual databases and tables in every listing (``features/catalog.py``'s ``CatalogSource``);
+- virtual databases and tables in every listing (``virtual_databases`` / ``virtual_tables``,
+  read by ``features/catalog.py``);
 - readiness checks, metrics (in ``platform.metrics``), lines for ``hmsproxy status``, and
   typed per-session state (``new_session_state``).
 
 The composition root (app.py) lists the feature classes; the core (handler.py, server.py)
 knows only this module. Features find each other by name: ``platform.features.get("remotes")``.
+
+Everything a feature may declare is declared on ``Feature``; ``FeatureRegistry.add`` refuses at
+start-up a feature with a hook-like name that is no hook (``on_reqest``) or a method in ``methods``
+that the IDL does not have, naming the feature and the closest known name (``FeatureError``).
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from hmsproxy.config.sections import ConfigSection
-from hmsproxy.routing.methods import MethodSpec
+from hmsproxy.routing.methods import METHOD_SPECS, MethodSpec
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -43,6 +49,14 @@ if TYPE_CHECKING:
     from hmsproxy.upstream.session import Session
 
 log = logging.getLogger(__name__)
+
+#: The hooks a feature may have, in the order a call meets them (call.py says what each may do).
+HOOKS = ("on_request", "on_routed", "on_response", "on_complete")
+
+
+class FeatureError(ValueError):
+    """A feature that can't be installed as written (a misspelled hook, a method the IDL lacks):
+    raised at start-up, before the proxy serves anything."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,9 @@ class Feature:
     #: Writes this feature answers itself and checks against the write rules itself (access control
     #: skips them): where such a call writes is not the database it names.
     checks_own_writes: ClassVar[frozenset[str]] = frozenset()
+    #: True when the feature routes every call on its virtual tables itself (on_request gives them a
+    #: route, e.g. remote tables): the catalog then never answers their get_table.
+    routes_its_tables: ClassVar[bool] = False
 
     def __init__(self, platform: Platform):
         self.platform = platform
@@ -128,6 +145,16 @@ class Feature:
         """statement type -> ``run(statement, StatementContext) -> ResultSet`` for this feature's statements."""
         return {}
 
+    # -- the virtual catalog (features/catalog.py asks only the features that override these) ----
+
+    def virtual_databases(self, call) -> Iterable:
+        """The ``VirtualDatabase``s this feature adds to every database listing; none by default."""
+        return ()
+
+    def virtual_tables(self, call, db: str | None) -> Iterable:
+        """The ``VirtualTable``s it adds to local database `db`'s listings (None: of every database)."""
+        return ()
+
 
 class FeatureRegistry:
     """The handler's features in hook order, found by name; hooks indexed by method."""
@@ -139,9 +166,10 @@ class FeatureRegistry:
 
     def add(self, feature: Feature) -> Feature:
         if not feature.name:
-            raise ValueError(f"{type(feature).__name__} has no name")
+            raise FeatureError(f"{type(feature).__name__} has no name")
         if feature.name in self._by_name:
-            raise ValueError(f"two features are called {feature.name!r}")
+            raise FeatureError(f"two features are called {feature.name!r}")
+        check(feature)
         self._features.append(feature)
         self._by_name[feature.name] = feature
         self._hook_index.clear()
@@ -158,6 +186,8 @@ class FeatureRegistry:
         key = (hook, spec.name)
         found = self._hook_index.get(key)
         if found is None:
+            if hook not in HOOKS:
+                raise ValueError(f"{hook!r} is not a hook ({', '.join(HOOKS)})")
             found = tuple(getattr(f, hook) for f in self._features if getattr(type(f), hook, None) is not None and f.wants(spec))
             self._hook_index[key] = found
         return found
@@ -196,3 +226,30 @@ class FeatureRegistry:
             if more:
                 lines += ["", *more]
         return lines
+
+
+def check(feature: Feature) -> None:
+    """Raise FeatureError if `feature` names a hook or a method that does not exist (it would never
+    run, silently) or has a hook that can't be called."""
+    cls = type(feature)
+    what = f"feature {feature.name!r} ({cls.__module__}.{cls.__qualname__})"
+    for attr in dir(feature):
+        if attr.startswith("on_") and attr not in HOOKS:
+            raise FeatureError(f"{what}: {attr!r} is not a hook{_closest(attr, HOOKS)}; hooks are {', '.join(HOOKS)}")
+    for hook in HOOKS:
+        value = getattr(cls, hook, None)
+        if value is not None and not callable(value):
+            raise FeatureError(f"{what}: {hook} is {type(value).__name__}, not a method")
+    methods = feature.methods
+    if methods is None:
+        return
+    if isinstance(methods, str) or not isinstance(methods, Iterable):
+        raise FeatureError(f"{what}: methods must be a set of method names, not {type(methods).__name__}")
+    for method in sorted(methods):
+        if method not in METHOD_SPECS:
+            raise FeatureError(f"{what}: methods names {method!r}, which the metastore IDL does not have{_closest(method, METHOD_SPECS)}")
+
+
+def _closest(name: str, known: Iterable[str]) -> str:
+    found = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {found[0]!r}?)" if found else ""

@@ -100,9 +100,6 @@ class Notes(Feature):
             table.parameters = {**(table.parameters or {}), "example.note": note}
 
     # The virtual table: <db>.notes, one column per noted table.
-    def virtual_databases(self, call):
-        return []
-
     def virtual_tables(self, call, db):
         if db is None or not self.notes_of(db):
             return []

@@ -89,9 +89,6 @@ class Dependent(Feature):
                 found.append(VirtualTable(client_db, ref.table, self._loader(snapshot, ref, client_db)))
         return found
 
-    def virtual_databases(self, call: Call) -> list:
-        return []
-
     def _loader(self, snapshot: DependentSnapshot, ref, client_db: str):
         def load(call: Call):
             return view.as_table(call.router, client_db, snapshot.tables[ref], snapshot.partitions.get(ref, ()))
