@@ -35,7 +35,7 @@ class Statements(Feature):
 
     def on_request(self, call: Call):
         args = call.args
-        results = self.run_script(args.statements or "", call.session.user, args.current_database)
+        results = self.run_script(args.statements or "", call.session.user, args.current_database, call=call)
         answer = call.spec.result_cls()
         if call.method == "hmsproxy_execute_script":
             answer.success = [_as_thrift(rs) for rs in results]
@@ -43,8 +43,9 @@ class Statements(Feature):
             answer.success = _as_thrift(results[-1] if results else ResultSet([], []))
         return answer
 
-    def run_script(self, text: str, user: str | None, current_database: str | None) -> list[ResultSet]:
-        """Every statement's result, in order; the first error stops the script (nothing runs on a syntax error)."""
+    def run_script(self, text: str, user: str | None, current_database: str | None, *, call: Call | None = None) -> list[ResultSet]:
+        """Every statement's result, in order; the first error stops the script (nothing runs on a syntax error).
+        `call`: the client call being handled (its side effects then use its session's connections)."""
         try:
             statements = self.grammar.parse(text)
         except DdlSyntaxError as e:
@@ -52,17 +53,20 @@ class Statements(Feature):
         results = []
         for n, statement in enumerate(statements, start=1):
             where = f" (statement {n} of {len(statements)})" if len(statements) > 1 else ""
-            results.append(self.execute(statement, user, current_database, where))
+            results.append(self.execute(statement, user, current_database, where, call=call))
         return results
 
-    def execute(self, statement: Statement, user: str | None, current_database: str | None, where: str = "") -> ResultSet:
-        """Run one statement as `user`; a refusal becomes the ProxyError a client's call declares best.
+    def execute(
+        self, statement: Statement, user: str | None, current_database: str | None, where: str = "", *, call: Call | None = None
+    ) -> ResultSet:
+        """Run one statement as `user` (`call`'s client, over its session's connections, when one is
+        being handled; else on a private session); a refusal becomes the ProxyError a client's call declares best.
 
         Other features run statements through here too (remotes: a plain client's CREATE DATABASE
         with hmsproxy.remote.* properties is the CREATE REMOTE DATABASE it means).
         """
         runners = {t: r for f in self.platform.features for t, r in f.statement_runners().items()}
-        with self.platform.client(user) as client:
+        with self.platform.client_for(call) if call is not None else self.platform.client(user) as client:
             ctx = executor.StatementContext(user, current_database, client, self.platform.config())
             try:
                 result = executor.run(statement, runners, ctx)

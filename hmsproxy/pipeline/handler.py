@@ -77,6 +77,7 @@ class Handler:
             config=lambda: self.config,
             store=store,
             client=self.internal_client,
+            client_for=self.internal_client_for,
             router=lambda: self.router,
         )
         self.router: Router
@@ -89,11 +90,17 @@ class Handler:
             self.features.add(cls(self.platform)).configure(self.config)
 
     def internal_client(self, user: str | None) -> InternalClient:
-        """Calls through this proxy's own routing as `user` (close it after use)."""
+        """Calls through this proxy's own routing as `user`, on a private session: it opens its own
+        backend connections (close it after use)."""
         session = Session(self.backends, "hmsproxy")
         if user is not None:
             session.set_ugi(user, [])
         return InternalClient(self.dispatch, session)
+
+    def internal_client_for(self, call: Call) -> InternalClient:
+        """Calls through this proxy's own routing as `call`'s client, over its session's backend
+        connections (Session.borrowed): for hooks and statements while `call` is handled."""
+        return InternalClient(self.dispatch, call.session.borrowed())
 
     # -- configuration -------------------------------------------------------------
 

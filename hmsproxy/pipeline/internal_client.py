@@ -1,9 +1,11 @@
 """Metastore calls the proxy makes for a user, through its own routing.
 
-A statement's side effects (an index table created, a remote's name checked)
-must obey the same rules as the user's own calls: routing and name rewriting,
-access control, other features' hooks. So they go through ``Handler.dispatch``
-on a private session that carries the user's identity, not to a backend directly.
+A statement's side effects (an index table created, a remote's name checked) and a
+hook's reads (skew: the table a client alters) must obey the same rules as the user's
+own calls: routing and name rewriting, access control, other features' hooks. So they
+go through ``Handler.dispatch``, in process, not to a backend directly: on the calling
+client's session (``Session.borrowed``: its identity and backend connections, so no
+connection is opened) or, with no call at hand, on a private session as the user.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from hmsproxy.config.model import Config
     from hmsproxy.ddl.registry import StatementSet
     from hmsproxy.ops.readiness import Check
+    from hmsproxy.pipeline.call import Call
     from hmsproxy.pipeline.internal_client import InternalClient
     from hmsproxy.routing.router import Router
     from hmsproxy.store import Store
@@ -72,8 +73,13 @@ class Platform:
     config: Callable[[], Config]
     #: The proxy's store; None when the handler runs without one (unit tests).
     store: Store | None
-    #: ``client(user)``: calls metastores through the proxy's own routing as that user, so
-    #: access control, name rewriting and every feature's hooks apply (DDL side effects).
+    #: ``client_for(call)``: calls metastores through the proxy's own routing (in process, through
+    #: ``Handler.dispatch``) as `call`'s client, so access control, name rewriting and every
+    #: feature's hooks apply; over the caller's own backend connections, so a hook that reads
+    #: state opens none. For hooks and statements while `call` is being handled.
+    client_for: Callable[[Call], InternalClient]
+    #: ``client(user)``: the same as `user` on a private session with its own connections (connects,
+    #: set_ugi, version probe): only for work that no client's call is waiting on.
     client: Callable[[str | None], InternalClient]
     #: The current router (follows reloads): which metastore and backend database a client name means.
     router: Callable[[], Router] = lambda: None  # type: ignore[assignment,return-value]

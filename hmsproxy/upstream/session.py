@@ -6,6 +6,7 @@ fan-out uses each connection from at most one worker at a time.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
@@ -29,9 +30,25 @@ class Session:
         self.served_stale = False
         #: Where the call being handled may send its answer undecoded (server.py sets it; relay.py).
         self.reply_sink = None
+        #: Made by borrowed(): its connections are another session's, which closes them.
+        self._borrowed = False
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
         self.user, self.groups = user, list(groups or [])
+
+    def borrowed(self) -> Session:
+        """A session for the calls the proxy makes for this client while handling one of its calls
+        (pipeline/internal_client.py): the same identity, feature state and backend connections, so
+        they open no connection this one has (connect, set_ugi, version probe); its own per-call
+        state: no reply sink (its answers are for the proxy, never the client's socket), its own
+        served_stale, and "hmsproxy" as its address in the audit log. Closing it closes nothing.
+
+        Safe for thriftpy2's unshared connections because hooks run on the thread handling the
+        call, while that call is not using a connection: before it forwards, after the answer.
+        """
+        twin = copy.copy(self)  # shares _conns, _lock and _states with this session
+        twin.client_address, twin.reply_sink, twin.served_stale, twin._borrowed = "hmsproxy", None, False, True
+        return twin
 
     def state(self, feature):
         """The state `feature` keeps for this client, made by its new_session_state() on first use."""
@@ -156,6 +173,8 @@ class Session:
             conn.close()
 
     def close(self) -> None:
+        if self._borrowed:
+            return
         with self._lock:
             conns, self._conns = list(self._conns.values()), {}
         for conn in conns:

@@ -6,18 +6,26 @@ import dataclasses
 
 from hmsproxy.app import build_handler
 from hmsproxy.config.model import AccessControlType, StoreConfig
-from hmsproxy.testing import FakeMetastore, args, fake_connect, unwrap
+from hmsproxy.testing import FakeConnector, FakeMetastore, args, fake_connect, unwrap
 from hmsproxy.upstream.session import Session
 from tests.support.federation import prefixed_config
 
 
-def fake_federation(tmp_path, primary: FakeMetastore, waggle: FakeMetastore | None = None, *, hive_version: str | None = None):
+def fake_federation(
+    tmp_path,
+    primary: FakeMetastore,
+    waggle: FakeMetastore | None = None,
+    *,
+    hive_version: str | None = None,
+    connect: FakeConnector | None = None,
+):
     """A handler for the PREFIXED federation of tests/support/federation.py: `primary` may create
-    and write anywhere, `waggle` (prefix waggle_) as that config says. Close it when done."""
+    and write anywhere, `waggle` (prefix waggle_) as that config says. Close it when done.
+    `connect`: a FakeConnector over the same fakes, to count the connections made (its `requests`)."""
     base = prefixed_config("thrift://primary:1", "thrift://waggle:1")
     ms = dataclasses.replace(base.primary, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE, hive_version=hive_version)
     config = dataclasses.replace(base, primary=ms, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
-    return build_handler(config, connect=fake_connect({"primary": primary, "waggle": waggle or FakeMetastore("waggle")}))
+    return build_handler(config, connect=connect or fake_connect({"primary": primary, "waggle": waggle or FakeMetastore("waggle")}))
 
 
 def call(handler, method: str, **fields):

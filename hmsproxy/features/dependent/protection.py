@@ -156,12 +156,12 @@ class Protection:
                 )
             return self._column_change(call, ref, name, new, everything, dependents)
         if call.method in PARTITION_DROPS:
-            dropped = dropped_values(call, lambda: self.feature.platform.client(call.session.user))
+            dropped = dropped_values(call, lambda: self.feature.platform.client_for(call))
             return self._partition_change(ref, name, snapshot, dropped)
         return None
 
     def _column_change(self, call: Call, ref: TableRef, name: str, new, everything, dependents) -> Change | None:
-        with self.feature.platform.client(call.session.user) as client:
+        with self.feature.platform.client_for(call) as client:
             try:
                 current = client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:

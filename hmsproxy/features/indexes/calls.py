@@ -107,7 +107,7 @@ class IndexCalls:
         handler = get_handler(index.indexHandlerClass or "")
         self._check_writable(call, (table.dbName if table is not None else None) or call.client_db)
         columns = [(c.name.lower(), c.type) for c in (index.sd.cols if index.sd else None) or []]
-        with self.feature.platform.client(call.session.user) as client:
+        with self.feature.platform.client_for(call) as client:
             base = client.call("get_table", dbname=call.client_db, tbl_name=base_name)
             self._check_base(call, base, base_ref, columns)
             columns = _with_types(base, columns)
@@ -217,7 +217,7 @@ class IndexCalls:
         self.feature.repository.drop(record.base, record.name)  # first: then its table is an ordinary one to drop
         self.feature.changed()
         if record.index_table is not None:
-            self.feature.drop_index_table(call.session.user, record, delete_data=bool(args.deleteData), strict=True)
+            self.feature.drop_index_table(call, record, delete_data=bool(args.deleteData), strict=True)
         get_handler(record.handler).drop(self.as_index(call, record))
         return True
 

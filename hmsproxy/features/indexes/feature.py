@@ -70,15 +70,15 @@ class Indexes(Feature):
         """This proxy changed the records: see them at once (others within a second)."""
         self._cache.refresh()
 
-    def drop_index_table(self, user: str | None, record: IndexRecord, *, delete_data: bool, strict: bool = False) -> None:
-        """Drop an index table as `user` (its record is gone already, so it is an ordinary table now).
+    def drop_index_table(self, call: Call, record: IndexRecord, *, delete_data: bool, strict: bool = False) -> None:
+        """Drop an index table as `call`'s client (its record is gone already, so it is an ordinary table now).
         A failure is logged, or with `strict` raised naming the table left behind."""
         table = record.index_table
         db = identity.client_db(self.platform.router(), table.metastore, table.db)
         if db is None:
             log.warning("index table %s.%s (metastore %s) is not visible here: left in place", table.db, table.table, table.metastore)
             return
-        with self.platform.client(user) as client:
+        with self.platform.client_for(call) as client:
             try:
                 as_ordinary_table(client, db, table.table)
                 client.call("drop_table", dbname=db, name=table.table, deleteData=delete_data)
@@ -87,14 +87,14 @@ class Indexes(Feature):
                     raise type(e)(f"hmsproxy: index {record.name} is dropped, but its index table {db}.{table.table} is left: {e}") from e
                 log.warning("index %s: dropping its index table %s.%s failed: %s", record.name, db, table.table, e)
 
-    def release_index_tables(self, user: str | None, metastore: str, db: str) -> None:
+    def release_index_tables(self, call: Call, metastore: str, db: str) -> None:
         """Before DROP DATABASE: index tables in it become ordinary tables, which a Hive 2.3 metastore
         drops (it refuses to drop an INDEX_TABLE whose index it does not know)."""
         client_db = identity.client_db(self.platform.router(), metastore, db)
         tables = [t for t in self.snapshot().by_index_table if (t.metastore, t.db) == (metastore, db)]
         if client_db is None or not tables:
             return
-        with self.platform.client(user) as client:
+        with self.platform.client_for(call) as client:
             for t in tables:
                 try:
                     as_ordinary_table(client, client_db, t.table)

@@ -48,7 +48,7 @@ class Protection:
             db = identity.routed_db(call.route)
             if self.feature.snapshot().in_database(*db):
                 call.notes[NOTE] = ("database", db)
-            self.feature.release_index_tables(call.session.user, *db)
+            self.feature.release_index_tables(call, *db)
             return None
         if not call.table:
             return None
@@ -56,7 +56,7 @@ class Protection:
         snapshot = self.feature.snapshot()
         if spec.name in PARTITION_DROPS:
             if any(r.index_table is not None for r in snapshot.of(ref)):
-                dropped = dropped_values(call, lambda: self.feature.platform.client(call.session.user))
+                dropped = dropped_values(call, lambda: self.feature.platform.client_for(call))
                 call.notes[NOTE] = ("partitions", ref, dropped)
             return None
         if spec.drops_table:
@@ -102,14 +102,14 @@ class Protection:
         self.feature.changed()  # first: the index tables are ordinary tables now, which may be dropped
         for record in doomed:
             if record.index_table is not None:
-                self.feature.drop_index_table(call.session.user, record, delete_data=True)
+                self.feature.drop_index_table(call, record, delete_data=True)
 
     def _drop_index_partitions(self, call: Call, base: TableRef, dropped: list[tuple[str, ...]]) -> None:
         """Index partitions with the values of dropped base partitions go too, where the index table is
         partitioned like the base table (an index partitioned by fewer columns spans partitions that
         are not all gone: it is left as it is)."""
         router = call.router
-        with self.feature.platform.client(call.session.user) as client:
+        with self.feature.platform.client_for(call) as client:
             for record in self.feature.snapshot().of(base):
                 table = record.index_table
                 db = identity.client_db(router, table.metastore, table.db) if table is not None else None

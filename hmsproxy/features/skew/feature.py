@@ -110,7 +110,7 @@ class Skew(Feature):
         keys = [c.name for c in table.partitionKeys or []]
         names = {"/".join(f"{k}={v}" for k, v in zip(keys, p.values or [])): p for p in unskewed}
         try:
-            with self.platform.client(call.session.user) as client:
+            with self.platform.client_for(call) as client:
                 current = client.call("get_partitions_by_names", db_name=call.client_db, tbl_name=call.table, names=list(names)) or []
         except (ProxyError, TApplicationException) as e:  # can't tell what is there: don't stop the write for it
             log.warning("skew: can't read %s.%s's partitions to keep their skew: %s", call.client_db, call.table, e)
@@ -125,7 +125,7 @@ class Skew(Feature):
     def _current_table(self, call: Call):
         if not call.client_db or not call.table:
             return None
-        with self.platform.client(call.session.user) as client:
+        with self.platform.client_for(call) as client:
             try:
                 return client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:
