@@ -42,7 +42,8 @@ def skewed(name: str):
 
 def test_skews_alter_checks_make_no_new_backend_connection(counted):
     server, forwarder = counted
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
+    listener = DroppingForwarder("127.0.0.1", server.port)  # counts the connections the proxy's listener gets
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, *parse_uri(listener.uri), timeout=60000)
     plain, skew = f"plain_{uuid.uuid4().hex[:8]}", f"skewed_{uuid.uuid4().hex[:8]}"
     try:
         client.set_ugi("alice", [])
@@ -65,6 +66,7 @@ def test_skews_alter_checks_make_no_new_backend_connection(counted):
             client.alter_partitions("default", name, [p])
 
         assert forwarder.accepted == opened  # the hooks' reads went over the client's own connection
+        assert listener.accepted == 1  # and never re-entered the proxy over TCP
         assert client.get_table("default", plain).parameters["k"] == "v"
         kept = client.get_table("default", skew)  # the hook did read it: the skew left out is kept
         assert kept.parameters["k"] == "v" and kept.sd.skewedInfo.skewedColNames == ["country"]
@@ -76,3 +78,4 @@ def test_skews_alter_checks_make_no_new_backend_connection(counted):
             except hive.NoSuchObjectException:
                 pass
         client.close()
+        listener.stop()
