@@ -1,9 +1,10 @@
-# The two commands of the README: `make up` (a local federation) and `make test` (the whole suite).
+# The two commands of the README: `make up` (a local federation) and `make test` (the whole suite);
+# `make test-unit` is the edit-test loop.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench bench-skew bench-dependent bench-index check-config clean sshd postgresql hive-jars
+.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +17,11 @@ up: $(BIN)/.installed
 
 test: $(BIN)/.installed sshd postgresql hive-jars lint
 	$(BIN)/python -m pytest -q -rs
+
+# Unit and contract tests, under a minute: no metastore is started, so sshd, PostgreSQL and the Hive
+# 3.1/4.0 jars are not needed (the few tests that use PostgreSQL or Maven's jars skip without them).
+test-unit: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -rs tests/unit tests/contract
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check hmsproxy tests

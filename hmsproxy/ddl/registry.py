@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from lark import Lark, Tree
@@ -75,7 +75,7 @@ class Grammar:
 
     @cached_property
     def lark(self) -> Lark:
-        return Lark(self.text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+        return _lalr(self.text)
 
     @property
     def summary(self) -> str:
@@ -98,3 +98,10 @@ class Grammar:
     def _build(self, tree: Tree, text: str) -> Statement:
         source = text[tree.meta.start_pos : tree.meta.end_pos] if not tree.meta.empty else ""
         return self.builders[tree.data](tree, source)
+
+
+@lru_cache(maxsize=8)
+def _lalr(text: str) -> Lark:
+    """The parser of one grammar text. Building its LALR tables takes seconds, and every handler
+    (each reload, each test) composes the same few grammars; a parser keeps no state between parses."""
+    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)

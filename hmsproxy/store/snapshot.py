@@ -20,8 +20,20 @@ log = logging.getLogger(__name__)
 
 
 class GenerationCache(Generic[T]):
-    def __init__(self, generation: Callable[[], int], load: Callable[[], T], empty: T, *, what: str, check_interval_s: float = 1.0):
+    """`clock` (monotonic seconds) times the checks; tests give a fake one."""
+
+    def __init__(
+        self,
+        generation: Callable[[], int],
+        load: Callable[[], T],
+        empty: T,
+        *,
+        what: str,
+        check_interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._generation = generation
+        self._clock = clock
         self._load = load
         self._what = what
         self.check_interval_s = check_interval_s
@@ -32,10 +44,10 @@ class GenerationCache(Generic[T]):
 
     def get(self) -> T:
         """The current value; asks the store (one cheap query) if the last check is older than the interval."""
-        if time.monotonic() - self._checked_at < self.check_interval_s:
+        if self._clock() - self._checked_at < self.check_interval_s:
             return self._value
         with self._lock:
-            if time.monotonic() - self._checked_at < self.check_interval_s:
+            if self._clock() - self._checked_at < self.check_interval_s:
                 return self._value
             try:
                 generation = self._generation()
@@ -44,7 +56,7 @@ class GenerationCache(Generic[T]):
                     self._loaded_generation = generation
             except Exception as e:  # a store hiccup must not fail calls that don't need these records
                 log.warning("can't read %s from the store (keeping the last view): %s", self._what, e)
-            self._checked_at = time.monotonic()
+            self._checked_at = self._clock()
             return self._value
 
     def refresh(self) -> T:

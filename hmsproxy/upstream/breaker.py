@@ -63,7 +63,9 @@ class Breaker:
     `probe(name, timeout_s)` raises BackendUnavailable unless metastore `name` answers in time
     (KeyError: it is no longer configured); `probe_after_s()` is read on every tick, so reloads
     apply. `on_trip(name, reason)` / `on_recover(name)` tell the registry (Backends.mark_down/up).
-    `watch=False`, a fake `clock` and a synchronous `spawn` let tests drive `tick()` themselves.
+    `watch=False`, a fake `clock` and a synchronous `spawn` let tests drive `tick()` themselves;
+    `wall_clock` dates a trip, and `wait(seconds)` is the watchdog's pause between ticks (default:
+    an Event that close() sets), so a test can step the watchdog's time instead of sleeping.
     """
 
     def __init__(
@@ -74,6 +76,8 @@ class Breaker:
         on_trip: Callable[[str, str], None],
         on_recover: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        wait: Callable[[float], object] | None = None,
         spawn: Callable[[str, Callable[[], None]], None] = _spawn,
         watch: bool = True,
     ):
@@ -82,6 +86,7 @@ class Breaker:
         self._on_trip = on_trip
         self._on_recover = on_recover
         self._clock = clock
+        self._wall_clock = wall_clock
         self._spawn = spawn
         self._watch = watch
         self._tokens = itertools.count()
@@ -93,6 +98,7 @@ class Breaker:
         self._probed: dict[str, float] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self._wait = wait or self._wake.wait
         self._running = False
         self._closed = False
 
@@ -183,7 +189,7 @@ class Breaker:
         if oldest_call is None or metastore in self._tripped:
             return  # still tripped: the next probe follows RETRY_S after this one started
         waited = self._clock() - oldest_call
-        since = time.time() - waited
+        since = self._wall_clock() - waited
         reason = (
             f"not answering since {datetime.fromtimestamp(since).astimezone().isoformat(timespec='seconds')} "
             f"(a call waited {waited:.1f} s; a probe on a new connection failed: {failure.reason}); "
@@ -206,7 +212,7 @@ class Breaker:
     def _watchdog(self) -> None:
         idle_since = self._clock()
         while not self._closed:
-            self._wake.wait(min(TICK_S, self._probe_after_s() / 4))
+            self._wait(min(TICK_S, self._probe_after_s() / 4))
             if self._closed:
                 break
             try:

@@ -258,7 +258,9 @@ def test_a_second_proxy_on_the_same_store_serves_the_new_view_text(default_confi
             assert clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE 1 = 0")
             first.execute(f"ALTER TABLE default.{daily} ADD PARTITION (ds='2')")
             changed = time.monotonic()
-            deadline = changed + 10
+            # It checks the store every check-interval-s (1 s): 30 s is reached only by a proxy that
+            # never looks again (the interval itself: tests/unit/test_store_snapshot.py).
+            deadline = changed + 30
             while not clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE `ds` IN ('2')"):
                 assert time.monotonic() < deadline, "the second proxy never served the new view text"
                 time.sleep(0.05)

@@ -18,6 +18,9 @@ from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from tests.support.federation import prefixed_config
 
+#: proxy_client's socket timeout: a call the proxy holds longer ends in the client with a timeout.
+CLIENT_TIMEOUT_S = 60
+
 
 @pytest.fixture(scope="session")
 def default_config(metastores, tmp_path_factory):
@@ -56,7 +59,7 @@ def proxy_client(proxy):
     """A plain thriftpy2 metastore client connected to the proxy."""
     import thriftpy2.rpc
 
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60000)
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=CLIENT_TIMEOUT_S * 1000)
     yield client
     client.close()
 

@@ -1,10 +1,16 @@
-"""The circuit breaker (hmsproxy/upstream/breaker.py): its state machine on a fake clock, then a real
-handler over fake metastores, one of which hangs like a SIGSTOPped process."""
+"""The circuit breaker (hmsproxy/upstream/breaker.py): its state machine and its watchdog thread on
+a fake clock, then a real handler over fake metastores, one of which hangs like a SIGSTOPped process.
+
+No assertion here measures how long something took: "at once" is shown by what reached the hung
+metastore (nothing), and waits for another thread are bounded only by PATIENCE_S, which no
+working breaker comes near.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -14,14 +20,18 @@ from hmsproxy.config.model import StoreConfig
 from hmsproxy.ops.readiness import PrimaryCheck
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, fake_connect
-from hmsproxy.upstream import breaker as breaker_module
-from hmsproxy.upstream.breaker import RETRY_S, Breaker
+from hmsproxy.upstream.breaker import IDLE_EXIT_S, RETRY_S, TICK_S, Breaker
 from hmsproxy.upstream.wire import BackendUnavailable
 from tests.support.fake_handlers import call
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
 
 AFTER = 3.0
+#: What the fake wall clock says whenever it is asked (a trip is dated by it).
+WALL = 1_700_000_000.0
+#: How long a test waits for another thread to reach a state before failing: far above anything a
+#: busy machine takes, reached only when the state never comes.
+PATIENCE_S = 30.0
 
 
 class Clock:
@@ -30,6 +40,29 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class Ticks:
+    """The watchdog's wait between ticks, in the test's hands: a wait blocks until the test lets one
+    tick through (`step`) and then moves the fake clock on by the wait's length, so the watchdog
+    thread runs on the fake clock, one tick at a time."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self._go = threading.Semaphore(0)
+        self._waiting = threading.Semaphore(0)
+
+    def __call__(self, seconds: float) -> None:
+        self._waiting.release()
+        self._go.acquire()
+        self.clock.now += seconds
+
+    def waiting(self) -> None:
+        """Return once the watchdog is back in its wait (so it is not between ticks)."""
+        assert self._waiting.acquire(timeout=PATIENCE_S), "the watchdog did not come back to its wait"
+
+    def step(self) -> None:
+        self._go.release()
 
 
 class Probes:
@@ -54,6 +87,7 @@ def rig():
         on_trip=lambda name, reason: events.append(("down", name, reason)),
         on_recover=lambda name: events.append(("up", name)),
         clock=clock,
+        wall_clock=lambda: WALL,
         spawn=lambda name, fn: fn(),  # probes run inside tick()
         watch=False,
     )
@@ -95,11 +129,10 @@ def test_a_failed_probe_trips_the_metastore_new_calls_fail_at_once(rig):
     other = b.enter("primary")
     probes.failing["dw"] = "timed out"
     clock.now += AFTER
-    before = time.time()
     b.tick()
     trip = b.trip("dw")
     assert trip is not None and trip.uri == "thrift://dw:9083"
-    assert before - AFTER - 1 <= trip.since <= before - AFTER + 1  # when the unanswered call started
+    assert trip.since == WALL - AFTER  # the wall-clock time the unanswered call started
     with pytest.raises(BackendUnavailable) as err:
         b.enter("dw")
     message = str(err.value)
@@ -168,23 +201,36 @@ def test_a_probe_that_breaks_or_names_an_unknown_metastore_trips_nothing(rig):
         b.leave(t)
 
 
-def test_the_watchdog_starts_with_calls_and_ends_when_idle_or_closed(monkeypatch):
-    monkeypatch.setattr(breaker_module, "IDLE_EXIT_S", 0.2)
-    b = Breaker(lambda n, t: None, lambda: 0.4, on_trip=lambda n, r: None, on_recover=lambda n: None)
+def test_the_watchdog_starts_with_calls_and_ends_when_idle_or_closed():
+    clock, probes = Clock(), Probes()
+    ticks = Ticks(clock)
+    b = Breaker(
+        probes, lambda: AFTER, on_trip=lambda n, r: None, on_recover=lambda n: None, clock=clock, wait=ticks, spawn=lambda n, fn: fn()
+    )
     assert not b.watching
-    b.leave(b.enter("dw"))
+    token = b.enter("dw")
     assert b.watching
-    deadline = time.monotonic() + 10
-    while b.watching and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not b.watching  # idle: no thread left behind
-    b.leave(b.enter("dw"))
+    ticks.waiting()
+    for _ in range(2 * int(IDLE_EXIT_S / TICK_S)):  # a call in flight keeps it watching (and probing)
+        ticks.step()
+        ticks.waiting()
+    assert b.watching and probes.asked
+    b.leave(token)
+    # Idle: it keeps watching until IDLE_EXIT_S have passed on its clock without a call, then ends.
+    for _ in range(int(IDLE_EXIT_S / TICK_S)):
+        ticks.step()
+        ticks.waiting()
+        assert b.watching
+    ticks.step()
+    wait_until(lambda: not b.watching)  # no thread left behind (it never waits again: see Ticks)
+    b.leave(b.enter("dw"))  # the next call starts it again
     assert b.watching
+    ticks.waiting()
     b.close()
-    deadline = time.monotonic() + 10
-    while b.watching and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not b.watching
+    ticks.step()  # (the real wait returns at once on close; this one waits for its step)
+    wait_until(lambda: not b.watching)
+    b.leave(b.enter("dw"))
+    assert not b.watching  # closed: calls no longer start it
 
 
 # --------------------------------------------------------------------------- the setting
@@ -213,11 +259,13 @@ def test_probe_after_s_is_a_server_setting_with_a_default(tmp_path):
 
 class Hang:
     """A connection factory around fake_connect whose connections to some metastores block in every
-    call while they hang: a process stopped with SIGSTOP (the TCP connection is there, nothing answers)."""
+    call while they hang: a process stopped with SIGSTOP (the TCP connection is there, nothing answers).
+    `sent` counts the calls that reached each metastore, by method (the probes' getVersion too)."""
 
     def __init__(self, connect):
         self.connect = connect
         self.hung: dict[str, threading.Event] = {}
+        self.sent: Counter[tuple[str, str]] = Counter()
 
     def stop(self, name: str) -> None:
         self.hung[name] = threading.Event()
@@ -236,14 +284,28 @@ class _Hanging:
         self._hang, self._inner, self._timeout_s = hang, inner, timeout_s
 
     def __getattr__(self, name):
-        return getattr(self._inner, name)
+        inner = getattr(self._inner, name)
+        if name != "relay":
+            return inner
+
+        def relay(method, args, *rest, **kwargs):  # a relayed call hangs like any other
+            self._send(method)
+            return inner(method, args, *rest, **kwargs)
+
+        return relay
 
     def call(self, method, args):
-        resumed = self._hang.hung.get(self._inner.metastore)
+        self._send(method)
+        return self._inner.call(method, args)
+
+    def _send(self, method: str) -> None:
+        """The call reaches the metastore: it waits there while the metastore hangs."""
+        metastore = self._inner.metastore
+        self._hang.sent[(metastore, method)] += 1
+        resumed = self._hang.hung.get(metastore)
         if resumed is not None and not resumed.wait(self._timeout_s):
             self._inner.close()
-            raise BackendUnavailable(self._inner.metastore, self._inner.uris[0], "timed out")
-        return self._inner.call(method, args)
+            raise BackendUnavailable(metastore, self._inner.uris[0], "timed out")
 
 
 @pytest.fixture
@@ -266,16 +328,20 @@ def hanging_handler(tmp_path):
     handler.close()
 
 
-def wait_until(fn, timeout_s: float = 10.0):
-    deadline = time.monotonic() + timeout_s
+def wait_until(fn):
+    """Wait for another thread to make fn() true; PATIENCE_S is a bound only a broken breaker reaches."""
+    deadline = time.monotonic() + PATIENCE_S
     while not fn():
-        assert time.monotonic() < deadline, "condition not reached in time"
+        assert time.monotonic() < deadline, f"condition not reached within {PATIENCE_S} s"
         time.sleep(0.02)
 
 
 def test_a_hung_metastore_fails_new_calls_at_once_and_recovers(hanging_handler):
     handler, hang = hanging_handler
     assert call(handler, "get_database", name="waggle_sales").name == "waggle_sales"
+    assert "waggle_sales" in call(handler, "get_all_databases")
+    fanned_out = hang.sent[("waggle", "get_all_databases")]
+    assert fanned_out >= 1  # while it answers, a fan-out asks it
     hang.stop("waggle")
     in_flight = {}
 
@@ -286,22 +352,23 @@ def test_a_hung_metastore_fails_new_calls_at_once_and_recovers(hanging_handler):
     stuck.start()
     wait_until(lambda: handler.backends.breaker.trip("waggle") is not None)
     assert handler_metric(handler, "hmsproxy_backend_up", backend="waggle") == 0
+    sent = hang.sent[("waggle", "get_database")]  # the first call and the one in flight reached it
 
-    started = time.monotonic()
+    # At once: the new call fails without reaching the hung metastore (where it would wait 30 s).
     with pytest.raises(idl.hive.MetaException) as err:
         call(handler, "get_database", name="waggle_sales")
-    assert time.monotonic() - started < 1
+    assert hang.sent[("waggle", "get_database")] == sent
     assert "metastore 'waggle'" in err.value.message and "not answering since" in err.value.message
-    # Other metastores, and fan-outs (whose deadline here is 60 s), don't wait for it.
+    # Other metastores, and fan-outs (whose deadline here is 60 s), don't wait for it: the
+    # fan-out is not even sent there.
     assert call(handler, "get_database", name="default").name == "default"
-    started = time.monotonic()
     assert "waggle_sales" not in call(handler, "get_all_databases")
-    assert time.monotonic() - started < 5
+    assert hang.sent[("waggle", "get_all_databases")] == fanned_out
 
     hang.resume("waggle")
-    wait_until(lambda: handler.backends.breaker.trip("waggle") is None, 5)  # the half-open probe answers
+    wait_until(lambda: handler.backends.breaker.trip("waggle") is None)  # the half-open probe answers
     assert call(handler, "get_database", name="waggle_sales").name == "waggle_sales"
-    stuck.join(10)
+    stuck.join(PATIENCE_S)
     assert in_flight["result"].name == "waggle_sales"  # the call in flight waited and got its answer
     assert handler_metric(handler, "hmsproxy_backend_up", backend="waggle") == 1
 
@@ -317,9 +384,9 @@ def test_a_hung_primary_fails_fan_outs_at_once_and_readiness_names_it(hanging_ha
     check = PrimaryCheck(handler)()
     assert not check.ok and check.detail.startswith("metastore 'primary' not answering since")
     hang.resume("primary")
-    wait_until(lambda: handler.backends.breaker.trip("primary") is None, 5)
+    wait_until(lambda: handler.backends.breaker.trip("primary") is None)
     assert "default" in call(handler, "get_all_databases")
-    stuck.join(10)
+    stuck.join(PATIENCE_S)
 
 
 def test_a_reload_that_changes_a_tripped_metastore_forgets_the_trip(hanging_handler):
@@ -335,4 +402,4 @@ def test_a_reload_that_changes_a_tripped_metastore_forgets_the_trip(hanging_hand
     handler.apply_config(replace(config, federated=(moved,)))
     assert handler.backends.breaker.trip("waggle") is None
     hang.resume("waggle")
-    stuck.join(10)
+    stuck.join(PATIENCE_S)

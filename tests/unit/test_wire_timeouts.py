@@ -54,6 +54,9 @@ def test_a_call_nobody_answers_ends_by_its_timeout(silent_server, how):
         else:
             conn.relay("getVersion", idl.HmsProxy.getVersion_args(), ReplySink(lambda data: None, "getVersion", 1))
     waited = time.monotonic() - started
-    assert 0.25 <= waited < 5
+    # The server never answers, so only the kernel's timer can end the call ("timed out" below), and
+    # not before its 0.3 s: a busy machine only makes the wait longer. The upper bound only tells the
+    # timer from a hang, at 100 times the timeout. (A kernel timer cannot run on a fake clock.)
+    assert 0.25 <= waited < 30
     assert caught.value.reason == "timed out" and not caught.value.gone_before_answer  # a hang is never sent again
     assert not conn.is_open  # its stream is unusable now
