@@ -399,7 +399,7 @@ class Remotes(Feature):
         return call.spec.result_cls()
 
     def _run(self, call: Call, statement) -> None:
-        self.platform.features.get("ddl").execute(statement, call.session.user, None, call=call)
+        self.platform.features.get("statements").execute(statement, call.session.user, None, call=call)
         call.backend = "hmsproxy"
 
     def _drop_links_of(self, client_db: str) -> None:
