@@ -3,8 +3,6 @@ protection and lineage (see the modules of this package for each)."""
 
 from __future__ import annotations
 
-import logging
-
 from hmsproxy.features.catalog import VirtualTable
 from hmsproxy.features.dependent import lineage, view
 from hmsproxy.features.dependent.config import SECTION
@@ -16,8 +14,6 @@ from hmsproxy.features.dependent.store import DEPENDENT_SCHEMA, DependentReposit
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec
-
-log = logging.getLogger(__name__)
 
 
 class Dependent(Feature):
