@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 class Statements(Feature):
-    name = "ddl"
+    name = "statements"
     methods = frozenset({"hmsproxy_execute", "hmsproxy_execute_script"})
 
     @cached_property

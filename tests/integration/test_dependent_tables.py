@@ -20,7 +20,7 @@ from hmsproxy.app import build_handler
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.config.model import StoreConfig
 from hmsproxy.downstream.server import ProxyServer
-from hmsproxy.features.dependent.lineage import DependentConfig, LineageConfig
+from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_remotes_ddl import hmsproxy_sql

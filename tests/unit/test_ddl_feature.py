@@ -104,7 +104,7 @@ def test_hmsproxy_execute_script_answers_each_statement(handler, session):
 
 
 def test_creators_follow_config_reloads(handler, config):
-    statements = handler.features.get("ddl")
+    statements = handler.features.get("statements")
     handler.apply_config(config.with_section("remotes", RemotesConfig(creators=("root",))))
     with pytest.raises(AccessDenied, match="user 'erin' may not create remote database 'y'.*remotes.creators"):
         statements.run_script(f"CREATE REMOTE DATABASE y {LINK}", "erin", None)

@@ -6,7 +6,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from hmsproxy.features.dependent.lineage import Dataset, DependentConfig, LineageConfig, LineageSink, run_event
+from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
+from hmsproxy.features.dependent.lineage import Dataset, LineageSink, run_event
 from tests.unit.test_config import assert_error, own, own_error
 
 PRIMARY = "primary-meta-store: {name: p, remote-meta-store-uris: 'thrift://h:9083'}\n"

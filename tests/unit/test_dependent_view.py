@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hmsproxy.features.dependent import view
-from hmsproxy.features.dependent.model import Column, DependentPartition, DependentSnapshot, DependentTable, TableRef
+from hmsproxy.features.dependent.model import Column, DependentPartition, DependentTable, TableRef
+from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.routing.router import Router
 from tests.support.federation import prefixed_config
 

@@ -13,7 +13,7 @@ from hmsproxy.ddl import executor
 from hmsproxy.ddl.results import ResultSet, format_table
 from hmsproxy.features import parse
 from hmsproxy.features.remotes.config import RemotesConfig
-from hmsproxy.features.remotes.runners import RemoteRunners
+from hmsproxy.features.remotes.runners import Runners as RemoteRunners
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.store import Store

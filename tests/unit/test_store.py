@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from hmsproxy.features.remotes.cache import RemotesCache
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.snapshot import RemotesCache
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.store import AlreadyExists, Store, StoreError, StoreSchema, schema
 

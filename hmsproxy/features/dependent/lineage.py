@@ -4,7 +4,7 @@ Publishing, re-pointing and dropping a dependent partition, and a protected chan
 others depend on, each emit one OpenLineage-style run event: the job is the statement (or the
 Thrift call), the inputs the underlying partitions with their locations, the output the
 dependent partition. Events go to the configured sink (`dependent.lineage`: a JSON-lines file
-or an HTTP endpoint; off by default) and to the audit log. A sink that fails is logged, never
+or an HTTP endpoint, config.py; off by default) and to the audit log. A sink that fails is logged, never
 fails the statement: the change itself is already in the store.
 """
 
@@ -18,55 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hmsproxy.config.errors import Ctx, join_key
-from hmsproxy.config.fields import present, read_mapping, read_positive_number, read_section, read_str
+from hmsproxy.features.dependent.config import LineageConfig
 from hmsproxy.ops.line_file import LineFile
-from hmsproxy.pipeline.platform import ConfigSection
 
 log = logging.getLogger(__name__)
 
 PRODUCER = "https://github.com/hmsproxy/hmsproxy"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent"
 JOB_NAMESPACE = "hmsproxy"
-
-
-@dataclass(frozen=True)
-class LineageConfig:
-    file: str | None = None  # JSON lines, appended
-    http: str | None = None  # POSTed one event per request
-    timeout_s: float = 2.0
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.file or self.http)
-
-
-@dataclass(frozen=True)
-class DependentConfig:
-    lineage: LineageConfig = LineageConfig()
-
-
-def parse(ctx: Ctx, raw: Any) -> DependentConfig:
-    path = "dependent"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), ("lineage",))
-    if not present(section, "lineage"):
-        return DependentConfig()
-    lpath = join_key(path, "lineage")
-    lineage = read_section(ctx, lpath, read_mapping(ctx, lpath, section["lineage"]), ("file", "http", "timeout-s"))
-    file = read_str(ctx, join_key(lpath, "file"), lineage["file"]) if present(lineage, "file") else None
-    http = read_str(ctx, join_key(lpath, "http"), lineage["http"]) if present(lineage, "http") else None
-    if http is not None and not http.startswith(("http://", "https://")):
-        raise ctx.error(join_key(lpath, "http"), f"must be an http:// or https:// URL, got {http!r}")
-    timeout = read_positive_number(ctx, join_key(lpath, "timeout-s"), lineage["timeout-s"]) if present(lineage, "timeout-s") else 2.0
-    return DependentConfig(LineageConfig(file, http, timeout))
-
-
-def _describe(settings: DependentConfig) -> list[str]:
-    sinks = [s for s in (settings.lineage.file, settings.lineage.http) if s]
-    return [f"Dependent tables' lineage events: {', '.join(sinks) if sinks else 'off'}"]
-
-
-SECTION = ConfigSection("dependent", parse, DependentConfig(), _describe)
 
 
 @dataclass(frozen=True)

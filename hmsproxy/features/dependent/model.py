@@ -7,7 +7,7 @@ with a reload, never orphan them; features/identity.py turns identities into cli
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hmsproxy.features.identity import TableRef
 
@@ -56,45 +56,3 @@ class DependentPartition:
     problem: str | None = None
     #: The target was dropped (notify policy): the partition is no longer served.
     target_gone: bool = False
-
-
-@dataclass(frozen=True)
-class DependentSnapshot:
-    """Every dependent table and partition of the store, indexed both ways."""
-
-    generation: int = -1
-    tables: dict[TableRef, DependentTable] = field(default_factory=dict)
-    #: dependent table -> its partitions in value order
-    partitions: dict[TableRef, tuple[DependentPartition, ...]] = field(default_factory=dict)
-    #: (metastore, db) -> names of the dependent tables living there
-    by_database: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    #: depended-upon table -> the dependent tables naming it (at table level or by a partition)
-    dependents: dict[TableRef, tuple[TableRef, ...]] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, generation: int, tables: list[DependentTable], partitions: list[DependentPartition]) -> DependentSnapshot:
-        by_table: dict[TableRef, list[DependentPartition]] = {t.ref: [] for t in tables}
-        for p in partitions:
-            by_table.setdefault(p.table, []).append(p)
-        by_database: dict[tuple[str, str], list[str]] = {}
-        dependents: dict[TableRef, set[TableRef]] = {}
-        for t in tables:
-            by_database.setdefault((t.ref.metastore, t.ref.db), []).append(t.ref.table)
-            dependents.setdefault(t.target, set()).add(t.ref)
-        for p in partitions:
-            if not p.target_gone:
-                dependents.setdefault(p.target, set()).add(p.table)
-        return cls(
-            generation,
-            {t.ref: t for t in tables},
-            {ref: tuple(sorted(ps, key=lambda p: p.values)) for ref, ps in by_table.items()},
-            {k: tuple(sorted(v)) for k, v in by_database.items()},
-            {k: tuple(sorted(v)) for k, v in dependents.items()},
-        )
-
-    def table(self, ref: TableRef | None) -> DependentTable | None:
-        return self.tables.get(ref) if ref is not None else None
-
-    def partitions_on(self, target: TableRef) -> list[DependentPartition]:
-        """The served partitions, of every dependent table, made of `target`'s partitions."""
-        return [p for d in self.dependents.get(target, ()) for p in self.partitions.get(d, ()) if p.target == target and not p.target_gone]

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
 from hmsproxy.features.dependent import lineage, model
-from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, TableRef
+from hmsproxy.features.dependent.model import DependentPartition, TableRef
 from hmsproxy.features.dependent.runners import column_difference, columns_of
+from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.pipeline.call import Call

@@ -31,7 +31,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.features.dependent import model
-from hmsproxy.features.dependent.model import DependentPartition, DependentSnapshot, DependentTable, TableRef
+from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.store.db import AlreadyExists
 from hmsproxy.store.schema import StoreSchema
 

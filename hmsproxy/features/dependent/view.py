@@ -2,15 +2,19 @@
 underlying tables"): a UNION ALL with one SELECT per depended-upon table, each keeping only the
 published partitions' leading values, so a reader's partition filter prunes the underlying tables.
 
-Written from the records alone, on every get_table: no metastore call, and the text follows
+Served as a virtual table of the catalog (features/catalog.py). Written from the records alone, on every get_table: no metastore call, and the text follows
 each change of the records (in this proxy at once, in others sharing the store within a second).
 """
 
 from __future__ import annotations
 
 from hmsproxy.features import identity
+from hmsproxy.features.catalog import VirtualTable
 from hmsproxy.features.dependent import model
-from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.features.dependent.model import DependentPartition, DependentTable
+from hmsproxy.features.dependent.snapshot import DependentSnapshot
+from hmsproxy.features.identity import TableRef
+from hmsproxy.pipeline.call import Call
 from hmsproxy.protocol import idl
 from hmsproxy.routing.router import Router
 
@@ -90,3 +94,27 @@ def as_table(router: Router, client_db: str, table: DependentTable, partitions: 
         tableType=VIEW,
         temporary=False,
     )
+
+
+def virtual_tables(snapshot: DependentSnapshot, router: Router, db: str | None) -> list[VirtualTable]:
+    """The dependent tables of client database `db` (None: of every database) for the virtual catalog."""
+    if not snapshot.tables:
+        return []
+    if db is not None:
+        key = identity.db_key(router, db)
+        refs = [t for t in snapshot.tables if (t.metastore, t.db) == key] if key in snapshot.by_database else []
+    else:
+        refs = list(snapshot.tables)
+    found = []
+    for ref in refs:
+        client_db = db if db is not None else identity.client_db(router, ref.metastore, ref.db)
+        if client_db is not None:
+            found.append(VirtualTable(client_db, ref.table, _loader(snapshot, ref, client_db)))
+    return found
+
+
+def _loader(snapshot: DependentSnapshot, ref: TableRef, client_db: str):
+    def load(call: Call):
+        return as_table(call.router, client_db, snapshot.tables[ref], snapshot.partitions.get(ref, ()))
+
+    return load

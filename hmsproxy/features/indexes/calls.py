@@ -217,7 +217,7 @@ class IndexCalls:
         self.feature.repository.drop(record.base, record.name)  # first: then its table is an ordinary one to drop
         self.feature.changed()
         if record.index_table is not None:
-            self.feature.drop_index_table(call, record, delete_data=bool(args.deleteData), strict=True)
+            self.feature.index_tables.drop(call, record, delete_data=bool(args.deleteData), strict=True)
         get_handler(record.handler).drop(self.as_index(call, record))
         return True
 

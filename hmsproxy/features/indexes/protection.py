@@ -48,7 +48,7 @@ class Protection:
             db = identity.routed_db(call.route)
             if self.feature.snapshot().in_database(*db):
                 call.notes[NOTE] = ("database", db)
-            self.feature.release_index_tables(call, *db)
+            self.feature.index_tables.release(call, *db)
             return None
         if not call.table:
             return None
@@ -102,7 +102,7 @@ class Protection:
         self.feature.changed()  # first: the index tables are ordinary tables now, which may be dropped
         for record in doomed:
             if record.index_table is not None:
-                self.feature.drop_index_table(call, record, delete_data=True)
+                self.feature.index_tables.drop(call, record, delete_data=True)
 
     def _drop_index_partitions(self, call: Call, base: TableRef, dropped: list[tuple[str, ...]]) -> None:
         """Index partitions with the values of dropped base partitions go too, where the index table is

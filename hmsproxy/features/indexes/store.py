@@ -28,7 +28,8 @@ from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes.builds import IndexBuild
-from hmsproxy.features.indexes.model import IndexRecord, IndexSnapshot
+from hmsproxy.features.indexes.model import IndexRecord
+from hmsproxy.features.indexes.snapshot import IndexSnapshot
 from hmsproxy.store.db import AlreadyExists
 from hmsproxy.store.schema import StoreSchema
 

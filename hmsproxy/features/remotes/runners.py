@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections.abc import Callable
 
 from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
@@ -55,13 +56,26 @@ def _shown(key: str, value: str) -> str:
     return "***" if SECRET_KEY.search(key) else value
 
 
-class RemoteRunners:
-    """The runners of the remotes statements over one repository."""
+class Runners:
+    """The runners of the remotes statements over one repository; `changed()` after each."""
 
-    def __init__(self, repo: RemoteRepository):
+    def __init__(self, repo: RemoteRepository, changed: Callable[[], object] = lambda: None):
         self.repo = repo
+        self._changed = changed
 
     def runners(self) -> dict:
+        return {kind: self._then_changed(run) for kind, run in self._runners().items()}
+
+    def _then_changed(self, run):
+        def run_then_changed(statement, ctx):
+            try:
+                return run(statement, ctx)
+            finally:
+                self._changed()
+
+        return run_then_changed
+
+    def _runners(self) -> dict:
         return {
             st.CreateRemoteDatabase: self.create_database,
             st.CreateRemoteTable: self.create_table,

@@ -131,5 +131,20 @@ class Targets:
         route = (properties.get("ssh.tunnel.route") or "").strip()
         return f"{key} via ssh {route}" if route else key
 
+    def describe(self, snap) -> list[str]:
+        """Lines for `hmsproxy status`: the remotes of `snap` (a RemotesSnapshot) and their targets' health."""
+        lines = [f"remotes: {len(snap.databases)} databases, {len(snap.tables)} tables (store generation {snap.generation})"]
+        targets = {}
+        for rd in snap.databases.values():
+            targets.setdefault(self.key(normalize_factory(rd.factory), rd.properties), []).append(rd.local_name)
+        for rt in snap.tables.values():
+            targets.setdefault(self.key(normalize_factory(rt.factory), rt.properties), []).append(f"{rt.local_db}.{rt.local_name}")
+        for key, users in sorted(targets.items()):
+            state = self.backends.state(key)
+            up = {None: "not contacted", True: "up", False: "DOWN"}[state.up]
+            err = f" (last error: {state.last_error})" if state.up is False and state.last_error else ""
+            lines.append(f"  {key}: {up}{err}; serves {', '.join(sorted(users))}")
+        return lines
+
     def close(self) -> None:
         self.tunnels.close()

@@ -1,137 +1,35 @@
-"""The skew feature: statements, validation of every call that carries skew, and protection.
+"""The skew feature: skewed tables and list bucketing (the package's __init__ says where each part is).
 
 Skew is Hive's own metadata (SkewedInfo and storedAsSubDirectories on the table's and each
-partition's storage descriptor), so every Thrift client sees it; this feature adds:
-
-- the statements (statements.py, runners.py);
-- validation (rules.py) of create_table, alter_table and add_partition calls from any client;
-- protection: a client that rewrites a table or partition without its skew (Spark rebuilds
-  whole tables from its own catalog, which knows nothing of skew) does not erase it; only
-  the statements here change it (they mark their alter_table with runners.CHANGE_MARK), or
-  a client that sends a different, non-empty skew;
-- inheritance: a partition added without skew gets the table's current skew (Hive's rule:
-  a table-level change affects partitions created after it).
+partition's storage descriptor), so every Thrift client sees it; this feature adds the
+statements (statements.py, runners.py) and keeps skew valid and in place against every
+client (protection.py).
 """
 
 from __future__ import annotations
 
-import logging
-
-from thriftpy2.thrift import TApplicationException
-
-from hmsproxy.features.skew import rules, runners
+from hmsproxy.features.skew.protection import METHODS, Protection
+from hmsproxy.features.skew.runners import Runners
 from hmsproxy.features.skew.statements import STATEMENTS
 from hmsproxy.pipeline.call import Call
-from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
-from hmsproxy.pipeline.platform import Feature
-
-log = logging.getLogger(__name__)
-
-#: Where each call keeps the partitions it writes (the table: MethodSpec.altered_table).
-ADDED_PARTITIONS = {
-    "add_partition": lambda a: [a.new_part],
-    "add_partition_with_environment_context": lambda a: [a.new_part],
-    "add_partitions": lambda a: a.new_parts,
-    "add_partitions_req": lambda a: a.request.parts,
-}
-ALTERED_PARTITIONS = {
-    "alter_partition": lambda a: [a.new_part],
-    "alter_partition_with_environment_context": lambda a: [a.new_part],
-    "alter_partitions": lambda a: a.new_parts,
-    "alter_partitions_with_environment_context": lambda a: a.new_parts,
-    "alter_partitions_req": lambda a: a.req.partitions,
-}
+from hmsproxy.pipeline.platform import Feature, Platform
 
 
 class Skew(Feature):
     name = "skew"
     statements = STATEMENTS
-    methods = frozenset(ADDED_PARTITIONS) | frozenset(ALTERED_PARTITIONS)
+    methods = METHODS
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self._protection = Protection(self)
 
     def wants(self, spec) -> bool:
         return spec.name in self.methods or spec.creates_table or spec.alters_table
 
     def statement_runners(self) -> dict:
-        return runners.runners()
+        return Runners().runners()
 
     def on_request(self, call: Call):
-        name = call.spec.name
-        if call.spec.creates_table:
-            self._check(call, call.spec.new_table(call.args))
-        elif call.spec.alters_table:
-            self._alter_table(call, call.spec.altered_table(call.args))
-        elif name in ADDED_PARTITIONS:
-            self._add_partitions(call, [p for p in ADDED_PARTITIONS[name](call.args) or [] if p is not None])
-        elif name in ALTERED_PARTITIONS:
-            self._alter_partitions(call, [p for p in ALTERED_PARTITIONS[name](call.args) or [] if p is not None])
+        self._protection.on_request(call)
         return None
-
-    # -- tables ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _check(call: Call, table) -> None:
-        problems = rules.table_problems(table) if table is not None else []
-        if problems:
-            raise InvalidRequest(f"hmsproxy: {call.client_db}.{table.tableName}: " + "; ".join(problems))
-
-    def _alter_table(self, call: Call, table) -> None:
-        if table is None or table.sd is None:
-            return
-        if rules.is_skewed(table.sd) or _marked(call.args):
-            self._check(call, table)
-            return
-        current = self._current_table(call)
-        if current is not None and (rules.is_skewed(current.sd) or current.sd.storedAsSubDirectories):
-            # Left out, not taken away: keep what the metastore has.
-            table.sd.skewedInfo = current.sd.skewedInfo
-            table.sd.storedAsSubDirectories = current.sd.storedAsSubDirectories
-
-    # -- partitions -----------------------------------------------------------------------
-
-    def _add_partitions(self, call: Call, parts: list) -> None:
-        table = self._current_table(call)
-        if table is None or not rules.is_skewed(table.sd):
-            return
-        for p in parts:
-            problems = rules.partition_problems(table, p.values)
-            if problems:
-                raise InvalidRequest(f"hmsproxy: {call.client_db}.{table.tableName}: " + "; ".join(problems))
-            if p.sd is not None and not rules.is_skewed(p.sd):
-                p.sd.skewedInfo = table.sd.skewedInfo
-                p.sd.storedAsSubDirectories = table.sd.storedAsSubDirectories
-
-    def _alter_partitions(self, call: Call, parts: list) -> None:
-        unskewed = [p for p in parts if p.sd is not None and not rules.is_skewed(p.sd)]
-        if not unskewed:
-            return
-        table = self._current_table(call)
-        if table is None:
-            return
-        keys = [c.name for c in table.partitionKeys or []]
-        names = {"/".join(f"{k}={v}" for k, v in zip(keys, p.values or [])): p for p in unskewed}
-        try:
-            with self.platform.client_for(call) as client:
-                current = client.call("get_partitions_by_names", db_name=call.client_db, tbl_name=call.table, names=list(names)) or []
-        except (ProxyError, TApplicationException) as e:  # can't tell what is there: don't stop the write for it
-            log.warning("skew: can't read %s.%s's partitions to keep their skew: %s", call.client_db, call.table, e)
-            return
-        by_values = {tuple(p.values): p for p in current}
-        for p in unskewed:
-            old = by_values.get(tuple(p.values or []))
-            if old is not None and old.sd is not None and rules.is_skewed(old.sd):
-                p.sd.skewedInfo = old.sd.skewedInfo
-                p.sd.storedAsSubDirectories = old.sd.storedAsSubDirectories
-
-    def _current_table(self, call: Call):
-        if not call.client_db or not call.table:
-            return None
-        with self.platform.client_for(call) as client:
-            try:
-                return client.call("get_table", dbname=call.client_db, tbl_name=call.table)
-            except NotFound:
-                return None
-
-
-def _marked(args) -> bool:
-    context = getattr(args, "environment_context", None)
-    return bool(context is not None and (context.properties or {}).get(runners.CHANGE_MARK) == "true")

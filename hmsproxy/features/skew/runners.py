@@ -13,33 +13,95 @@ from hmsproxy.protocol import idl
 hive = idl.hive
 
 #: Set on the alter_table calls of these statements: the one way a skewed table loses its
-#: skew (features/skew/feature.py keeps it against clients that just leave it out).
+#: skew (protection.py keeps it against clients that just leave it out).
 CHANGE_MARK = "hmsproxy.skew.change"
 
 SHOW_COLUMNS = ["partition", "skewed_columns", "skewed_values", "stored_as_directories", "locations", "layout"]
 
 
-def runners() -> dict:
-    return {
-        CreateSkewedTable: create_table,
-        st.AlterSkew: alter_skew,
-        st.AlterNotSkewed: not_skewed,
-        st.AlterNotDirectories: not_directories,
-        st.AlterSkewedLocation: set_location,
-        st.ShowSkew: show_skew,
-    }
+class Runners:
+    """The runners of the skew statements; they keep no state (skew is the metastore's own metadata)."""
 
+    def runners(self) -> dict:
+        return {
+            CreateSkewedTable: self.create_table,
+            st.AlterSkew: self.alter_skew,
+            st.AlterNotSkewed: self.not_skewed,
+            st.AlterNotDirectories: self.not_directories,
+            st.AlterSkewedLocation: self.set_location,
+            st.ShowSkew: self.show_skew,
+        }
 
-def create_table(s: CreateSkewedTable, ctx: StatementContext) -> ResultSet:
-    db = s.database or ctx.database
-    table = s.table(db, ctx.user)
-    problems = rules.table_problems(table)
-    if problems:
-        raise InvalidRequest(f"hmsproxy: {db}.{s.name}: " + "; ".join(problems))
-    if s.if_not_exists and ctx.client.exists("get_table", dbname=db, tbl_name=s.name):
-        return status(f"{db}.{s.name} exists already (IF NOT EXISTS): nothing done")
-    ctx.client.call("create_table", tbl=table)
-    return status(f"created {db}.{s.name}, skewed by ({', '.join(s.skewed_columns)}) on {len(s.values)} value(s)")
+    def create_table(self, s: CreateSkewedTable, ctx: StatementContext) -> ResultSet:
+        db = s.database or ctx.database
+        table = s.table(db, ctx.user)
+        problems = rules.table_problems(table)
+        if problems:
+            raise InvalidRequest(f"hmsproxy: {db}.{s.name}: " + "; ".join(problems))
+        if s.if_not_exists and ctx.client.exists("get_table", dbname=db, tbl_name=s.name):
+            return status(f"{db}.{s.name} exists already (IF NOT EXISTS): nothing done")
+        ctx.client.call("create_table", tbl=table)
+        return status(f"created {db}.{s.name}, skewed by ({', '.join(s.skewed_columns)}) on {len(s.values)} value(s)")
+
+    def alter_skew(self, s: st.AlterSkew, ctx: StatementContext) -> ResultSet:
+        db, table = _get(ctx, s)
+        # Hive's ALTER ... SKEWED BY replaces the skew whole, locations included.
+        table.sd.skewedInfo = hive.SkewedInfo(
+            skewedColNames=list(s.columns), skewedColValues=[list(v) for v in s.values], skewedColValueLocationMaps={}
+        )
+        table.sd.storedAsSubDirectories = s.directories
+        _alter(ctx, db, table)
+        how = " stored as directories" if s.directories else ""
+        return status(
+            f"{db}.{s.table} is skewed by ({', '.join(s.columns)}) on {len(s.values)} value(s){how}; "
+            "partitions added from now on carry it, existing ones keep theirs"
+        )
+
+    def not_skewed(self, s: st.AlterNotSkewed, ctx: StatementContext) -> ResultSet:
+        db, table = _get(ctx, s)
+        table.sd.skewedInfo = hive.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+        table.sd.storedAsSubDirectories = False  # NOT SKEWED turns list bucketing off too
+        _alter(ctx, db, table)
+        return status(f"{db}.{s.table} is not skewed any more (existing partitions keep theirs)")
+
+    def not_directories(self, s: st.AlterNotDirectories, ctx: StatementContext) -> ResultSet:
+        db, table = _get(ctx, s)
+        table.sd.storedAsSubDirectories = False
+        _alter(ctx, db, table)
+        return status(f"{db}.{s.table} is not stored as directories any more; its skew stays")
+
+    def set_location(self, s: st.AlterSkewedLocation, ctx: StatementContext) -> ResultSet:
+        db, table = _get(ctx, s)
+        if not rules.is_skewed(table.sd):
+            raise InvalidRequest(f"hmsproxy: {db}.{s.table} is not skewed: SKEWED BY first")
+        info = table.sd.skewedInfo
+        locations = {rules.key(k): v for k, v in (info.skewedColValueLocationMaps or {}).items()}
+        locations.update({rules.key(values): where for values, where in s.locations})
+        info.skewedColValueLocationMaps = locations
+        _alter(ctx, db, table)
+        return status(f"{db}.{s.table}: {len(s.locations)} skewed location(s) set")
+
+    def show_skew(self, s: st.ShowSkew, ctx: StatementContext) -> ResultSet:
+        db, table = _get(ctx, s)
+        rows = [_row("(table)", table.sd, table.parameters)]
+        keys = [c.name.lower() for c in table.partitionKeys or []]
+        if s.partition is not None:
+            asked = dict(s.partition)
+            unknown = sorted(set(asked) - set(keys))
+            if unknown:
+                raise InvalidRequest(
+                    f"hmsproxy: {db}.{s.table} has no partition column {', '.join(unknown)} (it has: {', '.join(keys) or 'none'})"
+                )
+            if len(asked) == len(keys):  # one partition: fetched by name
+                name = "/".join(f"{k}={asked[k]}" for k in keys)
+                parts = ctx.client.call("get_partitions_by_names", db_name=db, tbl_name=s.table, names=[name]) or []
+            else:  # a partial spec: every partition it matches
+                parts = [p for p in _partitions(ctx, db, s.table) if all(dict(zip(keys, p.values)).get(k) == v for k, v in asked.items())]
+        else:
+            parts = _partitions(ctx, db, s.table) if keys else []
+        for p in parts:
+            rows.append(_row("/".join(f"{k}={v}" for k, v in zip(keys, p.values)), p.sd, p.parameters))
+        return ResultSet(list(SHOW_COLUMNS), rows)
 
 
 def _get(ctx: StatementContext, s) -> tuple[str, object]:
@@ -53,71 +115,6 @@ def _alter(ctx: StatementContext, db: str, table) -> None:
         raise InvalidRequest(f"hmsproxy: {db}.{table.tableName}: " + "; ".join(problems))
     context = hive.EnvironmentContext(properties={CHANGE_MARK: "true"})
     ctx.client.call("alter_table_with_environment_context", dbname=db, tbl_name=table.tableName, new_tbl=table, environment_context=context)
-
-
-def alter_skew(s: st.AlterSkew, ctx: StatementContext) -> ResultSet:
-    db, table = _get(ctx, s)
-    # Hive's ALTER ... SKEWED BY replaces the skew whole, locations included.
-    table.sd.skewedInfo = hive.SkewedInfo(
-        skewedColNames=list(s.columns), skewedColValues=[list(v) for v in s.values], skewedColValueLocationMaps={}
-    )
-    table.sd.storedAsSubDirectories = s.directories
-    _alter(ctx, db, table)
-    how = " stored as directories" if s.directories else ""
-    return status(
-        f"{db}.{s.table} is skewed by ({', '.join(s.columns)}) on {len(s.values)} value(s){how}; "
-        "partitions added from now on carry it, existing ones keep theirs"
-    )
-
-
-def not_skewed(s: st.AlterNotSkewed, ctx: StatementContext) -> ResultSet:
-    db, table = _get(ctx, s)
-    table.sd.skewedInfo = hive.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
-    table.sd.storedAsSubDirectories = False  # NOT SKEWED turns list bucketing off too
-    _alter(ctx, db, table)
-    return status(f"{db}.{s.table} is not skewed any more (existing partitions keep theirs)")
-
-
-def not_directories(s: st.AlterNotDirectories, ctx: StatementContext) -> ResultSet:
-    db, table = _get(ctx, s)
-    table.sd.storedAsSubDirectories = False
-    _alter(ctx, db, table)
-    return status(f"{db}.{s.table} is not stored as directories any more; its skew stays")
-
-
-def set_location(s: st.AlterSkewedLocation, ctx: StatementContext) -> ResultSet:
-    db, table = _get(ctx, s)
-    if not rules.is_skewed(table.sd):
-        raise InvalidRequest(f"hmsproxy: {db}.{s.table} is not skewed: SKEWED BY first")
-    info = table.sd.skewedInfo
-    locations = {rules.key(k): v for k, v in (info.skewedColValueLocationMaps or {}).items()}
-    locations.update({rules.key(values): where for values, where in s.locations})
-    info.skewedColValueLocationMaps = locations
-    _alter(ctx, db, table)
-    return status(f"{db}.{s.table}: {len(s.locations)} skewed location(s) set")
-
-
-def show_skew(s: st.ShowSkew, ctx: StatementContext) -> ResultSet:
-    db, table = _get(ctx, s)
-    rows = [_row("(table)", table.sd, table.parameters)]
-    keys = [c.name.lower() for c in table.partitionKeys or []]
-    if s.partition is not None:
-        asked = dict(s.partition)
-        unknown = sorted(set(asked) - set(keys))
-        if unknown:
-            raise InvalidRequest(
-                f"hmsproxy: {db}.{s.table} has no partition column {', '.join(unknown)} (it has: {', '.join(keys) or 'none'})"
-            )
-        if len(asked) == len(keys):  # one partition: fetched by name
-            name = "/".join(f"{k}={asked[k]}" for k in keys)
-            parts = ctx.client.call("get_partitions_by_names", db_name=db, tbl_name=s.table, names=[name]) or []
-        else:  # a partial spec: every partition it matches
-            parts = [p for p in _partitions(ctx, db, s.table) if all(dict(zip(keys, p.values)).get(k) == v for k, v in asked.items())]
-    else:
-        parts = _partitions(ctx, db, s.table) if keys else []
-    for p in parts:
-        rows.append(_row("/".join(f"{k}={v}" for k, v in zip(keys, p.values)), p.sd, p.parameters))
-    return ResultSet(list(SHOW_COLUMNS), rows)
 
 
 def _partitions(ctx: StatementContext, db: str, table: str) -> list:

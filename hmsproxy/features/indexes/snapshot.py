@@ -1,0 +1,65 @@
+"""Every index of the store in memory, read by every call without a query.
+
+The snapshot is immutable; `current(repository)` replaces it when the indexes component's
+generation in the store moves, checked twice a second, so another proxy's change is seen within
+a second (one cheap query per check) and this proxy's own at once (`refresh()`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hmsproxy.features.identity import TableRef
+from hmsproxy.features.indexes.builds import IndexBuild
+from hmsproxy.features.indexes.model import IndexRecord
+from hmsproxy.store.snapshot import GenerationCache
+
+if TYPE_CHECKING:
+    from hmsproxy.features.indexes.store import IndexRepository
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    generation: int = -1
+    #: base table -> {index name: record}
+    by_base: dict[TableRef, dict[str, IndexRecord]] = field(default_factory=dict)
+    #: index table -> its record
+    by_index_table: dict[TableRef, IndexRecord] = field(default_factory=dict)
+    #: (base table, index name) -> {index partition name: its last build}
+    builds: dict[tuple[TableRef, str], dict[str, IndexBuild]] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls, generation: int, records: Iterable[IndexRecord], built: Iterable[tuple[TableRef, str, IndexBuild]] = ()
+    ) -> IndexSnapshot:
+        by_base: dict[TableRef, dict[str, IndexRecord]] = {}
+        by_index_table: dict[TableRef, IndexRecord] = {}
+        for r in records:
+            by_base.setdefault(r.base, {})[r.name] = r
+            if r.index_table is not None:
+                by_index_table[r.index_table] = r
+        builds: dict[tuple[TableRef, str], dict[str, IndexBuild]] = {}
+        for base, name, b in built:
+            builds.setdefault((base, name), {})[b.partition] = b
+        return cls(generation, by_base, by_index_table, builds)
+
+    def builds_of(self, record: IndexRecord) -> dict[str, IndexBuild]:
+        """The index's built partitions, by index partition name."""
+        return self.builds.get((record.base, record.name), {})
+
+    def of(self, base: TableRef) -> list[IndexRecord]:
+        """The base table's indexes, by name."""
+        return sorted(self.by_base.get(base, {}).values(), key=lambda r: r.name)
+
+    def get(self, base: TableRef, name: str) -> IndexRecord | None:
+        return self.by_base.get(base, {}).get(name.lower())
+
+    def in_database(self, metastore: str, db: str) -> list[IndexRecord]:
+        return [r for base, named in self.by_base.items() if (base.metastore, base.db) == (metastore, db) for r in named.values()]
+
+
+def current(repository: IndexRepository) -> GenerationCache[IndexSnapshot]:
+    """The store's indexes, kept in memory until their generation moves."""
+    return GenerationCache(repository.generation, repository.snapshot, IndexSnapshot(), what="indexes", check_interval_s=0.5)

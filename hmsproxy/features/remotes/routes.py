@@ -1,0 +1,64 @@
+"""Where a call on a remote goes: the target's metastore, the database (and table) renamed both ways.
+
+The remote database is a MANUAL naming with an alias (remote name -> local name); a remote
+table's name is rewritten in the call (routing/table_rewrite.py) and back in its answer (links.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from hmsproxy.config.model import DatabaseResolution
+from hmsproxy.features.remotes.factories import UnknownFactory
+from hmsproxy.features.remotes.links import Link
+from hmsproxy.features.remotes.tunnels import TunnelError
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import UNAVAILABLE_TYPES, InvalidRequest, ProxyError
+from hmsproxy.routing.naming import MetastoreNaming, split_catalog
+from hmsproxy.routing.router import Route
+from hmsproxy.routing.table_rewrite import rewrite_tables, table_renamer
+
+if TYPE_CHECKING:
+    from hmsproxy.features.remotes.feature import Remotes
+
+
+class RemoteUnavailable(ProxyError):
+    preferred = UNAVAILABLE_TYPES
+    outcome = "unavailable"
+
+
+@dataclass
+class RemotesSessionState:
+    #: Target metastore -> the URIs this client's connection to it was made for.
+    seen_uris: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Routes:
+    def __init__(self, feature: Remotes):
+        self.feature = feature
+
+    def route(self, call: Call, link: Link) -> None:
+        """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
+        catalog = split_catalog(call.client_db)[0] if call.client_db else None
+        call.subject = link.subject
+        ms = self.metastore(link)
+        # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
+        seen = call.session.state(self.feature).seen_uris
+        if seen.get(ms.name, ms.uris) != ms.uris:
+            call.session.discard(ms.name)
+        seen[ms.name] = ms.uris
+        if link.remote_db != link.local_db:
+            ms = replace(ms, database_name_mapping={link.remote_db: link.local_db})
+        call.route = Route(MetastoreNaming(ms, DatabaseResolution.MANUAL), link.remote_db, catalog)
+        if link.kind == "table" and link.local_table != link.remote_table:
+            rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
+        call.notes[self.feature.name] = link
+
+    def metastore(self, link: Link):
+        try:
+            return self.feature.targets.metastore(link.factory, link.properties)
+        except TunnelError as e:
+            raise RemoteUnavailable(f"hmsproxy: {link.subject}: metastore {link.where} is unavailable: {e}") from None
+        except (ValueError, UnknownFactory) as e:
+            raise InvalidRequest(f"hmsproxy: {link.subject}: {e}") from None
