@@ -112,6 +112,11 @@ class Breaker:
     def leave(self, token: int) -> None:
         self._calls.pop(token, None)
 
+    def guard(self, metastore: str) -> Guard:
+        """``with breaker.guard(name):`` around one backend call: `enter` before it, `leave` after,
+        whatever happens (a tripped metastore raises at ``with``, before the call)."""
+        return Guard(self, metastore)
+
     # -- state ----------------------------------------------------------------------------
 
     @property
@@ -229,3 +234,20 @@ class Breaker:
         """Stop the watchdog (probes under way end by their own deadline)."""
         self._closed = True
         self._wake.set()
+
+
+class Guard:
+    """One call's registration with the breaker, as a context manager (`Breaker.guard`). A plain
+    class, not contextlib's generator: it runs on every backend call."""
+
+    __slots__ = ("_breaker", "_metastore", "_token")
+
+    def __init__(self, breaker: Breaker, metastore: str):
+        self._breaker = breaker
+        self._metastore = metastore
+
+    def __enter__(self) -> None:
+        self._token = self._breaker.enter(self._metastore)
+
+    def __exit__(self, *exc) -> None:
+        self._breaker.leave(self._token)
