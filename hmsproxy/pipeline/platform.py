@@ -77,6 +77,12 @@ class Feature:
     #: Writes this feature answers itself and checks against the write rules itself (access control
     #: skips them): where such a call writes is not the database it names.
     checks_own_writes: ClassVar[frozenset[str]] = frozenset()
+    #: Whether this feature's on_request/on_routed verdict holds for one call only: it depends on more
+    #: than the method, the arguments, the caller's set_ugi user and groups and the feature's records
+    #: (how often they asked, the time, where they connect from). Then no relay decision on a call its
+    #: hooks want is remembered (pipeline/fastpath.py, step 1), and its hooks see every such call.
+    #: Remembered decisions are per caller already: a verdict on who asks needs no more.
+    verdict_per_call: ClassVar[bool] = False
 
     def __init__(self, platform: Platform):
         self.platform = platform

@@ -1,7 +1,7 @@
 """The circuit breaker: a metastore that stops answering fails new calls at once.
 
-Sessions register every backend call while it runs (`enter`/`leave`: one dict entry, so
-the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
+Sessions register every backend call while it runs (`with breaker.guard(name):`, which is
+`enter`/`leave`: one dict entry, so the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
 times a second. When a call has had no answer for `server.probe-after-s`, its metastore is
 probed on a new connection that must answer within the same time. The probe decides, not
 the slow call:
