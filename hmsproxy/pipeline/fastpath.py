@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hmsproxy.pipeline.shortcuts import Shortcut, Shortcuts, is_read, shortcut_key
+from hmsproxy.pipeline.shortcuts import Shortcuts, is_read, shortcut_key
 from hmsproxy.protocol.framing import WALKER_IN_C
 from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, outcome, typed_element
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
@@ -102,13 +102,17 @@ class FastPath:
             rememberable = self._rememberable[call.spec.name] = self._may_remember(call.spec)
         if not rememberable:
             return None
-        shortcuts = self.shortcuts
-        key = shortcut_key(call.message, call.session.caller)
+        session, shortcuts = call.session, self.shortcuts
+        key = shortcut_key(call.message, session.caller)
         if key is None:
             return None
         shortcut = shortcuts.find(key, call.router)
-        if shortcut is not None and self._relay_again(call, shortcut):
-            return RELAYED
+        if shortcut is not None:  # relayed again as the client sent it, unless its connection is gone
+            call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+            relayed = session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
+            if relayed is not None:
+                call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
+                return RELAYED
         return key, shortcuts.generation
 
     def _may_remember(self, spec: MethodSpec) -> bool:
@@ -116,16 +120,6 @@ class FastPath:
             return False
         hooks = self.features.hooks("on_request", spec) + self.features.hooks("on_routed", spec)
         return not any(hook.__self__.verdict_per_call for hook in hooks)
-
-    @staticmethod
-    def _relay_again(call: Call, shortcut: Shortcut) -> bool:
-        """Relay a read as an earlier one with the same arguments was, its request as the client sent it."""
-        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
-        relayed = call.session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
-        if relayed is None:
-            return False
-        call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
-        return True
 
     # -- 2. relay --------------------------------------------------------------------------------
 
