@@ -12,6 +12,9 @@ from dataclasses import replace
 
 import pytest
 import thriftpy2.rpc
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.thrift import TMessageType
+from thriftpy2.utils import deserialize
 
 from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
@@ -23,7 +26,7 @@ from hmsproxy.pipeline.platform import Feature
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import RelayPlan
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.testing import FakeMetastore, database, fake_connect, table
+from hmsproxy.testing import FakeConnection, FakeMetastore, database, fake_connect, table
 from hmsproxy.upstream.session import Session
 
 hive = idl.hive
@@ -188,3 +191,27 @@ def test_a_call_a_feature_routed_is_neither_relayed_nor_remembered(metastore):
         for _ in range(3):
             assert alice.get_database("sales").name == "sales"
         assert handler.backends.state("primary").relayed == 0 and len(handler.shortcuts) == 0
+
+
+class Collected:
+    """A reply sink that keeps what it is given (downstream/reply_sink.py's interface)."""
+
+    def __init__(self):
+        self.header, self.body = None, b""
+
+    def begin(self, mtype, header=None):
+        self.mtype, self.header = mtype, header
+
+    def write(self, data):
+        self.body += data
+
+
+@pytest.mark.parametrize("name", ["orders", "missing"])
+def test_the_fakes_relay_copies_what_its_call_answers(metastore, name):
+    conn = FakeConnection(metastore)
+    args = idl.HmsProxy.get_table_args("sales", name)
+    sink = Collected()
+    assert conn.relay("get_table", args, sink)[0] == TMessageType.REPLY == sink.mtype
+    relayed = deserialize(idl.HmsProxy.get_table_result(), sink.body, TBinaryProtocolFactory())
+    assert repr(relayed) == repr(conn.call("get_table", args))  # declared exceptions compare by identity
+    assert sink.header is None  # a struct was sent: the sink makes the client's header itself
