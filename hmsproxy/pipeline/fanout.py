@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from hmsproxy.protocol import idl
+from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
 from hmsproxy.routing.patterns import hive_match, is_literal
 from hmsproxy.routing.router import Router, UnknownDatabase
@@ -34,9 +35,8 @@ class FanOut:
     def gather(self, session: Session, namings: list[MetastoreNaming], method: str, make_args):
         """[(naming, result struct)] for every metastore that answered in time, in config order."""
         start = time.monotonic()
-        futures = [
-            (n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=method.startswith("get"))) for n in namings
-        ]
+        read_only = METHOD_SPECS[method].reads
+        futures = [(n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=read_only)) for n in namings]
         answers = []
         for naming, fut in futures:
             deadline = start + (self.base_timeout_ms + naming.metastore.latency_ms) / 1000

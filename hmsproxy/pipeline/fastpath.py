@@ -1,35 +1,178 @@
-"""Whether a call's answer may be relayed as bytes (`relay_plan`): nothing on the full path but a
-feature would change it. The copying itself is protocol/relay.py; reused decisions are shortcuts.py."""
+"""The fast-path decision: which of the proxy's quicker ways a call takes, and why not the others.
+
+A routed or primary call (downstream: a client's; upstream: one metastore's answer) takes the first
+of these four ways that applies, in this order; the code below reads in the same order.
+
+1. **Shortcut** (`FastPath.shortcut`; the remembered decisions are shortcuts.py): a read that was
+   relayed moments ago is relayed again as the client sent it, before routing and before any
+   feature's on_request/on_routed hook. Declined when
+   - the call did not come off the wire as bytes, or its client cannot take an answer as bytes
+     (no reply sink: framed transport, a one-way call, the internal client);
+   - it is not a read naming one database at most, or the primary's (`shortcuts.is_read`);
+   - a feature whose on_request/on_routed hooks want the method says its verdict holds for one
+     call only (`Feature.verdict_per_call`: a rate limit, a rule on the time or the client's
+     address): such calls are never remembered, so those hooks see every one;
+   - its arguments are longer than `shortcuts.MAX_KEY_BYTES`;
+   - nothing is remembered for this method, these argument bytes *and this caller*
+     (`Session.caller`: the set_ugi user and groups) under this config snapshot, or it expired,
+     or a write or a statement dropped it (shortcuts.py says when);
+   - the connection the first relay used is gone (the full path opens one: set_ugi, version).
+2. **Relay** (`FastPath.relay`; the copying is protocol/relay.py): after routing, the checks and
+   the features' verdicts, the metastore's answer is copied to the client undecoded. Declined
+   (`relay_plan` says why, the reasons below in the order asked) when
+   - the build has no C walker, `server.relay` is off, the transport is framed, or there is no
+     reply sink;
+   - the call is one-way, a feature routed it, the route renames the database or names a
+     Hive 3 catalog;
+   - the answer is a table list to filter (mapped tables);
+   - the metastore has a metadata cache: its reads belong to the cache (step 3), its writes must
+     invalidate it;
+   - the call may need translating for the metastore's Hive version (relayed once it has answered);
+   - the answer needs a catalog added in a shape the copier cannot (a struct nesting them);
+   - a feature's on_response needs the decoded answer (`Feature.needs_result`; asked last: dearest).
+   A relayed read is remembered for step 1 when step 1 was only declined for want of a decision.
+3. **Metadata cache** (upstream/cache/): the full path's backend call (`Session.call`) is
+   answered from the metastore's cache when it has one and the call is a read it keeps. It sits
+   upstream, in the session, because fan-outs, the database directory and the internal client
+   call metastores that way too.
+4. **Full path**: the metastore's answer is decoded, names rewritten, tables filtered and the
+   features' on_response hooks run (handler.py).
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from hmsproxy.pipeline.shortcuts import Shortcuts, is_read, shortcut_key
 from hmsproxy.protocol.framing import WALKER_IN_C
-from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, typed_element
+from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, outcome, typed_element
 from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
 from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.upstream.translations import TRANSLATIONS
 
+if TYPE_CHECKING:
+    from hmsproxy.pipeline.call import Call
+    from hmsproxy.pipeline.platform import FeatureRegistry
+    from hmsproxy.routing.methods import MethodSpec
+    from hmsproxy.upstream.backends import Backends
+
 #: What Handler.dispatch returns for a relayed call: the answer has been sent already.
 RELAYED = object()
 
+# Why step 2 declines a call (`relay_plan`'s answer instead of a plan), in the order asked.
+NO_WALKER = "no C walker in this build"
+RELAY_OFF = "server.relay is off"
+FRAMED = "the framed transport"
+NO_SINK = "the client can't take an answer as bytes"
+ONE_WAY = "a one-way call"
+ROUTED_BY_FEATURE = "a feature routed it"
+RENAMED = "the route renames the database or names a catalog"
+TABLES_TO_FILTER = "a table list to filter"
+CACHED = "the metastore has a metadata cache"
+MAY_TRANSLATE = "the call may need translating"
+CATALOG_SHAPE = "a catalog to add where the copier can't"
+NEEDS_RESULT = "a feature needs the decoded answer"
 
-def relay_plan(call, backends, config, *, routed_by_feature: bool) -> RelayPlan | None:
-    """How to relay this call's answer when nothing on the full path but a feature would change it
-    (see the module doc), else None; the handler then asks the features (`needs_result`), the
-    dearer question, last."""
-    spec, route = call.spec, call.route
-    if not WALKER_IN_C or not config.server.relay or config.server.transport != "buffered" or call.session.reply_sink is None:
-        return None
-    if spec.oneway or routed_by_feature or route is None or not route.naming.identity or route.catalog is not None:
-        return None
-    if call.client_db and has_table_lists(spec):
-        return None
-    name = route.metastore.name
-    if name in backends.caches:
-        return None  # a cached metastore's reads belong to the cache, its writes must invalidate it
-    if spec.name in TRANSLATIONS and spec.name not in backends.state(name).present_methods:
-        return None  # the backend may lack the call: the full path translates it (and learns whether it has it)
-    if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(route.metastore):
+
+class FastPath:
+    """One handler's fast-path decision (see the module doc): steps 1 and 2, and the shortcuts they keep."""
+
+    def __init__(self, backends: Backends, features: FeatureRegistry):
+        self.backends = backends
+        self.features = features
+        #: Relay decisions reused for repeated reads.
+        self.shortcuts = Shortcuts()
+        #: method -> whether its relay decisions may be remembered (`_rememberable`, once per method).
+        self._rememberable: dict[str, bool] = {}
+
+    def features_changed(self) -> None:
+        """Features were added: which methods' decisions may be remembered is asked again."""
+        self._rememberable.clear()
+
+    # -- 1. shortcut ---------------------------------------------------------------------------
+
+    def shortcut(self, call: Call):
+        """Step 1: RELAYED when the call was relayed as an earlier one was; else what step 2 needs
+        to remember its decision, (key, generation), or None when it must not. Every repeated read
+        takes this path: it is kept short."""
+        if call.message is None or call.session.reply_sink is None:
+            return None
+        rememberable = self._rememberable.get(call.spec.name)
+        if rememberable is None:
+            rememberable = self._rememberable[call.spec.name] = self._may_remember(call.spec)
+        if not rememberable:
+            return None
+        session, shortcuts = call.session, self.shortcuts
+        key = shortcut_key(call.message, session.caller)
+        if key is None:
+            return None
+        shortcut = shortcuts.find(key, call.router)
+        if shortcut is not None:  # relayed again as the client sent it, unless its connection is gone
+            call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+            relayed = session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
+            if relayed is not None:
+                call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
+                return RELAYED
+        return key, shortcuts.generation
+
+    def _may_remember(self, spec: MethodSpec) -> bool:
+        if not is_read(spec.name):
+            return False
+        hooks = self.features.hooks("on_request", spec) + self.features.hooks("on_routed", spec)
+        return not any(hook.__self__.verdict_per_call for hook in hooks)
+
+    # -- 2. relay --------------------------------------------------------------------------------
+
+    def relay(self, call: Call, remember, *, routed_by_feature: bool) -> bool:
+        """Step 2, once the call is routed and the features have let it through: whether its answer
+        was relayed. `remember`: what step 1 returned (the decision is kept for the next like it)."""
+        plan = self.relay_plan(call, routed_by_feature=routed_by_feature)
+        if plan.__class__ is str:  # declined: the reason
+            return False
+        session, spec = call.session, call.spec
+        relayed = session.relay(call.route.metastore, spec.name, call.args, session.reply_sink, plan.catalog_field)
+        call.relayed_outcome = outcome(spec.result_cls, *relayed)
+        if remember is not None:
+            key, generation = remember
+            self.shortcuts.remember(key, call, plan.catalog_field, generation)
+        return True
+
+    def relay_plan(self, call: Call, *, routed_by_feature: bool) -> RelayPlan | str:
+        """How to relay this call's answer, or why it is not relayed (the module doc's step 2)."""
+        spec, route, server = call.spec, call.route, call.router.config.server
+        if not WALKER_IN_C:
+            return NO_WALKER
+        if not server.relay:
+            return RELAY_OFF
+        if server.transport != "buffered":
+            return FRAMED
+        if call.session.reply_sink is None:
+            return NO_SINK
+        if spec.oneway:
+            return ONE_WAY
+        if routed_by_feature:
+            return ROUTED_BY_FEATURE
+        if route is None or not route.naming.identity or route.catalog is not None:
+            return RENAMED
+        if call.client_db and has_table_lists(spec):
+            return TABLES_TO_FILTER
+        name = route.metastore.name
+        if name in self.backends.caches:
+            return CACHED
+        if spec.name in TRANSLATIONS and spec.name not in self.backends.state(name).present_methods:
+            return MAY_TRANSLATE  # the full path translates it (and learns whether the metastore has it)
+        plan = _plan(call)
+        if plan is None:
+            return CATALOG_SHAPE
+        if any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)):
+            return NEEDS_RESULT
+        return plan
+
+
+def _plan(call: Call) -> RelayPlan | None:
+    """As bytes, or with a catalog appended to each struct for a metastore older than Hive 3 (relay.py)."""
+    spec = call.spec
+    if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(call.route.metastore):
         return AS_BYTES
     element = typed_element(spec.success_type)
     field = encoded_catalog_field(element) if element is not None else None

@@ -3,6 +3,8 @@
 dispatch() finds the method's spec, lets local, fan-out, primary and routed
 calls take their ways, and turns anything that goes wrong into an exception
 the IDL declares for the method, or a TApplicationException in Java's words.
+Which quicker way a routed or primary call takes (shortcut, relay, metadata
+cache, or the full path here) is decided in one place: fastpath.py.
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ from hmsproxy.pipeline.errors import (
     internal_error,
 )
 from hmsproxy.pipeline.fanout import FanOut, FanOutCalls, FanOutFailed
-from hmsproxy.pipeline.fastpath import RELAYED, relay_plan
+from hmsproxy.pipeline.fastpath import RELAYED, FastPath
 from hmsproxy.pipeline.internal_client import InternalClient
 from hmsproxy.pipeline.platform import Feature, FeatureRegistry, Platform
-from hmsproxy.pipeline.shortcuts import Shortcut, Shortcuts, changes_nothing, is_read, shortcut_key
+from hmsproxy.pipeline.shortcuts import changes_nothing
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import Message
-from hmsproxy.protocol.relay import RelayBroken, outcome
+from hmsproxy.protocol.relay import RelayBroken
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
@@ -67,8 +69,10 @@ class Handler:
         self._directory_lock = threading.Lock()
         self.directory = DatabaseDirectory(self._list_databases)
         self.features = FeatureRegistry()
+        #: Shortcut, relay, metadata cache or the full path: the one decision (fastpath.py).
+        self.fastpath = FastPath(self.backends, self.features)
         #: Relay decisions reused for repeated reads (shortcuts.py).
-        self.shortcuts = Shortcuts()
+        self.shortcuts = self.fastpath.shortcuts
         self.platform = Platform(
             backends=self.backends,
             features=self.features,
@@ -88,6 +92,7 @@ class Handler:
         """Build and plug in features, in hook order, and hand them the current config."""
         for cls in feature_classes:
             self.features.add(cls(self.platform)).configure(self.config)
+        self.fastpath.features_changed()
 
     def internal_client(self, user: str | None) -> InternalClient:
         """Calls through this proxy's own routing as `user`, on a private session: it opens its own
@@ -191,14 +196,10 @@ class Handler:
         return None
 
     def _handle(self, call: Call):
-        spec, router = call.spec, call.router
-        key = None
-        if call.message is not None and call.session.reply_sink is not None and is_read(spec.name):
-            key = shortcut_key(call.message)
-            shortcut = self.shortcuts.find(key, router)
-            if shortcut is not None and self._relay_again(call, shortcut):
-                return RELAYED
-            generation = self.shortcuts.generation
+        spec, router, fastpath = call.spec, call.router, self.fastpath
+        remember = fastpath.shortcut(call)  # 1. a shortcut (only reads routed by database or to the primary)
+        if remember is RELAYED:
+            return RELAYED
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
             # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/ddl.py).
@@ -228,30 +229,14 @@ class Handler:
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
-        plan = relay_plan(call, self.backends, router.config, routed_by_feature=routed_by_feature)
-        if plan is not None and not any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)):
-            relayed = call.session.relay(call.route.metastore, spec.name, call.args, call.session.reply_sink, plan.catalog_field)
-            if relayed is not None:
-                call.relayed_outcome = outcome(spec.result_cls, *relayed)
-                if key is not None and not routed_by_feature:
-                    self.shortcuts.remember(key, call, plan.catalog_field, generation)
-                return RELAYED
-        result = self._forward(call.session, spec, call.route, call.args)
+        if fastpath.relay(call, remember, routed_by_feature=routed_by_feature):  # 2. the relay
+            return RELAYED
+        result = self._forward(call.session, spec, call.route, call.args)  # 3. the metadata cache (Session.call), else 4.
         if call.client_db and has_table_lists(spec) and result.success is not None:
             result.success = filter_tables(spec, call.route, result.success)
         for hook in self.features.hooks("on_response", spec):
             hook(call, result)
         return result
-
-    @staticmethod
-    def _relay_again(call: Call, shortcut: Shortcut) -> bool:
-        """Relay a read as an earlier one with the same arguments was (shortcuts.py), its request as the client sent it."""
-        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
-        relayed = call.session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
-        if relayed is None:
-            return False
-        call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
-        return True
 
     def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
         rewrite = not route.naming.identity
@@ -259,8 +244,8 @@ class Handler:
             rewrite_struct(args, route.inbound)
         if route.catalog is not None and not session.knows_catalogs(route.metastore):
             rewrite_struct(args, without_default_catalog)  # "@hive#db" is plain "db" to a Hive 2.3 metastore
-        # As in Waggle Dance, only get_* calls may use a metastore's read-only URIs.
-        result = session.call(route.metastore, spec.name, args, read_only=spec.name.startswith("get"))
+        # As in Waggle Dance, only reads (get_* calls) may use a metastore's read-only URIs.
+        result = session.call(route.metastore, spec.name, args, read_only=spec.reads)
         if spec.success_type is not None and result.success is not None:
             if rewrite:
                 rewrite_value(result.success, spec.success_type, route.outbound)

@@ -100,6 +100,12 @@ class Feature:
     #: True when the feature routes every call on its virtual tables itself (on_request gives them a
     #: route, e.g. remote tables): the catalog then never answers their get_table.
     routes_its_tables: ClassVar[bool] = False
+    #: Whether this feature's on_request/on_routed verdict holds for one call only: it depends on more
+    #: than the method, the arguments, the caller's set_ugi user and groups and the feature's records
+    #: (how often they asked, the time, where they connect from). Then no relay decision on a call its
+    #: hooks want is remembered (pipeline/fastpath.py, step 1), and its hooks see every such call.
+    #: Remembered decisions are per caller already: a verdict on who asks needs no more.
+    verdict_per_call: ClassVar[bool] = False
 
     def __init__(self, platform: Platform):
         self.platform = platform

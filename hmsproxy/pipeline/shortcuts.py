@@ -1,14 +1,19 @@
 """Relay shortcuts: a read relayed once is relayed again without asking routing and features anew.
 
+This module is the store of remembered decisions; when one is taken or kept is pipeline/fastpath.py
+(step 1 of the fast-path decision).
+
 Deciding that a call may be relayed as bytes (relay.py) takes routing, the table-visibility
 check, every feature's on_request and on_routed hooks and the relay plan: most of what the proxy
 spends on a call that it only forwards. For a read (`get_*`) that decision depends only on the
-method, its arguments, the config snapshot and the features' records. So once a read has been
-relayed, the next read of the same method with the same arguments (byte for byte, as the client
-encoded them: nothing is decoded to find the shortcut) within `TTL_S` goes straight to the same
-metastore with the same plan, and its request is forwarded as the client sent it (the backend
-answers with the client's own sequence id; nothing is re-encoded). Its on_complete hooks (audit,
-metrics) run as on the full path, and the metastore's circuit breaker still guards it.
+method, its arguments, who asks, the config snapshot and the features' records. So once a read
+has been relayed, the next read of the same method with the same arguments (byte for byte, as the
+client encoded them: nothing is decoded to find the shortcut) by the same caller (the set_ugi user
+and groups) within `TTL_S` goes straight to the same metastore with the same plan, and its request
+is forwarded as the client sent it (the backend answers with the client's own sequence id; nothing
+is re-encoded). Its on_complete hooks (audit, metrics) run as on the full path, and the metastore's
+circuit breaker still guards it. A feature whose verdict depends on more than that (how often, when,
+from where) declares `verdict_per_call`, and the calls its hooks want are never remembered.
 
 A shortcut is dropped when anything could change the decision:
 - any call that is not a read (a write, a statement through `hmsproxy_execute`, ...): all
@@ -54,12 +59,13 @@ class Shortcut:
     table: str | None
 
 
-def shortcut_key(message: Message) -> tuple[str, bytes] | None:
-    """The call's method and its arguments' bytes, or None when they are too long to keep."""
+def shortcut_key(message: Message, caller: tuple = (None, ())) -> tuple[str, bytes, tuple] | None:
+    """The call's method, its arguments' bytes and who asks (`Session.caller`), or None when the
+    arguments are too long to keep."""
     header = message.header
     if len(message.data) - header.length > MAX_KEY_BYTES:
         return None
-    return header.name, message.data[header.length :]
+    return header.name, message.data[header.length :], caller
 
 
 @cache  # asked on every call: answered from the cache without a Python frame
@@ -68,17 +74,17 @@ def is_read(method: str) -> bool:
     one database at most (the full path checks that a call naming several finds them on one metastore)."""
     spec = METHOD_SPECS[method]
     one_database = spec.second_db is None and spec.db_list is None
-    return method.startswith("get") and not spec.writes and spec.kind in (Kind.ROUTED, Kind.PRIMARY) and one_database
+    return spec.reads and spec.kind in (Kind.ROUTED, Kind.PRIMARY) and one_database
 
 
 @cache
 def changes_nothing(method: str) -> bool:
     """Calls after which every shortcut still holds: reads (fb303's included) and set_ugi."""
-    return (method.startswith("get") and not METHOD_SPECS[method].writes) or method == "set_ugi"
+    return METHOD_SPECS[method].reads or method == "set_ugi"
 
 
 class Shortcuts:
-    """Relay decisions by method and arguments (`shortcut_key`)."""
+    """Relay decisions by method, arguments and caller (`shortcut_key`)."""
 
     def __init__(self):
         self._known: dict[tuple, Shortcut] = {}

@@ -111,6 +111,9 @@ class MethodSpec:
     db: Path | None = None  # where the database name is in the args
     table: Path | None = None  # where the table name is, for table-scoped calls
     writes: bool = False
+    #: Only reads: a `get*` call that changes nothing (fb303's included). A read may use a metastore's
+    #: read-only URIs, go again on a new connection, and leaves every relay shortcut standing.
+    reads: bool = False
     creates_database: bool = False
     oneway: bool = False
     #: Where a second database sits that must be on the same metastore (exchange_partition's dest_db).
@@ -245,11 +248,12 @@ def _sibling_table_field(cls: type, db_path: Path) -> Path | None:
 def _derive(name: str) -> MethodSpec:
     result_cls = getattr(idl.HmsProxy, name + "_result")
     oneway = bool(getattr(result_cls, "oneway", False))
-    if name in LOCAL_METHODS:
-        return MethodSpec(name, Kind.LOCAL, oneway=oneway)
     writes = name.startswith(WRITE_PREFIXES) or name in WRITE_METHODS
+    reads = name.startswith("get") and not writes  # the one place a call's name says its kind
+    if name in LOCAL_METHODS:
+        return MethodSpec(name, Kind.LOCAL, reads=reads, oneway=oneway)
     if name in FANOUT_METHODS:
-        return MethodSpec(name, Kind.FANOUT, writes=writes)
+        return MethodSpec(name, Kind.FANOUT, writes=writes, reads=reads)
     args = getattr(idl.HmsProxy, name + "_args")
     ordered = [args.thrift_spec[k] for k in sorted(args.thrift_spec)]
     db_args = args_db_fields(name)
@@ -279,13 +283,14 @@ def _derive(name: str) -> MethodSpec:
                     table = _sibling_table_field(args, db)
                     break
     if db is None:
-        return MethodSpec(name, Kind.PRIMARY, writes=writes, oneway=oneway)
+        return MethodSpec(name, Kind.PRIMARY, writes=writes, reads=reads, oneway=oneway)
     return MethodSpec(
         name,
         Kind.ROUTED,
         db=db,
         table=table,
         writes=writes,
+        reads=reads,
         creates_database=name in DATABASE_CREATING,
         oneway=oneway,
         second_db=SECOND_DB_ARGS.get(name),

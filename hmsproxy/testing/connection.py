@@ -4,7 +4,9 @@ Every call goes through the same bytes a socket would carry: the args struct
 is written as a Thrift binary message, the fake metastore reads it, and its
 reply (a `<method>_result` struct or a TApplicationException message) is
 read back as ThriftConnection reads it. So a struct that can't be encoded, or
-a result that decodes differently, fails here as it would in production.
+a result that decodes differently, fails here as it would in production. `relay`
+copies the encoded reply to a reply sink as a metastore's socket would feed it, so
+the relayed path and its shortcuts run over the fakes as in production.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TCyMemoryBuffer
 
 from hmsproxy.protocol import codec, idl
+from hmsproxy.protocol.framing import message_header
+from hmsproxy.protocol.relay import copy_body
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -80,25 +84,10 @@ class FakeConnection:
         self._client = None  # a new connection is a new session: set_ugi must be sent again
 
     def call(self, method: str, args):
-        if self._client is None:
-            self.open()
-        if not self.fake.up:  # the metastore went away under an open connection
-            uri = self.uri or ", ".join(self.uris)
-            self.close()
-            raise BackendUnavailable(self.metastore, uri, self.fake.down_reason)
         result_cls = getattr(idl.HmsProxy, method + "_result")
         oneway = getattr(result_cls, "oneway", False)
-        self._seqid += 1
-        try:
-            request = _protocol()
-            request.write_message_begin(method, TMessageType.ONEWAY if oneway else TMessageType.CALL, self._seqid)
-            args.write(request)
-            request.write_message_end()
-            data = _bytes(request)
-        except Exception as e:  # as on the wire: an unencodable struct breaks the connection
-            self.close()
-            raise BackendUnavailable(self.metastore, self.uri or "", f"can't encode {method}: {e!r}") from e
-        reply = serve_message(self.fake, self._client, data)  # the fake's own errors propagate as they are
+        request = self._request(method, args, oneway)
+        reply = serve_message(self.fake, self._client, request)  # the fake's own errors propagate as they are
         if oneway:
             return result_cls()
         proto = _protocol(reply)
@@ -108,6 +97,43 @@ class FakeConnection:
             exc.read(proto)
             raise exc
         return _read(proto, reply, result_cls)
+
+    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+        """As wire.ThriftConnection.relay: the fake's answer, encoded, goes through the same copy_body
+        (protocol/relay.py) a metastore's socket feeds, so the relayed path runs over the fake too."""
+        as_sent = isinstance(args, bytes)  # a call message as the client sent it (a relay shortcut)
+        request = self._request(method, args, False)
+        reply = serve_message(self.fake, self._client, request)
+        _, mtype, _, header_length = message_header(reply)
+        body = reply[header_length:]
+        sink.begin(mtype, reply[:header_length] if as_sent else None)  # the client's own sequence id came back
+        copy_body(body, _nothing_more, sink, catalog_field if mtype == TMessageType.REPLY else None, complete=True)
+        return mtype, body
+
+    def _request(self, method: str, args, oneway: bool) -> bytes:
+        """The call message for `args` (as it is when already bytes), on an open connection to an up metastore."""
+        if self._client is None:
+            self.open()
+        if not self.fake.up:  # the metastore went away under an open connection
+            uri = self.uri or ", ".join(self.uris)
+            self.close()
+            raise BackendUnavailable(self.metastore, uri, self.fake.down_reason)
+        if isinstance(args, bytes):
+            return args
+        self._seqid += 1
+        try:
+            request = _protocol()
+            request.write_message_begin(method, TMessageType.ONEWAY if oneway else TMessageType.CALL, self._seqid)
+            args.write(request)
+            request.write_message_end()
+            return _bytes(request)
+        except Exception as e:  # as on the wire: an unencodable struct breaks the connection
+            self.close()
+            raise BackendUnavailable(self.metastore, self.uri or "", f"can't encode {method}: {e!r}") from e
+
+
+def _nothing_more(_n: int) -> bytes:
+    return b""  # the fake's answer is whole before it is copied
 
 
 def _read(proto, message: bytes, struct_cls):

@@ -1,7 +1,7 @@
 """The circuit breaker: a metastore that stops answering fails new calls at once.
 
-Sessions register every backend call while it runs (`enter`/`leave`: one dict entry, so
-the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
+Sessions register every backend call while it runs (`with breaker.guard(name):`, which is
+`enter`/`leave`: one dict entry, so the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
 times a second. When a call has had no answer for `server.probe-after-s`, its metastore is
 probed on a new connection that must answer within the same time. The probe decides, not
 the slow call:
@@ -117,6 +117,11 @@ class Breaker:
 
     def leave(self, token: int) -> None:
         self._calls.pop(token, None)
+
+    def guard(self, metastore: str) -> Guard:
+        """``with breaker.guard(name):`` around one backend call: `enter` before it, `leave` after,
+        whatever happens (a tripped metastore raises at ``with``, before the call)."""
+        return Guard(self, metastore)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -235,3 +240,20 @@ class Breaker:
         """Stop the watchdog (probes under way end by their own deadline)."""
         self._closed = True
         self._wake.set()
+
+
+class Guard:
+    """One call's registration with the breaker, as a context manager (`Breaker.guard`). A plain
+    class, not contextlib's generator: it runs on every backend call."""
+
+    __slots__ = ("_breaker", "_metastore", "_token")
+
+    def __init__(self, breaker: Breaker, metastore: str):
+        self._breaker = breaker
+        self._metastore = metastore
+
+    def __enter__(self) -> None:
+        self._token = self._breaker.enter(self._metastore)
+
+    def __exit__(self, *exc) -> None:
+        self._breaker.leave(self._token)

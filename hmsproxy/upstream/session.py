@@ -1,7 +1,9 @@
-"""Per-client-connection state: the `set_ugi` identity and backend connections.
+"""Per-client-connection state (downstream: one client; upstream: its metastore connections):
+the `set_ugi` identity and backend connections.
 
 thriftpy2 connections are not thread-safe, so each session owns its own; a
-fan-out uses each connection from at most one worker at a time.
+fan-out uses each connection from at most one worker at a time. Every backend call
+here runs inside the metastore's circuit breaker (`breaker.guard`, breaker.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import threading
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol import idl
+from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.cache.calls import through_cache
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
@@ -22,6 +25,8 @@ class Session:
         self.client_address = client_address
         self.user: str | None = None
         self.groups: list[str] = []
+        #: Who asks, as one hashable value: what a remembered decision is kept for (pipeline/fastpath.py).
+        self.caller: tuple = (None, ())
         self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
         #: Each feature's own state for this client (features/base.py: new_session_state).
@@ -35,6 +40,7 @@ class Session:
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
         self.user, self.groups = user, list(groups or [])
+        self.caller = (user, tuple(self.groups))
 
     def borrowed(self) -> Session:
         """A session for the calls the proxy makes for this client while handling one of its calls
@@ -90,7 +96,7 @@ class Session:
     def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool):
         """How a read on a kept connection goes again should the metastore have closed it meanwhile
         (wire.BackendUnavailable.gone_before_answer); None for anything else."""
-        if not kept or not method.startswith("get"):
+        if not kept or not METHOD_SPECS[method].reads:
             return None
         return lambda: self._connection(metastore, read_only)
 
@@ -106,27 +112,17 @@ class Session:
         return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
 
     def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        breaker = self.backends.breaker
-        token = breaker.enter(metastore.name)
-        try:
+        with self.backends.breaker.guard(metastore.name):
             conn, kept = self._kept_or_new(metastore, read_only)
             return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept))
-        finally:
-            breaker.leave(token)
 
-    def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes] | None:
+    def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, `catalog_field` appended to each struct
-        if given (relay.py): (message type, body start); None when the connection cannot relay (nothing was sent)."""
-        breaker = self.backends.breaker
-        token = breaker.enter(metastore.name)
-        try:
-            read_only = method.startswith("get")
+        if given (relay.py): (message type, body start)."""
+        with self.backends.breaker.guard(metastore.name):
+            read_only = METHOD_SPECS[method].reads
             conn, kept = self._kept_or_new(metastore, read_only)
-            if not hasattr(conn, "relay"):  # hmsproxy.testing's fakes: the full path
-                return None
             return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept))
-        finally:
-            breaker.leave(token)
 
     def relay_again(self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: bytes | None) -> tuple[int, bytes] | None:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
@@ -136,16 +132,14 @@ class Session:
         if conn is None or not conn.is_open:
             return None
         backends = self.backends
-        token = backends.breaker.enter(metastore.name)
-        try:
-            answer = conn.relay(method, request, self.reply_sink, catalog_field)
-        except BackendUnavailable as e:  # raised before anything reached the client
-            if e.gone_before_answer:
-                return None
-            backends.mark_down(metastore.name, e.reason)
-            raise
-        finally:
-            backends.breaker.leave(token)
+        with backends.breaker.guard(metastore.name):
+            try:
+                answer = conn.relay(method, request, self.reply_sink, catalog_field)
+            except BackendUnavailable as e:  # raised before anything reached the client
+                if e.gone_before_answer:
+                    return None
+                backends.mark_down(metastore.name, e.reason)
+                raise
         backends.relayed(metastore.name)
         return answer
 
@@ -157,12 +151,8 @@ class Session:
         known = self.backends.state(metastore.name).knows_catalogs
         if known is not None:  # the common case, on every relayed call: no connection needed to tell
             return known
-        breaker = self.backends.breaker
-        token = breaker.enter(metastore.name)  # it may connect and call, like call()
-        try:
+        with self.backends.breaker.guard(metastore.name):  # it may connect and call, like call()
             return self.backends.knows_catalogs(self._connection(metastore, False))
-        finally:
-            breaker.leave(token)
 
     def discard(self, metastore_name: str) -> None:
         """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""

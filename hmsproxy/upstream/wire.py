@@ -1,9 +1,10 @@
-"""The one seam to the network on the client side: a Thrift connection to a metastore.
+"""The one seam to the network upstream: a Thrift connection to a metastore.
 
 Sends an already-built `<method>_args` struct and returns the whole
 `<method>_result` struct, so the proxy can pass results (declared exceptions
-included) through without unpacking them. Transport errors become
-`BackendUnavailable`, the only foreign exception the rest of the code sees.
+included) through without unpacking them; or (`relay`) copies the answer to the
+client undecoded. Transport errors become `BackendUnavailable`, the only foreign
+exception the rest of the code sees.
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ class Connection(Protocol):
 
         Raises TApplicationException when the server answers with one (e.g.
         UNKNOWN_METHOD) and BackendUnavailable when the transport fails.
+        """
+
+    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+        """Send `args` (a `<method>_args` struct, or a whole call message as the client sent it) and
+        copy the answer's body to `sink` undecoded (protocol/relay.py's copy_body), `catalog_field`
+        appended to each struct if given; returns (message type, the body's first bytes).
+
+        Raises BackendUnavailable before anything reached `sink`, RelayBroken after.
         """
 
 
