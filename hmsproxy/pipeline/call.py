@@ -1,6 +1,6 @@
 """One client call on its way through the proxy, as features see it.
 
-Features (features/base.py) may have any of these hook methods (mitmproxy-style,
+Features (pipeline/platform.py) may have any of these hook methods (mitmproxy-style,
 named after the moment they run); each is optional:
 
 - ``on_request(call)``: before routing. May set ``call.route`` itself, answer

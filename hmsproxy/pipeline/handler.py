@@ -202,7 +202,7 @@ class Handler:
             return RELAYED
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
-            # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/ddl.py).
+            # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/statements.py).
             answer = self._run("on_request", call)
             return answer if answer is not None else self._local(spec, call.args)
         if spec.kind is Kind.FANOUT:

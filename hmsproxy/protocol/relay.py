@@ -1,14 +1,10 @@
-"""Answers forwarded as bytes: the fast path for calls whose answer needs nothing from the proxy.
+"""Answers forwarded as bytes, from the metastore's socket (upstream) to the client's (downstream).
 
-A call qualifies when nothing would change its answer on the full path: no name rewriting (the
-route's naming is the identity, no "@catalog#" marker, no feature routed it), no table list to
-filter, no translation (a call some Hive version lacks is relayed only once the metastore has
-answered it on the full path), no feature that needs the answer, no metadata
-cache in front of that metastore for the call, and no Hive 3 catalog to fill in (the backend is
-Hive 3+ or the answer holds no Database, Table or Partition). Then the backend's answer is not
-decoded: the request goes out as usual (or as the client sent it: shortcuts.py), the reply header
-is read to give the client its own sequence id, and the body is copied to the client as it
-arrives from the backend's socket (`copy_body`), while a small C walker (_thriftwalk.c) finds
+Which calls qualify is decided in pipeline/fastpath.py (`relay_plan`: nothing on the full path
+would change the answer). For those the backend's answer is not decoded: the request goes out as
+usual (or as the client sent it: pipeline/shortcuts.py), the reply header is read to give the
+client its own sequence id, and the body is copied to the client as it arrives from the backend's
+socket (`copy_body`), while a small C walker (_thriftwalk.c) finds
 where each value ends. Memory stays at about one list element and one chunk whatever the answer's
 size; metrics and audit get the outcome from the body's first field (success, or which declared
 exception). Without the walker (an install built without a C compiler) nothing is relayed.

@@ -29,7 +29,7 @@ class Session:
         self.caller: tuple = (None, ())
         self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
-        #: Each feature's own state for this client (features/base.py: new_session_state).
+        #: Each feature's own state for this client (pipeline/platform.py: new_session_state).
         self._states: dict[str, object] = {}
         #: Set when a call was answered from the cache because its metastore is down (the audit log says so).
         self.served_stale = False
