@@ -8,12 +8,8 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from hmsproxy.upstream.wire import parse_uri
-from tests.support.dropping_forwarder import DroppingForwarder
-from tests.support.federation import prefixed_config
+from tests.support.dropping_forwarder import proxy_behind_forwarder
 
 hive = idl.hive
 
@@ -21,13 +17,8 @@ hive = idl.hive
 @pytest.fixture
 def dropping(metastores):
     """(proxy, forwarder): the proxy's primary is metastores[0] behind a forwarder that can drop connections."""
-    forwarder = DroppingForwarder(*parse_uri(metastores[0].uri))
-    handler = build_handler(prefixed_config(forwarder.uri, metastores[1].uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server, forwarder
-    server.stop()
-    handler.close()
-    forwarder.stop()
+    with proxy_behind_forwarder(metastores) as pair:
+        yield pair
 
 
 def test_a_read_on_a_dropped_idle_connection_goes_again_on_a_new_one(dropping):

@@ -9,13 +9,10 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from hmsproxy.upstream.wire import parse_uri
-from tests.support.dropping_forwarder import DroppingForwarder
-from tests.support.federation import prefixed_config
+from tests.support.dropping_forwarder import DroppingForwarder, proxy_behind_forwarder
 
 hive = idl.hive
 COLUMNS = (("id", "int"), ("country", "string"))
@@ -25,13 +22,8 @@ PARTITIONED = (("ds", "string"),)
 @pytest.fixture
 def counted(metastores):
     """(proxy, forwarder): the proxy's primary is metastores[0] behind a forwarder counting connections."""
-    forwarder = DroppingForwarder(*parse_uri(metastores[0].uri))
-    handler = build_handler(prefixed_config(forwarder.uri, metastores[1].uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server, forwarder
-    server.stop()
-    handler.close()
-    forwarder.stop()
+    with proxy_behind_forwarder(metastores) as pair:
+        yield pair
 
 
 def skewed(name: str):

@@ -15,28 +15,11 @@ import thriftpy2.rpc
 from hmsproxy.app import FEATURES, build_handler
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import shortcuts
-from hmsproxy.pipeline.errors import AccessDenied
-from hmsproxy.pipeline.platform import Feature
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
+from tests.support.refusing_feature import NoBob
 
 hive = idl.hive
-
-
-class NoBob(Feature):
-    """Refuses user bob's get_table, allows alice's; remembers whom it was asked for."""
-
-    name = "no_bob"
-    methods = frozenset({"get_table"})
-
-    def __init__(self, platform):
-        super().__init__(platform)
-        self.asked: list[str | None] = []
-
-    def on_request(self, call):
-        self.asked.append(call.session.user)
-        if call.session.user == "bob":
-            raise AccessDenied("hmsproxy: bob may not read tables")
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,6 @@ from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, Metas
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import fastpath
 from hmsproxy.pipeline.call import Call
-from hmsproxy.pipeline.errors import AccessDenied
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.pipeline.platform import Feature
 from hmsproxy.protocol import idl
@@ -28,6 +27,7 @@ from hmsproxy.protocol.relay import RelayPlan
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.testing import FakeConnection, FakeMetastore, database, fake_connect, table
 from hmsproxy.upstream.session import Session
+from tests.support.refusing_feature import NoBob
 
 hive = idl.hive
 PRIMARY = MetastoreConfig("primary", ("thrift://primary.fake:9083",), primary=True, hive_version="3.1")
@@ -40,22 +40,6 @@ def metastore():
     fake.create_database(database("sales"))
     fake.create_table(table("sales", "orders"))
     return fake
-
-
-class NoBob(Feature):
-    """Refuses user bob's get_table, lets everyone else's through; counts who it was asked for."""
-
-    name = "no_bob"
-    methods = frozenset({"get_table"})
-
-    def __init__(self, platform):
-        super().__init__(platform)
-        self.asked: list[str | None] = []
-
-    def on_request(self, call):
-        self.asked.append(call.session.user)
-        if call.session.user == "bob":
-            raise AccessDenied("hmsproxy: bob may not read tables")
 
 
 class NoBobEachCall(NoBob):
