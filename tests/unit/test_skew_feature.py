@@ -128,3 +128,11 @@ def test_a_skew_dropped_from_a_table_that_was_read_is_refused_naming_the_stateme
     with pytest.raises(hive.MetaException, match=r'hmsproxy sql -e "ALTER TABLE shop.events NOT SKEWED"'):
         call(handler, "alter_table", dbname="shop", tbl_name="events", new_tbl=t)
     assert primary.get_table("shop", "events").sd.skewedInfo.skewedColNames == ["country"]
+
+
+def test_show_skew_on_a_missing_partition_says_it_does_not_exist(handler, primary):
+    call(handler, "add_partition", new_part=partition("shop", "events", ["1"]))
+    shown = call(handler, "hmsproxy_execute", statements="SHOW SKEW ON shop.events PARTITION (ds='1')", current_database="shop")
+    assert [row[0] for row in shown.rows] == ["(table)", "ds=1"]
+    with pytest.raises(hive.MetaException, match=r"shop.events has no partition \(ds='9'\)"):
+        call(handler, "hmsproxy_execute", statements="SHOW SKEW ON shop.events PARTITION (ds='9')", current_database="shop")
