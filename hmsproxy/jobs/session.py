@@ -10,6 +10,7 @@ swap through another.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -76,6 +77,9 @@ def build_session(uri: str | None, conf: dict[str, str] | None = None, app_name:
         builder = builder.config(METASTORE_URIS_CONF, uri)
     elif not under_spark_submit() and METASTORE_URIS_CONF not in (conf or {}):
         builder = builder.config(METASTORE_URIS_CONF, DEFAULT_URI)
+    # py4j logs its gateway connections at INFO (one when the session stops, say): a session started
+    # here for a job or for `hmsproxy sql`'s index build says only what the job or statement says.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     spark = builder.enableHiveSupport().getOrCreate()
     if not under_spark_submit():
         spark.sparkContext.setLogLevel("WARN")

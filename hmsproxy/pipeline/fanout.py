@@ -2,7 +2,8 @@
 
 A backend that is slow or down is left out of the answer (and logged) instead
 of delaying or failing it; only the primary's failure fails the call, since
-the primary holds the databases a client expects to be there.
+the primary holds the databases a client expects to be there (set_ugi, which
+lists nothing, fails for none).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ class FanOut:
         self.executor = executor
         self.base_timeout_ms = base_timeout_ms
 
-    def gather(self, session: Session, namings: list[MetastoreNaming], method: str, make_args):
-        """[(naming, result struct)] for every metastore that answered in time, in config order."""
+    def gather(self, session: Session, namings: list[MetastoreNaming], method: str, make_args, *, primary_required: bool = True):
+        """[(naming, result struct)] for every metastore that answered in time, in config order.
+        `primary_required=False`: the primary's failure leaves it out too (a call that lists nothing)."""
         start = time.monotonic()
         read_only = METHOD_SPECS[method].reads
         futures = [(n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=read_only)) for n in namings]
@@ -53,7 +55,7 @@ class FanOut:
             except Exception as e:  # a backend's TApplicationException: leave it out, like a dead one
                 reason = str(e)
             log.warning("%s: left metastore '%s' out: %s", method, naming.name, reason)
-            if naming.metastore.primary:
+            if naming.metastore.primary and primary_required:
                 raise FanOutFailed(f"{method}: primary metastore '{naming.name}' failed: {reason}")
         return answers
 
@@ -126,7 +128,10 @@ class FanOutCalls:
         return idl.hive.GetAllFunctionsResponse(functions=functions)
 
     def set_ugi(self, session: Session, router: Router, args):
-        answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args)
+        # Who the caller is lists no database: with the primary down, statements on the proxy's own
+        # store (SHOW REMOTE DATABASES, ...) and federated databases still serve this client. A
+        # connection opened later sends set_ugi itself (Session).
+        answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args, primary_required=False)
         # Recorded after the fan-out so connections it opened don't send set_ugi twice.
         session.set_ugi(args.user_name, args.group_names)
         return answers[0][1].success if answers else [args.user_name]

@@ -58,6 +58,7 @@ SUPPORTED = frozenset(
         "add_partitions",
         "get_partitions",
         "get_partitions_by_names",
+        "get_partitions_ps",
         "get_partition_names",
         "alter_partition",
         "drop_partition",
@@ -374,6 +375,12 @@ class FakeMetastore:
 
     def get_partitions(self, db_name, tbl_name, max_parts):
         return _limit([p for _, p in self._sorted_partitions(db_name, tbl_name)], max_parts)
+
+    def get_partitions_ps(self, db_name, tbl_name, part_vals, max_parts):
+        """Partitions whose leading values are `part_vals` ('' matches any value, as in Hive)."""
+        wanted = list(part_vals or [])
+        found = [p for _, p in self._sorted_partitions(db_name, tbl_name) if all(w in ("", v) for w, v in zip(wanted, p.values))]
+        return _limit(found, max_parts)
 
     def get_partitions_by_names(self, db_name, tbl_name, names):
         wanted = set(names or [])

@@ -345,3 +345,37 @@ def test_a_handler_plugged_in_through_the_entry_point_group(run, events, proxy_c
         assert plugin.CALLS[-1] == ("drop", ev, "b")
     finally:
         sys.modules.pop("bloom_handler", None)
+
+
+def test_one_index_table_name_from_every_entry_point_on_a_prefixed_federated_database(
+    hive_cli, proxy, proxy_client, metastores, federated_dbs, tag
+):
+    """Hive's <db>__<table>_<index>__ with the database as the client names it (waggle_sales, not the
+    federated metastore's sales): the Hive CLI, `hmsproxy sql` and a Thrift add_index that leaves the name out."""
+    base = f"ixn_{tag}"
+    proxy_client.create_table(table("waggle_sales", base, columns=COLUMNS))
+    try:
+        result = hive_cli(proxy.uri, f"CREATE INDEX cli_idx ON TABLE waggle_sales.{base} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD;\n")
+        assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+        out = hmsproxy_sql(
+            proxy.uri, "-e", f"CREATE INDEX sql_idx ON TABLE waggle_sales.{base} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD"
+        )
+        assert out.returncode == 0, out.stderr
+        assert f"(index table waggle_sales.waggle_sales__{base}_sql_idx__)" in out.stdout
+        sd = hive.StorageDescriptor(cols=[hive.FieldSchema(name="user_id", type="bigint")], parameters={})
+        proxy_client.add_index(
+            hive.Index(
+                indexName="thrift_idx", indexHandlerClass=COMPACT, dbName="waggle_sales", origTableName=base, sd=sd, deferredRebuild=True
+            ),
+            hive.Table(dbName="waggle_sales", sd=hive.StorageDescriptor(parameters={}), parameters={}),  # no tableName
+        )
+        expected = {f"waggle_sales__{base}_{i}__" for i in ("cli_idx", "sql_idx", "thrift_idx")}
+        assert {i.indexTableName for i in proxy_client.get_indexes("waggle_sales", base, -1)} == expected
+        assert expected <= set(proxy_client.get_all_tables("waggle_sales"))
+        direct = metastores[1].client()
+        try:
+            assert expected <= set(direct.get_all_tables("sales"))  # the same names on the federated metastore
+        finally:
+            direct.close()
+    finally:
+        proxy_client.drop_table("waggle_sales", base, True)  # its indexes and their index tables go with it

@@ -32,6 +32,8 @@ def test_hmsproxy_sql_declares_and_shows_skew(proxy, skew_table):
     assert "(table)   | country        | 'US', 'IN'" in out.stdout
     bad = hmsproxy_sql(proxy.uri, "-e", f"ALTER TABLE default.{skew_table} SKEWED BY (ds) ON ('1')")
     assert bad.returncode != 0 and "skewed column 'ds' is a partition column" in bad.stderr
+    missing = hmsproxy_sql(proxy.uri, "-e", f"SHOW SKEW ON default.{skew_table} PARTITION (ds='9')")
+    assert missing.returncode != 0 and f"default.{skew_table} has no partition (ds='9')" in missing.stderr and not missing.stdout
 
 
 def test_python_client_declares_and_removes_skew(proxy, proxy_client, skew_table):

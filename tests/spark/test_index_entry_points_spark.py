@@ -54,6 +54,7 @@ def test_hmsproxy_sql_builds_on_a_local_session_and_hmsproxy_lookup_reads_withou
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.strip() == done.stdout.strip().splitlines()[0]  # one line: the result
     assert done.stdout.startswith(f"rebuild-index {table}.user_idx: 3 built, 0 fresh and skipped, 0 failed")
+    assert not [line for line in done.stderr.splitlines() if "py4j" in line or " INFO " in line]  # Spark's own chatter is quiet
     progress = [line for line in done.stderr.splitlines() if line.startswith(f"rebuild-index {table}.user_idx [")]
     assert [line.split(": ok")[0] for line in progress] == [
         f"rebuild-index {table}.user_idx [{n}/3] ds={day}" for n, day in enumerate(DAYS, 1)

@@ -102,3 +102,37 @@ def test_skew_left_out_is_kept_and_removed_only_when_asked(handler, primary):
     empty = table("shop", "events", columns=COLUMNS, partition_keys=PARTITIONED)
     call(handler, "alter_table_with_environment_context", dbname="shop", tbl_name="events", new_tbl=empty, environment_context=marked)
     assert not primary.get_table("shop", "events").sd.skewedInfo
+
+
+def test_a_client_that_read_the_table_and_cleared_its_skew_removes_it(handler, primary):
+    """The Hive CLI's NOT SKEWED: the table as read (storedAsSubDirectories set), its SkewedInfo emptied
+    (Hive leaves the location map behind), Hive's EnvironmentContext. Spark's rewrite leaves
+    storedAsSubDirectories unset (test_skew_left_out_is_kept_and_removed_only_when_asked)."""
+    primary.alter_table("shop", "events", skewed("events", skew(locations={("US",): "file:/us"}), directories=True))
+    hive_cli = hive.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+    # NOT STORED AS DIRECTORIES: the skew as read, the flag off.
+    call(handler, "alter_table_with_environment_context", dbname="shop", tbl_name="events",
+         new_tbl=skewed("events", skew(locations={("US",): "file:/us"}), directories=False), environment_context=hive_cli)  # fmt: skip
+    stored = primary.get_table("shop", "events").sd
+    assert (stored.skewedInfo.skewedColNames, stored.storedAsSubDirectories) == (["country"], False)
+    # NOT SKEWED: columns and values emptied, the location map left as it was.
+    cleared = skewed("events", hive.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={("US",): "file:/us"}))
+    call(handler, "alter_table_with_environment_context", dbname="shop", tbl_name="events", new_tbl=cleared, environment_context=hive_cli)
+    info = primary.get_table("shop", "events").sd.skewedInfo
+    assert (info.skewedColNames, info.skewedColValues, info.skewedColValueLocationMaps) == ([], [], {})
+
+
+def test_a_skew_dropped_from_a_table_that_was_read_is_refused_naming_the_statement(handler, primary):
+    t = skewed("events")
+    t.sd.skewedInfo = None  # storedAsSubDirectories stays set: read from the metastore, then the skew dropped
+    with pytest.raises(hive.MetaException, match=r'hmsproxy sql -e "ALTER TABLE shop.events NOT SKEWED"'):
+        call(handler, "alter_table", dbname="shop", tbl_name="events", new_tbl=t)
+    assert primary.get_table("shop", "events").sd.skewedInfo.skewedColNames == ["country"]
+
+
+def test_show_skew_on_a_missing_partition_says_it_does_not_exist(handler, primary):
+    call(handler, "add_partition", new_part=partition("shop", "events", ["1"]))
+    shown = call(handler, "hmsproxy_execute", statements="SHOW SKEW ON shop.events PARTITION (ds='1')", current_database="shop")
+    assert [row[0] for row in shown.rows] == ["(table)", "ds=1"]
+    with pytest.raises(hive.MetaException, match=r"shop.events has no partition \(ds='9'\)"):
+        call(handler, "hmsproxy_execute", statements="SHOW SKEW ON shop.events PARTITION (ds='9')", current_database="shop")

@@ -12,7 +12,7 @@ from hmsproxy.features import identity
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
-from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound
+from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound, ProxyError
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.store import AlreadyExists
 
@@ -343,9 +343,10 @@ class Runners:
             if p.target_gone:
                 rows.append([name, target, "", "", f"not served: {p.problem}"])
                 continue
-            found, state = covered[p.target][p.values], p.problem or "ok"
+            found = covered[p.target][p.values]
+            state = _state(p, found)
             if not found:
-                rows.append([name, target, "", "", "empty" if state == "ok" else state])
+                rows.append([name, target, "", "", state])
                 continue
             rows += [[name, target, _spec_name(keys[p.target], c.values), (c.sd.location if c.sd else "") or "", state] for c in found]
         return ResultSet(list(DEPENDENCY_COLUMNS), rows)
@@ -366,11 +367,34 @@ class Runners:
             dname = identity.client_name(router, dref)
             if dep.target == ref:
                 rows.append([dname, NEW_PARTITIONS, "", f"{model.POLICY_KEY}={dep.policy}"])
-            for p in snapshot.partitions.get(dref, ()):
-                if p.target == ref and not p.target_gone:
-                    name = dep.spec_name(p.values)
-                    rows.append([dname, name, name, p.problem or "ok"])
+            published = [p for p in snapshot.partitions.get(dref, ()) if p.target == ref and not p.target_gone]
+            covered, unchecked = self._covered_if_known(ctx, ref, [p.values for p in published])
+            for p in published:
+                name = dep.spec_name(p.values)
+                if unchecked is not None:
+                    rows.append([dname, name, name, p.problem or unchecked])
+                    continue
+                found = covered[p.values]
+                rows.append([dname, name, name if found else "", _state(p, found)])
         return ResultSet(list(DEPENDENT_COLUMNS), rows)
+
+    def _covered_if_known(self, ctx: StatementContext, target: TableRef, specs: list[tuple[str, ...]]) -> tuple[dict, str | None]:
+        """(`_covered_each`, None), or ({}, why not) when the metastore can't answer: SHOW DEPENDENTS
+        lists the proxy's own records, which it shows without the metastore (their state unchecked)."""
+        if not specs:
+            return {}, None
+        try:
+            return self._covered_each(ctx, target, specs), None
+        except ProxyError as e:
+            return {}, f"unchecked: {str(e).removeprefix('hmsproxy: ')}"
+
+
+def _state(p: DependentPartition, found: list) -> str:
+    """A published partition's state, the same in SHOW DEPENDENCIES and SHOW DEPENDENTS: its record's
+    problem, else whether it reads anything now (`found`: the partitions it covers). An ALLOW EMPTY
+    partition whose partitions don't exist (yet) is "empty", not "ok": it serves no rows, which is
+    what its readers need to know."""
+    return p.problem or ("ok" if found else "empty")
 
 
 def _spec_name(keys: list[str], values) -> str:

@@ -117,7 +117,7 @@ class IndexCalls:
             index_table = None
             if table is not None:
                 table.dbName = table.dbName or call.client_db
-                table.tableName = (table.tableName or compact.default_index_table_name(call.route.backend_db, base_name, name)).lower()
+                table.tableName = (table.tableName or compact.default_index_table_name(call.client_db, base_name, name)).lower()
                 index_table = identity.ref_of(call.router, table.dbName, table.tableName)
                 if index_table.metastore != base_ref.metastore:
                     raise InvalidRequest(f"hmsproxy: an index table must be on the base table's metastore ({base_ref.metastore})")

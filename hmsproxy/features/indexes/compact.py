@@ -39,7 +39,11 @@ STORAGE = {
 
 
 def default_index_table_name(db: str, table: str, index: str) -> str:
-    """Hive's name for an index table: <db>__<table>_<index>__."""
+    """Hive's name for an index table: <db>__<table>_<index>__, `db` being the client's name of the
+    base table's database on every entry point. The Hive CLI computes it from the names its user
+    typed, so hmsproxy's statements and Thrift calls that leave the name out do too: on a prefixed
+    federated database the index table is waggle_sales.waggle_sales__t_idx__ (sales.waggle_sales__t_idx__
+    on its metastore), the name a Hive user predicts, whichever client made it."""
     return f"{db}__{table}_{index}__"
 
 

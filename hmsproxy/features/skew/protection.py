@@ -2,9 +2,11 @@
 
 - validation (rules.py) of create_table, alter_table and add_partition calls that carry skew;
 - protection: a client that rewrites a table or partition without its skew (Spark rebuilds
-  whole tables from its own catalog, which knows nothing of skew) does not erase it; only
-  the statements change it (they mark their alter_table with runners.CHANGE_MARK), or
-  a client that sends a different, non-empty skew;
+  whole tables from its own catalog, which knows nothing of skew) does not erase it. It changes
+  through the statements (they mark their alter_table with runners.CHANGE_MARK), a client that
+  sends a different, non-empty skew, or a client that read the table and cleared its skew
+  (the Hive CLI's NOT SKEWED / NOT STORED AS DIRECTORIES): `left_out` tells these apart by the
+  call's shape, and refuses the shape it can't read rather than doing nothing silently;
 - inheritance: a partition added without skew gets the table's current skew (Hive's rule:
   a table-level change affects partitions created after it).
 """
@@ -19,11 +21,13 @@ from thriftpy2.thrift import TApplicationException
 from hmsproxy.features.skew import rules, runners
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
+from hmsproxy.protocol import idl
 
 if TYPE_CHECKING:
     from hmsproxy.features.skew.feature import Skew
 
 log = logging.getLogger(__name__)
+hive = idl.hive
 
 #: Where each call keeps the partitions it writes (the table: MethodSpec.altered_table).
 ADDED_PARTITIONS = {
@@ -74,10 +78,23 @@ class Protection:
             self._check(call, table)
             return
         current = self._current_table(call)
-        if current is not None and (rules.is_skewed(current.sd) or current.sd.storedAsSubDirectories):
-            # Left out, not taken away: keep what the metastore has.
+        if current is None or not (rules.is_skewed(current.sd) or current.sd.storedAsSubDirectories):
+            return
+        how = left_out(table.sd)
+        if how == REWRITE:  # left out, not taken away: keep what the metastore has
             table.sd.skewedInfo = current.sd.skewedInfo
             table.sd.storedAsSubDirectories = current.sd.storedAsSubDirectories
+        elif how == CLEARED:
+            # Hive's NOT SKEWED empties the columns and values but leaves the location map behind.
+            table.sd.skewedInfo = hive.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+            log.info("skew: %s.%s's skew cleared by the client (NOT SKEWED)", call.client_db, call.table)
+        else:
+            raise InvalidRequest(
+                f"hmsproxy: {call.client_db}.{call.table} is skewed and this alter_table carries no SkewedInfo: "
+                "hmsproxy can't tell whether it means to remove the skew or leaves it out. Send the table's "
+                "SkewedInfo to keep it, or remove it with "
+                f'`hmsproxy sql -e "ALTER TABLE {call.client_db}.{call.table} NOT SKEWED"`'
+            )
 
     # -- partitions -----------------------------------------------------------------------
 
@@ -123,6 +140,25 @@ class Protection:
                 return client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:
                 return None
+
+
+#: What an alter_table without skew means for a skewed table (left_out's answers).
+REWRITE = "rewrite"
+CLEARED = "cleared"
+UNCLEAR = "unclear"
+
+
+def left_out(sd) -> str:
+    """Why an alter_table's storage descriptor has no skew, from what it carries (measured on Spark 4
+    and the Hive 2.3 CLI). A table read from the metastore always has storedAsSubDirectories set;
+    Spark builds the table it sends anew from its own catalog (Hive's Table.getEmptyTable: an empty
+    SkewedInfo, storedAsSubDirectories unset), so does any client that knows nothing of skew: a
+    REWRITE. A client that read the table and emptied its SkewedInfo (Hive's NOT SKEWED) meant it:
+    CLEARED. A SkewedInfo dropped from a table that was read is UNCLEAR.
+    """
+    if sd.storedAsSubDirectories is None:
+        return REWRITE
+    return CLEARED if sd.skewedInfo is not None else UNCLEAR
 
 
 def _marked(args) -> bool:

@@ -7,7 +7,7 @@ from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features.skew import layout, rules
 from hmsproxy.features.skew import statements as st
 from hmsproxy.features.skew.create import CreateSkewedTable
-from hmsproxy.pipeline.errors import InvalidRequest
+from hmsproxy.pipeline.errors import InvalidRequest, NotFound
 from hmsproxy.protocol import idl
 
 hive = idl.hive
@@ -97,6 +97,9 @@ class Runners:
                 parts = ctx.client.call("get_partitions_by_names", db_name=db, tbl_name=s.table, names=[name]) or []
             else:  # a partial spec: every partition it matches
                 parts = [p for p in _partitions(ctx, db, s.table) if all(dict(zip(keys, p.values)).get(k) == v for k, v in asked.items())]
+            if not parts:
+                spec = ", ".join(f"{k}='{v}'" for k, v in s.partition)
+                raise NotFound(f"hmsproxy: {db}.{s.table} has no partition ({spec})")
         else:
             parts = _partitions(ctx, db, s.table) if keys else []
         for p in parts:
