@@ -249,23 +249,41 @@ def cmd_dev_fetch(args) -> int:
 def cmd_dev_up(args) -> int:
     from hmsproxy.app import config_sections
     from hmsproxy.config import describe
-    from hmsproxy.config.model import HttpConfig
     from hmsproxy.dev.federation import parse_backends, start_federation
+    from hmsproxy.dev.kept_ports import PortTaken
     from hmsproxy.dev.maven import FetchError
+    from hmsproxy.ops.reload import reload_config, remove_pid_file, write_pid_file
 
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # `hmsproxy reload` while the metastores start must not kill it
     try:
         backends = parse_backends(args.backends)
         fed = start_federation(
-            backends, Path(args.state_dir), host=args.host, port=args.port, demo=args.demo, say=lambda m: print(m, flush=True)
+            backends,
+            Path(args.state_dir),
+            host=args.host,
+            port=args.port,
+            http_port=args.http_port,
+            demo=args.demo,
+            say=lambda m: print(m, flush=True),
         )
-    except (ValueError, FetchError) as e:
+    except (ValueError, FetchError, PortTaken) as e:
         raise SystemExit(f"hmsproxy: {e}") from None
-    except OSError as e:  # e.g. the port is taken (the metastores it started are stopped again)
-        raise SystemExit(f"hmsproxy: can't serve on {args.host}:{args.port}: {e.strerror or e}") from None
+    except OSError as e:  # e.g. the port was taken after the check (the metastores it started are stopped again)
+        raise SystemExit(f"hmsproxy: can't serve on {args.host}: {e.strerror or e}") from None
     print(describe(fed.config, config_sections()))
-    ops = _start_ops_http(fed.handler, HttpConfig(args.host, args.http_port))
+    ops = _start_ops_http(fed.handler, fed.config.http)
     print("\n" + fed.usage(), flush=True)
-    _serve_until_signal(fed.server, fed.handler, on_stop=[*([ops.stop] if ops else []), fed.stop_metastores])
+    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` finds this process
+    try:
+        _serve_until_signal(
+            fed.server,
+            fed.handler,
+            on_stop=[*([ops.stop] if ops else []), fed.stop_metastores],
+            # No config files to read again: a reload applies the dev config anew (routes re-resolved).
+            on_reload=lambda: reload_config(fed.handler, lambda: fed.config),
+        )
+    finally:
+        remove_pid_file(pid_file)
     return 0
 
 
@@ -314,9 +332,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="how many Hive 2.3 metastores (default 2: a primary and one federated), or their Hive versions, primary first: 2.3,3.1,4.0",
     )
     up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--port", type=int, default=9083)
-    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
-    up.add_argument("--state-dir", default=".state/dev", help="where metastores keep their data (default .state/dev)")
+    up.add_argument(
+        "--port", type=int, help="the proxy's port (default: the one kept in the state directory, else 9083; 0: any free port, then kept)"
+    )
+    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: the kept one, else any free port)")
+    up.add_argument(
+        "--state-dir",
+        default=".state/dev",
+        help="where metastores keep their data and ports.json their ports, the same at every start (default .state/dev)",
+    )
+    up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
     up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
