@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 import threading
@@ -174,6 +175,33 @@ def cmd_status(args) -> int:
     return 0
 
 
+_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/|;)*", re.S)
+
+
+def _spark_sql(text: str, line: int = 1, column: int = 1) -> str | None:
+    """The statement at `line`:`column` of a script, if it is Spark's or Hive's SQL rather than
+    hmsproxy's (`SELECT 1`, `SHOW TABLES`): its first line, for saying where to run it."""
+    from hmsproxy.features import is_hmsproxy_statement
+
+    lines = text.split("\n")
+    offset = sum(len(t) + 1 for t in lines[: line - 1]) + column - 1
+    start = text.rfind(";", 0, offset) + 1  # the statement the position is in (a ';' in a string may mislead: a hint only)
+    statement = text[start:]
+    statement = statement[_NOISE.match(statement).end() :]
+    if not statement or is_hmsproxy_statement(statement):
+        return None
+    return statement.split("\n", 1)[0].split(";", 1)[0].strip()
+
+
+def _say_spark_sql(statement: str, where: str) -> int:
+    print(
+        f"hmsproxy: {statement!r}{where} is Spark SQL or Hive SQL, not one of hmsproxy's statements: run it in Spark "
+        "or Hive, whose metastore is the proxy (`hmsproxy sql --help` lists hmsproxy's own)",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def cmd_sql(args) -> int:
     """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
     from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
@@ -188,6 +216,10 @@ def cmd_sql(args) -> int:
             return 1
     else:
         text = args.execute
+    where = f" in {args.file}" if args.file else ""
+    foreign = _spark_sql(text)
+    if foreign:  # said before connecting: the proxy has nothing to add
+        return _say_spark_sql(foreign, where)
     try:
         with HmsProxyClient(args.uri, user=args.user) as client:
             for n, rs in enumerate(client.execute(text, database=args.database)):
@@ -195,7 +227,9 @@ def cmd_sql(args) -> int:
                     print()
                 print(rs.rows[0][0] if rs.columns == ["result"] and len(rs.rows) == 1 else format_table(rs))
     except DdlSyntaxError as e:
-        where = f" in {args.file}" if args.file else ""
+        foreign = _spark_sql(text, e.line, e.column)
+        if foreign:
+            return _say_spark_sql(foreign, f" (line {e.line}{where})")
         print(f"hmsproxy: syntax error{where} at {e}", file=sys.stderr)
         return 1
     except HmsProxyError as e:
@@ -287,6 +321,25 @@ def cmd_dev_up(args) -> int:
     return 0
 
 
+class _StatementsHelp(argparse.Action):
+    """`sql --help`: also every family of statements, from the features' grammar (loaded only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help="show this help message and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import textwrap
+
+        from hmsproxy.features import builtin_grammar
+
+        families = [s.summary for s in builtin_grammar().sets if s.summary]
+        listed = [textwrap.fill(f, 100, initial_indent="  ", subsequent_indent="      ") for f in families]
+        parser.epilog = "statements:\n" + "\n".join(listed)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.print_help()
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hmsproxy", description="A federating Hive Metastore proxy.")
     p.add_argument("--version", action="version", version=f"hmsproxy {__version__}")
@@ -314,7 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--uri", default="thrift://127.0.0.1:9083")
     st.set_defaults(func=cmd_status)
 
-    q = sub.add_parser("sql", help="run hmsproxy's statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a proxy")
+    q = sub.add_parser(
+        "sql",
+        help="run hmsproxy's own statements (remote links, skew, dependent tables, indexes) through a proxy",
+        description="Run hmsproxy's own statements through a running proxy.\nSpark SQL and Hive SQL "
+        "(SELECT, SHOW TABLES, ...) run in Spark or Hive, whose metastore is the proxy.",
+        add_help=False,
+    )
+    q.add_argument("-h", "--help", action=_StatementsHelp)
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("-e", "--execute", metavar="SQL", help="the statements (';' between them)")
     what.add_argument("-f", "--file", metavar="FILE", help="a script of statements ('-': standard input)")
