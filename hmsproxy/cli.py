@@ -340,7 +340,9 @@ class _StatementsHelp(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given the arguments, without the jobs' own options unless they name `job`
+    (declaring those imports every job module, a sixth of a short command like `hmsproxy sql`)."""
     p = argparse.ArgumentParser(prog="hmsproxy", description="A federating Hive Metastore proxy.")
     p.add_argument("--version", action="version", version=f"hmsproxy {__version__}")
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR (default INFO)")
@@ -421,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
         "versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version, and each one's notification listener)"
     )
     fetch.set_defaults(func=cmd_dev_fetch)
-    add_job_parser(sub)
+    add_job_parser(sub, with_jobs=argv is None or "job" in argv)
     add_lookup_parser(sub)
     return p
 
@@ -429,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from hmsproxy.config import ConfigError
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     _setup_logging(args.log_level)
     try:
         return args.func(args)
