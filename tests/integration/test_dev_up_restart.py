@@ -61,6 +61,10 @@ def test_a_restart_keeps_the_ports_and_a_remote_made_before_still_answers(tmp_pa
         hms1 = f"thrift://127.0.0.1:{kept['hms1']}"
         assert f"fed1 {hms1}" in out  # the URIs, printed for remotes
         assert pid_file.read_text().strip() == str(first.pid)  # what `hmsproxy reload` signals
+        reloaded = hmsproxy("reload", "--pid-file", str(pid_file))
+        assert reloaded.returncode == 0, reloaded.stderr
+        wait_for_output(first, tmp_path / "first.log", "configuration reloaded from hmsproxy dev up", 60)
+        assert first.poll() is None  # SIGHUP applied the dev config again; it did not stop the stack
 
         # The operations endpoint runs, and the text says so (it said "off").
         endpoint = f"http://127.0.0.1:{kept['http']}"
