@@ -107,12 +107,12 @@ def _lalr(text: str) -> Lark:
     A new process (each `hmsproxy sql`) reads the tables an earlier one saved (protocol/user_cache.py)."""
     import lark
 
-    from hmsproxy.protocol.user_cache import cache_file, write_atomically
+    from hmsproxy.protocol.user_cache import cache_file, open_own, write_atomically
 
     saved = cache_file("lark", [lark.__version__, text])
     if saved is not None:
         try:
-            with open(saved, "rb") as fh:
+            with open_own(saved) as fh:
                 return Lark.load(fh)
         except Exception:  # noqa: BLE001 - not made yet, or damaged: build it
             pass

@@ -11,6 +11,7 @@ again from a normal load.
 
 from __future__ import annotations
 
+import importlib.util
 import marshal
 import pickle
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import thriftpy2
 
-from hmsproxy.protocol.user_cache import cache_file, write_atomically
+from hmsproxy.protocol.user_cache import cache_file, open_own, write_atomically
 
 #: Bumped when the snapshot's format changes.
 FORMAT = "1"
@@ -27,13 +28,13 @@ FORMAT = "1"
 
 def load(path: Path, module_name: str, include_dirs: list[Path]) -> types.ModuleType:
     """What ``thriftpy2.load(path, module_name, include_dirs)`` returns, from the cache when it can."""
-    inputs = [FORMAT, thriftpy2.__version__, module_name]
+    inputs = [FORMAT, thriftpy2.__version__, importlib.util.MAGIC_NUMBER, module_name]  # marshalled code: this bytecode
     for d in include_dirs:
         inputs += [f.read_bytes() for f in sorted(Path(d).glob("*.thrift"))]
     snapshot = cache_file("idl", inputs)
     if snapshot is not None:
         try:
-            with open(snapshot, "rb") as fh:
+            with open_own(snapshot) as fh:
                 return _register(pickle.load(fh))
         except Exception:  # noqa: BLE001 - missing, half-written by an older version, damaged: load normally
             pass

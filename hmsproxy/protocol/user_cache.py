@@ -41,12 +41,23 @@ def cache_file(kind: str, inputs: Iterable[str | bytes], suffix: str = ".pickle"
     return where / f"{kind}-{digest.hexdigest()[:24]}{suffix}"
 
 
+def open_own(path: Path) -> BinaryIO:
+    """`path` for reading, if this user wrote it and no one else may have: the files are pickles,
+    and reading someone else's would run their code. OSError otherwise (FileNotFoundError: not made yet)."""
+    fh = open(path, "rb")
+    st = os.fstat(fh.fileno())
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        fh.close()
+        raise PermissionError(f"{path} is not this user's own file")
+    return fh
+
+
 def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> bool:
     """Write `path` whole or not at all (a reader never sees half a file); False if it can't be written."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
             write(fh)
         os.replace(tmp, path)
         return True

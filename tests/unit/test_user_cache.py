@@ -15,7 +15,7 @@ from thriftpy2.transport import TMemoryBuffer
 from hmsproxy.ddl import registry
 from hmsproxy.features import builtin_grammar
 from hmsproxy.protocol import idl, idl_snapshot
-from hmsproxy.protocol.user_cache import CACHE_DIR_ENV, cache_file
+from hmsproxy.protocol.user_cache import CACHE_DIR_ENV, cache_file, open_own
 
 MAIN = idl.THRIFT_DIR / "hmsproxy.thrift"
 
@@ -164,3 +164,14 @@ def test_the_saved_parser_parses_as_the_one_it_was_saved_from(cache, monkeypatch
         a, b = built.parse(script), read.parse(script)
         assert a == b
         assert [(c.meta.start_pos, c.meta.end_pos) for c in a.children] == [(c.meta.start_pos, c.meta.end_pos) for c in b.children]
+
+
+def test_a_file_others_could_have_written_is_not_read(cache):
+    idl_snapshot.load(MAIN, "cachetest_thrift", [idl.THRIFT_DIR])
+    (snapshot,) = cache.glob("idl-*.pickle")
+    assert snapshot.stat().st_mode & 0o077 == 0  # written for this user only
+    snapshot.chmod(0o666)
+    with pytest.raises(PermissionError):
+        open_own(snapshot)
+    assert idl_snapshot.load(MAIN, "cachetest_thrift", [idl.THRIFT_DIR]).HmsProxy.thrift_services  # made anew instead
+    assert snapshot.stat().st_mode & 0o077 == 0
