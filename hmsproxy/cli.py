@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 import threading
@@ -174,6 +175,33 @@ def cmd_status(args) -> int:
     return 0
 
 
+_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/|;)*", re.S)
+
+
+def _spark_sql(text: str, line: int = 1, column: int = 1) -> str | None:
+    """The statement at `line`:`column` of a script, if it is Spark's or Hive's SQL rather than
+    hmsproxy's (`SELECT 1`, `SHOW TABLES`): its first line, for saying where to run it."""
+    from hmsproxy.features import is_hmsproxy_statement
+
+    lines = text.split("\n")
+    offset = sum(len(t) + 1 for t in lines[: line - 1]) + column - 1
+    start = text.rfind(";", 0, offset) + 1  # the statement the position is in (a ';' in a string may mislead: a hint only)
+    statement = text[start:]
+    statement = statement[_NOISE.match(statement).end() :]
+    if not statement or is_hmsproxy_statement(statement):
+        return None
+    return statement.split("\n", 1)[0].split(";", 1)[0].strip()
+
+
+def _say_spark_sql(statement: str, where: str) -> int:
+    print(
+        f"hmsproxy: {statement!r}{where} is Spark SQL or Hive SQL, not one of hmsproxy's statements: run it in Spark "
+        "or Hive, whose metastore is the proxy (`hmsproxy sql --help` lists hmsproxy's own)",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def cmd_sql(args) -> int:
     """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
     from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
@@ -188,6 +216,10 @@ def cmd_sql(args) -> int:
             return 1
     else:
         text = args.execute
+    where = f" in {args.file}" if args.file else ""
+    foreign = _spark_sql(text)
+    if foreign:  # said before connecting: the proxy has nothing to add
+        return _say_spark_sql(foreign, where)
     try:
         with HmsProxyClient(args.uri, user=args.user) as client:
             for n, rs in enumerate(client.execute(text, database=args.database)):
@@ -195,7 +227,9 @@ def cmd_sql(args) -> int:
                     print()
                 print(rs.rows[0][0] if rs.columns == ["result"] and len(rs.rows) == 1 else format_table(rs))
     except DdlSyntaxError as e:
-        where = f" in {args.file}" if args.file else ""
+        foreign = _spark_sql(text, e.line, e.column)
+        if foreign:
+            return _say_spark_sql(foreign, f" (line {e.line}{where})")
         print(f"hmsproxy: syntax error{where} at {e}", file=sys.stderr)
         return 1
     except HmsProxyError as e:
@@ -249,27 +283,66 @@ def cmd_dev_fetch(args) -> int:
 def cmd_dev_up(args) -> int:
     from hmsproxy.app import config_sections
     from hmsproxy.config import describe
-    from hmsproxy.config.model import HttpConfig
     from hmsproxy.dev.federation import parse_backends, start_federation
+    from hmsproxy.dev.kept_ports import PortTaken
     from hmsproxy.dev.maven import FetchError
+    from hmsproxy.ops.reload import reload_config, remove_pid_file, write_pid_file
 
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # `hmsproxy reload` while the metastores start must not kill it
     try:
         backends = parse_backends(args.backends)
         fed = start_federation(
-            backends, Path(args.state_dir), host=args.host, port=args.port, demo=args.demo, say=lambda m: print(m, flush=True)
+            backends,
+            Path(args.state_dir),
+            host=args.host,
+            port=args.port,
+            http_port=args.http_port,
+            demo=args.demo,
+            say=lambda m: print(m, flush=True),
         )
-    except (ValueError, FetchError) as e:
+    except (ValueError, FetchError, PortTaken) as e:
         raise SystemExit(f"hmsproxy: {e}") from None
-    except OSError as e:  # e.g. the port is taken (the metastores it started are stopped again)
-        raise SystemExit(f"hmsproxy: can't serve on {args.host}:{args.port}: {e.strerror or e}") from None
+    except OSError as e:  # e.g. the port was taken after the check (the metastores it started are stopped again)
+        raise SystemExit(f"hmsproxy: can't serve on {args.host}: {e.strerror or e}") from None
     print(describe(fed.config, config_sections()))
-    ops = _start_ops_http(fed.handler, HttpConfig(args.host, args.http_port))
+    ops = _start_ops_http(fed.handler, fed.config.http)
     print("\n" + fed.usage(), flush=True)
-    _serve_until_signal(fed.server, fed.handler, on_stop=[*([ops.stop] if ops else []), fed.stop_metastores])
+    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` finds this process
+    try:
+        _serve_until_signal(
+            fed.server,
+            fed.handler,
+            on_stop=[*([ops.stop] if ops else []), fed.stop_metastores],
+            # No config files to read again: a reload applies the dev config anew (routes re-resolved).
+            on_reload=lambda: reload_config(fed.handler, lambda: fed.config),
+        )
+    finally:
+        remove_pid_file(pid_file)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _StatementsHelp(argparse.Action):
+    """`sql --help`: also every family of statements, from the features' grammar (loaded only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help="show this help message and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import textwrap
+
+        from hmsproxy.features import builtin_grammar
+
+        families = [s.summary for s in builtin_grammar().sets if s.summary]
+        listed = [textwrap.fill(f, 100, initial_indent="  ", subsequent_indent="      ") for f in families]
+        parser.epilog = "statements:\n" + "\n".join(listed)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.print_help()
+        parser.exit()
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given the arguments, without the jobs' own options unless they name `job`
+    (declaring those imports every job module, a sixth of a short command like `hmsproxy sql`)."""
     p = argparse.ArgumentParser(prog="hmsproxy", description="A federating Hive Metastore proxy.")
     p.add_argument("--version", action="version", version=f"hmsproxy {__version__}")
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR (default INFO)")
@@ -296,7 +369,14 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--uri", default="thrift://127.0.0.1:9083")
     st.set_defaults(func=cmd_status)
 
-    q = sub.add_parser("sql", help="run hmsproxy's statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a proxy")
+    q = sub.add_parser(
+        "sql",
+        help="run hmsproxy's own statements (remote links, skew, dependent tables, indexes) through a proxy",
+        description="Run hmsproxy's own statements through a running proxy.\nSpark SQL and Hive SQL "
+        "(SELECT, SHOW TABLES, ...) run in Spark or Hive, whose metastore is the proxy.",
+        add_help=False,
+    )
+    q.add_argument("-h", "--help", action=_StatementsHelp)
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("-e", "--execute", metavar="SQL", help="the statements (';' between them)")
     what.add_argument("-f", "--file", metavar="FILE", help="a script of statements ('-': standard input)")
@@ -314,9 +394,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="how many Hive 2.3 metastores (default 2: a primary and one federated), or their Hive versions, primary first: 2.3,3.1,4.0",
     )
     up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--port", type=int, default=9083)
-    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: any free port)")
-    up.add_argument("--state-dir", default=".state/dev", help="where metastores keep their data (default .state/dev)")
+    up.add_argument(
+        "--port", type=int, help="the proxy's port (default: the one kept in the state directory, else 9083; 0: any free port, then kept)"
+    )
+    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: the kept one, else any free port)")
+    up.add_argument(
+        "--state-dir",
+        default=".state/dev",
+        help="where metastores keep their data and ports.json their ports, the same at every start (default .state/dev)",
+    )
+    up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
     up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
@@ -336,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
         "versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version, and each one's notification listener)"
     )
     fetch.set_defaults(func=cmd_dev_fetch)
-    add_job_parser(sub)
+    add_job_parser(sub, with_jobs=argv is None or "job" in argv)
     add_lookup_parser(sub)
     return p
 
@@ -344,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from hmsproxy.config import ConfigError
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     _setup_logging(args.log_level)
     try:
         return args.func(args)

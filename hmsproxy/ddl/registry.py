@@ -103,5 +103,20 @@ class Grammar:
 @lru_cache(maxsize=8)
 def _lalr(text: str) -> Lark:
     """The parser of one grammar text. Building its LALR tables takes seconds, and every handler
-    (each reload, each test) composes the same few grammars; a parser keeps no state between parses."""
-    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    (each reload, each test) composes the same few grammars; a parser keeps no state between parses.
+    A new process (each `hmsproxy sql`) reads the tables an earlier one saved (protocol/user_cache.py)."""
+    import lark
+
+    from hmsproxy.protocol.user_cache import cache_file, open_own, write_atomically
+
+    saved = cache_file("lark", [lark.__version__, text])
+    if saved is not None:
+        try:
+            with open_own(saved) as fh:
+                return Lark.load(fh)
+        except Exception:  # noqa: BLE001 - not made yet, or damaged: build it
+            pass
+    parser = Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    if saved is not None:
+        write_atomically(saved, parser.save)
+    return parser

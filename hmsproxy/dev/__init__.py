@@ -2,6 +2,7 @@
 and the federation `hmsproxy dev up` starts.
 
 - ``ports``: free TCP ports
+- ``kept_ports``: the ports ``dev up`` keeps across restarts of one state directory
 - ``jvm``: ``java``, pyspark's Hive jars, JVM flags
 - ``maven``: fetching a Hive version's jars once into a cache (poms/)
 - ``versions``: what each Hive version needs to start (classpath, main class, settings, schema)

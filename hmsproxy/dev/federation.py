@@ -5,7 +5,8 @@ The first metastore is the primary, the others ``fed1``, ``fed2``, ... (see
 directory -- each metastore in ``<state>/hms<i>``, the proxy's store in
 ``<state>/hmsproxy.db`` -- so a second ``dev up`` on it finds the same data.
 The caller serves ``server`` and, when it is told to stop, stops the server,
-the handler and then :meth:`DevFederation.stop_metastores`.
+the handler and then :meth:`DevFederation.stop_metastores`. The ports stay the same from one
+start to the next (``<state>/ports.json``, see :mod:`hmsproxy.dev.kept_ports`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hmsproxy.config.model import Config, StoreConfig
+from hmsproxy.config.model import Config, HttpConfig, StoreConfig
 from hmsproxy.dev.config import dev_config
 from hmsproxy.dev.demo import DEMO_DATABASE, DEMO_TABLE, add_demo_data
+from hmsproxy.dev.kept_ports import KeptPorts
 from hmsproxy.dev.metastore import LocalMetastore, start_metastores
 
 #: The metastore the demo data goes to: the first federated one, so clients see `fed1_sales`.
@@ -44,6 +46,8 @@ class DevFederation:
             f"  spark.hadoop.hive.metastore.uris={self.server.uri}",
             f"  spark.sql.warehouse.dir={self.state_dir / 'spark-warehouse'}",
         ]
+        backends = ", ".join(f"{ms.name} {ms.uris[0]}" for ms in self.config.metastores)
+        lines.append(f"The metastores, for remotes (the same ports at every start on {self.state_dir}): {backends}")
         if self.demo_table:
             lines.append(f'Sample data: spark.sql("SELECT * FROM {self.demo_table}").show()')
         lines.append("Ctrl-C stops the proxy and the metastores.")
@@ -68,13 +72,16 @@ def start_federation(
     state_dir: Path,
     *,
     host: str = "127.0.0.1",
-    port: int = 9083,
+    port: int | None = None,
+    http_port: int | None = None,
     demo: bool = False,
     say: Callable[[str], None] = print,
 ) -> DevFederation:
-    """Start the metastores (in parallel), add the demo data if asked, and bind the proxy.
+    """Check the ports, start the metastores (in parallel), add the demo data if asked, and bind the proxy.
 
-    Raises ValueError for impossible requests; if anything fails after the
+    Ports are kept in the state directory (hmsproxy.dev.kept_ports): `port` None or 0 and
+    `http_port` 0 mean the kept port, if any. Raises ValueError for impossible requests and
+    PortTaken, before any JVM starts, if a port is in use; if anything fails after the
     metastores started, they are stopped before the error propagates.
     """
     from hmsproxy.app import build_handler
@@ -86,12 +93,25 @@ def start_federation(
     if demo and len(versions) <= DEMO_BACKEND:
         raise ValueError("--demo puts its sample data on the first federated metastore: use --backends 2 or more")
     state = Path(state_dir).resolve()
+    names = [f"hms{i}" for i in range(len(versions))]
+    kept = KeptPorts.load(state)
+    port, http_port = kept.proxy_port(port, host), kept.http_port(http_port, host)
+    kept.check_free("proxy", "the proxy (--port)", port, host)
+    if http_port is not None:
+        kept.check_free("http", "the operations endpoint (--http-port)", http_port, host)
+    hms_ports = kept.metastore_ports(names)
+    for name, hms_port in zip(names, hms_ports):
+        if hms_port is not None:
+            kept.check_free(name, f"metastore {name}", hms_port)
     say(f"starting {len(versions)} local metastores (Hive {', '.join(versions)}; state in {state}) ...")
-    metastores = start_metastores(len(versions), state, hive_versions=versions, log=say)
+    metastores = start_metastores(len(versions), state, ports=hms_ports, names=names, hive_versions=versions, log=say)
     handler = None
     try:
+        kept.save({"proxy": port, **({"http": http_port} if http_port is not None else {}), **{m.name: m.port for m in metastores}})
         config = dev_config([m.uri for m in metastores], host=host, port=port, hive_versions=versions)
         config = dataclasses.replace(config, store=StoreConfig(f"sqlite:///{state / 'hmsproxy.db'}"))  # the store lives with the state
+        if http_port is not None:  # in the config, so that check-config's text and `hmsproxy status` show it
+            config = dataclasses.replace(config, http=HttpConfig(host, http_port))
         demo_table = _add_demo(metastores[DEMO_BACKEND], config, say) if demo else None
         handler = build_handler(config)
         server = ProxyServer(handler, host, port)

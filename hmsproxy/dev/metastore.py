@@ -524,7 +524,7 @@ def start_metastores(
     count: int,
     state_root: Path,
     *,
-    ports: Iterable[int] | None = None,
+    ports: Iterable[int | None] | None = None,
     names: Sequence[str] | None = None,
     in_test: bool = True,
     host: str = "127.0.0.1",
@@ -536,7 +536,7 @@ def start_metastores(
     """Start ``count`` metastores in parallel, state in ``state_root/<name>``.
 
     Names default to ``hms0``, ``hms1``, ...; ports default to distinct free
-    ports; ``hive_versions`` gives each its Hive version (default: all 2.3).
+    ports (so does a ``None`` in ``ports``: only those may move if taken at start); ``hive_versions`` gives each its Hive version (default: all 2.3).
     Extra keyword arguments go to :class:`LocalMetastore`. If any fails
     to start, all are stopped and the first error is raised.
     """
@@ -544,9 +544,11 @@ def start_metastores(
     names = list(names) if names is not None else [f"hms{i}" for i in range(count)]
     if len(names) != count:
         raise ValueError(f"{count} metastores but {len(names)} names")
-    port_list = list(ports) if ports is not None else free_ports(count, host)
-    if len(port_list) != count:
-        raise ValueError(f"{count} metastores but {len(port_list)} ports")
+    asked = list(ports) if ports is not None else [None] * count
+    if len(asked) != count:
+        raise ValueError(f"{count} metastores but {len(asked)} ports")
+    picked = iter(free_ports(asked.count(None), host))
+    port_list = [port if port is not None else next(picked) for port in asked]
     versions = list(hive_versions) if hive_versions is not None else ["2.3"] * count
     if len(versions) != count:
         raise ValueError(f"{count} metastores but {len(versions)} Hive versions")
@@ -556,9 +558,8 @@ def start_metastores(
     ]
     if count == 0:
         return metastores
-    auto_ports = ports is None
 
-    def start_one(ms: LocalMetastore) -> None:
+    def start_one(ms: LocalMetastore, auto_port: bool) -> None:
         for attempt in range(3):
             try:
                 ms.start(timeout_s)
@@ -566,12 +567,12 @@ def start_metastores(
             except RuntimeError as exc:
                 # Someone grabbed the free port between picking and binding:
                 # with ports we chose ourselves, just take another one.
-                if not (auto_ports and attempt < 2 and "Address already in use" in str(exc)):
+                if not (auto_port and attempt < 2 and "Address already in use" in str(exc)):
                     raise
                 ms.port = free_port(host)
 
     with ThreadPoolExecutor(max_workers=count, thread_name_prefix="hms-start") as pool:
-        futures = [pool.submit(start_one, ms) for ms in metastores]
+        futures = [pool.submit(start_one, ms, port is None) for ms, port in zip(metastores, asked)]
         errors = []
         for fut in futures:
             try:

@@ -53,14 +53,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         job.add_arguments(p)
 
 
-def add_job_parser(subparsers) -> None:
-    """Add `job` to hmsproxy's sub-commands (`args.func` runs it)."""
+def add_job_parser(subparsers, with_jobs: bool = True) -> None:
+    """Add `job` to hmsproxy's sub-commands (`args.func` runs it). `with_jobs=False` leaves out each job's
+    sub-command and options, for a command line that doesn't run one (no job module is imported)."""
     p = subparsers.add_parser(
         "job",
         help="run a maintenance job (PySpark) through the proxy",
         description="Run a maintenance job on a SparkSession wired to the proxy.",
     )
-    configure(p)
+    if with_jobs:
+        configure(p)
     p.set_defaults(func=run_job_command)
 
 

@@ -17,7 +17,15 @@ from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.swap import Catalog, Written, swap_in
-from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, refuse_unsupported, split_table_name
+from hmsproxy.jobs.tables import (
+    Target,
+    data_format,
+    list_targets,
+    parse_spec,
+    refuse_unsupported,
+    selected_partition_names,
+    split_table_name,
+)
 
 NAME = "compact"
 
@@ -96,9 +104,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--files", type=positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
 
 
+def check_target(ms, db: str, name: str, specs: list[dict[str, str]]) -> None:
+    """What refuses the job without Spark: the table, its layout, the partitions asked for."""
+    table = ms.get_table(db, name)
+    refuse_unsupported(table)
+    data_format(table)
+    selected_partition_names(ms, table, specs)
+
+
 def run(args: argparse.Namespace, context) -> int:
     db, name = split_table_name(args.table)
     specs = [parse_spec(s) for s in args.partition]
+    context.check_first(lambda ms: check_target(ms, db, name, specs))
     spark = context.spark
     storage = HadoopStorage(spark)
     failures: list[tuple[str, str]] = []

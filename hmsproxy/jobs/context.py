@@ -7,11 +7,28 @@ starts a JVM, and a test can hand in the process's existing SparkSession.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from hmsproxy.jobs.metastore import MetastoreClient
 from hmsproxy.jobs.progress import Progress, make_progress
-from hmsproxy.jobs.session import DEFAULT_URI, bound_uri, build_session, check_same_metastore
+from hmsproxy.jobs.session import (
+    DEFAULT_URI,
+    METASTORE_URIS_CONF,
+    bound_uri,
+    build_session,
+    check_same_metastore,
+    under_spark_submit,
+)
+
+
+def _spark_running_here() -> bool:
+    """A SparkContext in this process (a notebook, a test): build_session would use it, whatever its metastore."""
+    if "pyspark" not in sys.modules:  # never imported: nothing runs, and importing it just to ask costs time
+        return False
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
 
 
 class JobContext:
@@ -54,6 +71,24 @@ class JobContext:
         if self._spark is not None:
             return bound_uri(self._spark) or DEFAULT_URI
         return DEFAULT_URI
+
+    def check_first(self, check: Callable[[Any], object], connect: Callable[..., Any] | None = None) -> None:
+        """`check(client)` on the proxy before Spark starts: a missing table, partition or index fails the
+        job in a second rather than after Spark's start-up. The job reads again on its own connection once
+        Spark runs; when only the session knows its metastore (spark-submit without --uri), nothing is checked."""
+        uri = self._uri_without_spark()
+        if uri is None:
+            return
+        with (connect or MetastoreClient)(uri, user=self.user) as client:
+            check(client)
+
+    def _uri_without_spark(self) -> str | None:
+        """The proxy Spark will use, if it is known before Spark runs (as build_session picks it)."""
+        if self.requested_uri or self._spark is not None:
+            return self.uri
+        if under_spark_submit() or _spark_running_here():
+            return None
+        return self.spark_conf.get(METASTORE_URIS_CONF) or DEFAULT_URI
 
     def metastore(self) -> MetastoreClient:
         """A new connection to the proxy; close it (it is a context manager)."""

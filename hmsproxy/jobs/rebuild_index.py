@@ -32,7 +32,7 @@ from hmsproxy.jobs.errors import JobError, UsageError, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.swap import Written, new_token, sibling_location, swap_in
-from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name
+from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name, selected_partition_names
 
 NAME = "rebuild-index"
 #: Index rows per file: an index file stays small enough to read whole, and a big index is still split.
@@ -336,6 +336,8 @@ def run(args: argparse.Namespace, context: Any) -> int:
 
     db, table, index_name = split_index_name(args.index)
     specs = [parse_spec(s) for s in args.partition]
+    # What refuses the job without Spark: the index, its tables, the base partitions asked for.
+    context.check_first(lambda ms: selected_partition_names(ms, load_index(ms, db, table, index_name).base, specs), connect=open_metastore)
     spark = context.spark
     with open_metastore(context.uri, user=spark.sparkContext.sparkUser()) as ms:
         rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)

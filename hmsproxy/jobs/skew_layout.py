@@ -44,7 +44,16 @@ from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.swap import Written, fetch, swap_in
-from hmsproxy.jobs.tables import Target, data_format, hive_escape, list_targets, parse_spec, refuse_fileless_or_managed, split_table_name
+from hmsproxy.jobs.tables import (
+    Target,
+    data_format,
+    hive_escape,
+    list_targets,
+    parse_spec,
+    refuse_fileless_or_managed,
+    selected_partition_names,
+    split_table_name,
+)
 
 NAME = "skew-layout"
 
@@ -490,11 +499,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_target(ms: Any, db: str, name: str, specs: list[dict[str, str]], args: argparse.Namespace) -> None:
+    """What refuses the job without Spark: the table, its layout and skew, the partitions asked for."""
+    table = ms.get_table(db, name)
+    check_table(table, args.allow_subdirectories)
+    make_plan(table, args)
+    selected_partition_names(ms, table, specs)
+
+
 def run(args: argparse.Namespace, context) -> int:
     if args.columns and not args.detect:
         raise UsageError("--columns goes with --detect (declared skew names its own columns)")
     db, name = split_table_name(args.table)
     specs = [parse_spec(s) for s in args.partition]
+    context.check_first(lambda ms: check_target(ms, db, name, specs, args), connect=open_metastore)
     spark = context.spark
     storage = HadoopStorage(spark)
     failures: list[tuple[str, str]] = []

@@ -115,14 +115,15 @@ def refuse_unsupported(table) -> None:
         raise JobError(f"{name} has no location")
 
 
-def list_targets(ms: MetastoreClient, table, specs: list[dict[str, str]]) -> list[Target]:
-    """The partitions to work on, in the metastore's name order (or the table itself when unpartitioned)."""
+def selected_partition_names(ms: MetastoreClient, table, specs: list[dict[str, str]]) -> list[str] | None:
+    """The names of the partitions `specs` select (None: the table is not partitioned); UsageError or
+    JobError if `specs` don't fit the table or select nothing. Jobs also call it before Spark starts."""
     db, name = table.dbName, table.tableName
     keys = [k.name.lower() for k in table.partitionKeys or []]
     if not keys:
         if specs:
             raise UsageError(f"{db}.{name} is not partitioned; leave out --partition")
-        return [Target(db, name, f"{db}.{name}", table.sd.location)]
+        return None
     for spec in specs:
         unknown = sorted(set(spec) - set(keys))
         if unknown:
@@ -131,6 +132,15 @@ def list_targets(ms: MetastoreClient, table, specs: list[dict[str, str]]) -> lis
     if specs and not selected:
         wanted = " or ".join("/".join(f"{k}={v}" for k, v in s.items()) for s in specs)
         raise JobError(f"no partition of {db}.{name} matches {wanted}")
+    return selected
+
+
+def list_targets(ms: MetastoreClient, table, specs: list[dict[str, str]]) -> list[Target]:
+    """The partitions to work on, in the metastore's name order (or the table itself when unpartitioned)."""
+    db, name = table.dbName, table.tableName
+    selected = selected_partition_names(ms, table, specs)
+    if selected is None:
+        return [Target(db, name, f"{db}.{name}", table.sd.location)]
     by_values = {tuple(p.values): p for p in ms.partitions_by_names(db, name, selected)}
     targets = []
     for part_name in selected:

@@ -15,9 +15,10 @@ import os
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hmsproxy.config import ConfigError
-from hmsproxy.config.model import Config
+if TYPE_CHECKING:  # the command line imports this module for DEFAULT_PID_FILE: no config loaders then
+    from hmsproxy.config.model import Config
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ _RESTART_ONLY = {
 
 def reload_config(handler, load: Callable[[], Config]) -> bool:
     """Apply what `load()` returns; on ConfigError keep serving the current config. True if applied."""
+    from hmsproxy.config import ConfigError
+
     try:
         new = load()
     except ConfigError as e:
