@@ -5,7 +5,7 @@ Parsing the .thrift files (ply builds its tables and parses 55 KB each time) cos
 from them; this pickles those classes by value (name, bases, class attributes; each generated
 ``__init__`` as its marshalled code) and the modules holding them, cycles included (a struct's
 spec names the classes of its fields, sometimes its own). The snapshot is keyed by the IDL's
-text and thriftpy2's version (protocol/user_cache.py); a missing or unreadable one is made
+text, where it lies and thriftpy2's version (protocol/user_cache.py); a missing or unreadable one is made
 again from a normal load.
 """
 
@@ -28,10 +28,7 @@ FORMAT = "1"
 
 def load(path: Path, module_name: str, include_dirs: list[Path]) -> types.ModuleType:
     """What ``thriftpy2.load(path, module_name, include_dirs)`` returns, from the cache when it can."""
-    inputs = [FORMAT, thriftpy2.__version__, importlib.util.MAGIC_NUMBER, module_name]  # marshalled code: this bytecode
-    for d in include_dirs:
-        inputs += [f.read_bytes() for f in sorted(Path(d).glob("*.thrift"))]
-    snapshot = cache_file("idl", inputs)
+    snapshot = snapshot_file(path, module_name, include_dirs)
     if snapshot is not None:
         try:
             with open_own(snapshot) as fh:
@@ -42,6 +39,17 @@ def load(path: Path, module_name: str, include_dirs: list[Path]) -> types.Module
     if snapshot is not None:
         write_atomically(snapshot, lambda fh: dump(module, fh))
     return module
+
+
+def snapshot_file(path: Path, module_name: str, include_dirs: list[Path]) -> Path | None:
+    """Where the snapshot of this load lives in the user cache (None: the cache is off)."""
+    inputs = [FORMAT, thriftpy2.__version__, importlib.util.MAGIC_NUMBER, module_name]  # marshalled code: this bytecode
+    # The classes carry the files' paths, and thriftpy2 refuses one module name from two paths: each
+    # checkout (a CI clone beside a working tree) keeps its own snapshot.
+    inputs += [str(Path(path).resolve()), *(str(Path(d).resolve()) for d in include_dirs)]
+    for d in include_dirs:
+        inputs += [f.read_bytes() for f in sorted(Path(d).glob("*.thrift"))]
+    return cache_file("idl", inputs)
 
 
 def dump(module: types.ModuleType, fh) -> None:

@@ -124,6 +124,18 @@ def test_a_damaged_snapshot_is_made_again(cache):
     assert pickle.loads(snapshot.read_bytes()).HmsProxy.thrift_services  # written anew, whole
 
 
+def test_each_checkout_keeps_its_own_snapshot(cache, tmp_path):
+    """The classes carry their files' paths, and thriftpy2 refuses a module name from a second path:
+    a CI clone beside a working tree (same IDL text, same user cache) must not read the other's."""
+    import shutil
+
+    clone = tmp_path / "clone" / "thrift"
+    shutil.copytree(idl.THRIFT_DIR, clone)
+    here = idl_snapshot.snapshot_file(MAIN, "cachetest_thrift", [idl.THRIFT_DIR])
+    there = idl_snapshot.snapshot_file(clone / MAIN.name, "cachetest_thrift", [clone])
+    assert here is not None and there is not None and here != there
+
+
 def test_an_unwritable_cache_costs_time_not_the_command(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
