@@ -1,9 +1,9 @@
 """The README's tour runs as written, every block in order, on `hmsproxy dev up --demo`.
 
 `dev up --demo` runs as a subprocess on the port the README names (9083), with its state in a
-temp dir. Shell blocks run in bash with the virtualenv's `bin` first on PATH; Python blocks run
-in one Python session kept open from the first to the last (tests/support/python_session.py),
-as a reader pastes them into one REPL. The only change made to a block is the `fed1` metastore's
+temp dir. Shell blocks run in bash with the virtualenv's `bin` first on PATH; Python blocks are
+pasted line by line into one Python REPL kept open from the first to the last
+(tests/support/python_session.py), as a reader does. The only change made to a block is the `fed1` metastore's
 URI, which the tour writes as README_FED1_URI and `dev up` prints. The tour is run twice (every
 block must be re-runnable), then `dev up` is started again on the same state.
 
@@ -90,6 +90,20 @@ def test_tour_blocks_are_found_with_their_markers():
         ("python", "x = 1\n", False),
     ]
     assert blocks[0].line == 4
+
+
+def test_python_blocks_run_as_pasted_into_the_repl(tmp_path):
+    session = PythonSession(tmp_path, tmp_path / "session.log")
+    try:
+        assert session.run("a", "x = 2\nif x:\n    y = 3\n\nx * y\n") == "6\n"  # values echoed, as in the REPL
+        with pytest.raises(AssertionError, match="SyntaxError"):
+            session.run("b", "if x:\n    y = 4\nprint(y)\n")  # no blank line after the block: the REPL refuses it
+        with pytest.raises(AssertionError, match="ZeroDivisionError"):
+            session.run("c", "1 / 0\nprint('not reached')\n")
+        assert session.run("d", "with open(__import__('os').devnull) as f:\n    z = y") == ""
+        assert session.run("e", "print(z)") == "3\n"  # one namespace from block to block
+    finally:
+        session.close()
 
 
 class PythonSession:
