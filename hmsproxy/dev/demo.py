@@ -1,4 +1,4 @@
-"""Sample data for ``hmsproxy dev up --demo``, so the README's Spark example has something to read.
+"""Sample data for ``hmsproxy dev up --demo``, the data the README's tour starts from.
 
 Database ``sales`` with a small Hive text table ``orders`` on the first
 federated metastore (clients see it as ``fed1_sales.orders``). The data file is

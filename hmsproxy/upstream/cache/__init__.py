@@ -1,2 +1,2 @@
 """The metadata cache: answers of caller-independent read calls, per metastore, with invalidation
-by the proxy's own writes, by the metastore's notification log and by TTL (README "Metadata cache")."""
+by the proxy's own writes, by the metastore's notification log and by TTL (docs/operations.md, "Metadata cache")."""
