@@ -99,7 +99,7 @@ def start_federation(
     kept.check_free("proxy", "the proxy (--port)", port, host)
     if http_port is not None:
         kept.check_free("http", "the operations endpoint (--http-port)", http_port, host)
-    hms_ports = kept.metastore_ports(names)
+    hms_ports = kept.metastore_ports(names, port, host)
     for name, hms_port in zip(names, hms_ports):
         if hms_port is not None:
             kept.check_free(name, f"metastore {name}", hms_port)

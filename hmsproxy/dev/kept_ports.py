@@ -63,9 +63,17 @@ class KeptPorts:
             return asked
         return self.ports.get("http") or free_port(host)
 
-    def metastore_ports(self, names: list[str]) -> list[int | None]:
-        """Each metastore's kept port; None where it has none yet (a free one is picked at start)."""
-        return [self.ports.get(name) for name in names]
+    def metastore_ports(self, names: list[str], proxy_port: int | None = None, host: str = "") -> list[int | None]:
+        """Each metastore's kept port; where it has none yet, None (a free one is picked at start) — but
+        beside the default proxy port the ones after it (9084, 9085, …) where free, so that a first
+        `make up` gives the URIs the README's tour writes."""
+        ports = [self.ports.get(name) for name in names]
+        if proxy_port == DEFAULT_PROXY_PORT:
+            ports = [
+                p if p is not None or not port_is_free(DEFAULT_PROXY_PORT + 1 + i, host) else DEFAULT_PROXY_PORT + 1 + i
+                for i, p in enumerate(ports)
+            ]
+        return ports
 
     def check_free(self, name: str, what: str, port: int, host: str = "") -> None:
         """PortTaken, with the way out, if `port` can't be listened on."""

@@ -35,7 +35,7 @@ from tests.support.python_session import DONE_MARK
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOUR_HEADING = "## A tour"
 README_PORT = 9083
-README_FED1_URI = "thrift://127.0.0.1:9084"
+README_FED1_URI = "thrift://127.0.0.1:9085"
 NOT_RUN = "<!-- not run by test_readme_examples.py -->"
 RUNNERS = ("sh", "python")
 READY = "Ctrl-C stops"

@@ -104,3 +104,12 @@ def test_kept_metastore_ports_are_asked_for_and_new_ones_left_to_pick(tmp_path, 
     with pytest.raises(stop):
         federation.start_federation(3, state, port=free_port(), say=lambda _m: None)
     assert asked == [[kept_port, None, None]]
+
+
+def test_beside_the_default_proxy_port_new_metastores_take_the_ports_after_it(tmp_path):
+    """The README's tour writes fed1 as thrift://127.0.0.1:9085: a first `make up` makes it so where it can."""
+    kept = KeptPorts.load(tmp_path / "state")
+    kept.save({"hms0": 41000})
+    wanted = [p if port_is_free(p) else None for p in (9085, 9086)]
+    assert kept.metastore_ports(["hms0", "hms1", "hms2"], 9083) == [41000, *wanted]
+    assert kept.metastore_ports(["hms0", "hms1"], 9999) == [41000, None]  # another proxy port: left to pick
