@@ -33,6 +33,7 @@ from hmsproxy.features.remotes.statements import STATEMENTS
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets
 from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest, ProxyError
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import Kind, MethodSpec
 
@@ -101,7 +102,7 @@ class Remotes(Feature):
         if answer is None:
             try:
                 self.routes.route(call, link)
-            except RemoteUnavailable as e:  # a tunnel that won't open
+            except (RemoteUnavailable, InvalidRequest) as e:  # a tunnel that won't open, a factory gone
                 return self._unreachable(call, link, e)
         return answer
 
@@ -114,8 +115,9 @@ class Remotes(Feature):
         state = call.session.state(self)
         answer = self.records.answer(call, link, str(error), empty_lists=link.local in state.shown_recorded)
         if answer is None:
-            subject = "" if isinstance(error, RemoteUnavailable) else f"hmsproxy: {link.subject}: "
-            raise RemoteUnavailable(f"{subject}{error}; {way_out(link)}") from None
+            if isinstance(error, ProxyError):  # says what it is about already
+                raise type(error)(f"{error}; {way_out(link)}") from None
+            raise RemoteUnavailable(f"hmsproxy: {link.subject}: {error}; {way_out(link)}") from None
         if call.spec.gets_database:
             state.shown_recorded.add(link.local)
         call.backend = "hmsproxy"
