@@ -6,6 +6,9 @@ named after the moment they run); each is optional:
 - ``on_request(call)``: before routing. May set ``call.route`` itself, answer
   locally by returning a ``<method>_result``, or refuse by raising ProxyError.
 - ``on_routed(call)``: after routing, before the backend is called. Same verdicts.
+- ``on_unavailable(call, error)``: the metastore the call went to could not be reached (error: a
+  BackendUnavailable). May answer instead by returning a ``<method>_result`` (remotes: what a link
+  recorded), or raise a ProxyError with a better message; None: the client gets the error.
 - ``on_response(call, result)``: after the backend answered.
 - ``on_complete(call)``: once per call, after everything, errors included
   (audit, metrics). Must not raise.

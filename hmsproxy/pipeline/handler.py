@@ -229,9 +229,16 @@ class Handler:
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
-        if fastpath.relay(call, remember, routed_by_feature=routed_by_feature):  # 2. the relay
-            return RELAYED
-        result = self._forward(call.session, spec, call.route, call.args)  # 3. the metadata cache (Session.call), else 4.
+        try:
+            if fastpath.relay(call, remember, routed_by_feature=routed_by_feature):  # 2. the relay
+                return RELAYED
+            result = self._forward(call.session, spec, call.route, call.args)  # 3. the metadata cache (Session.call), else 4.
+        except BackendUnavailable as e:  # nothing reached the client yet: a feature may answer instead
+            for hook in self.features.hooks("on_unavailable", spec):
+                answer = hook(call, e)
+                if answer is not None:
+                    return answer
+            raise
         if call.client_db and has_table_lists(spec) and result.success is not None:
             result.success = filter_tables(spec, call.route, result.success)
         for hook in self.features.hooks("on_response", spec):

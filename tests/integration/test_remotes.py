@@ -248,9 +248,17 @@ def test_unreachable_remote_fails_alone_fast_and_recovers(proxy_client, private_
         assert time.monotonic() - start < CLIENT_TIMEOUT_S / 2
         assert f"remote database {name}: " in err.value.message and "is unavailable" in err.value.message
         assert private_metastore.uri in err.value.message
+        assert f'DROP DATABASE {name} (or hmsproxy sql -e "DROP REMOTE DATABASE {name}") removes the link' in err.value.message
+        # The link's own fetch is answered from what it recorded when it was made (so Spark and Hive,
+        # which fetch what they drop, can drop it: features/remotes/records.py); what needs the
+        # metastore fails, naming the way out.
+        recorded = proxy_client.get_table(local_db, "linked")
+        assert [k.name for k in recorded.partitionKeys] == ["ds"]
+        assert "is unavailable" in recorded.parameters["hmsproxy.remote.unavailable"]
         with pytest.raises(hive.MetaException) as err:
-            proxy_client.get_table(local_db, "linked")
+            proxy_client.get_partition_names(local_db, "linked", -1)
         assert f"remote table {local_db}.linked: " in err.value.message
+        assert f"DROP TABLE {local_db}.linked" in err.value.message
         # Everything else still works: listings leave the dead remote's tables out.
         assert name in proxy_client.get_all_databases()
         assert "linked" in proxy_client.get_all_tables(local_db)

@@ -218,7 +218,7 @@ def test_reopen_keeps_data_and_schema_versions(url):
     try:
         assert RemoteRepository(s).get_database("kept").owner == "alice"
         assert s.migrate() == expected
-        assert applied_rows(s) == [("core", 1), ("remotes", 1)]
+        assert applied_rows(s) == [("core", 1), ("remotes", 1), ("remotes", 2)]
         assert RemoteRepository(s).generation() == 1
     finally:
         s.close()
@@ -257,7 +257,7 @@ def test_a_component_added_later_migrates_on_the_next_open(url):
     s = Store(url, [REMOTES_SCHEMA, component("alpha", 2, ran)])
     try:
         assert ran == [("alpha", 1), ("alpha", 2)]
-        assert s.schema_versions() == {"core": 1, "remotes": 1, "alpha": 2}
+        assert s.schema_versions() == {"core": 1, "remotes": 2, "alpha": 2}
         assert has_table(s, "alpha_v1") and has_table(s, "alpha_v2")
         assert RemoteRepository(s).get_database("kept") is not None
         assert s.generation("remotes") == 1 and s.generation("alpha") == 0
@@ -277,7 +277,7 @@ def test_components_the_store_is_not_opened_with_are_left_alone(url):
     Store(url, [REMOTES_SCHEMA, component("alpha", 2)]).close()
     s = Store(url, [component("beta", 1)])  # an older or differently configured proxy on the same store
     try:
-        assert s.schema_versions() == {"core": 1, "remotes": 1, "alpha": 2, "beta": 1}
+        assert s.schema_versions() == {"core": 1, "remotes": 2, "alpha": 2, "beta": 1}
         assert has_table(s, "alpha_v2")
     finally:
         s.close()
@@ -350,7 +350,7 @@ def test_concurrent_opening_applies_each_migration_once(url, fresh):
         assert errors == []
         assert len(stores) == 4
         assert ran == [("alpha", 1), ("alpha", 2)]
-        assert applied_rows(stores[0]) == [("alpha", 1), ("alpha", 2), ("core", 1), ("remotes", 1)]
+        assert applied_rows(stores[0]) == [("alpha", 1), ("alpha", 2), ("core", 1), ("remotes", 1), ("remotes", 2)]
         assert [stores[0].generation(c) for c in ("remotes", "alpha")] == [0, 0]
     finally:
         for s in stores:
@@ -464,7 +464,7 @@ def test_a_previous_release_store_is_adopted_with_its_remotes(url):
             "sales", "sales_prod", "thrift", {"hive.metastore.uris": "thrift://h:9083"}, "alice", 1700000000.5
         )
         assert [(t.local_db, t.local_name, t.remote_name) for t in repo.list_tables()] == [("default", "orders", "orders_v2")]
-        assert s.schema_versions() == {"core": 1, "remotes": 1}
+        assert s.schema_versions() == {"core": 1, "remotes": 2}  # version 2 (links' records) ran on top
         assert repo.generation() == 7  # carried over: proxies that cached generation 7 stay valid
         repo.add_database(rdb("new"))
         assert repo.generation() == 8
@@ -474,7 +474,7 @@ def test_a_previous_release_store_is_adopted_with_its_remotes(url):
     s = Store(url, [REMOTES_SCHEMA])  # and it opens again as a store of this release
     try:
         assert [d.local_name for d in RemoteRepository(s).list_databases()] == ["new", "sales"]
-        assert applied_rows(s) == [("core", 1), ("remotes", 1)]
+        assert applied_rows(s) == [("core", 1), ("remotes", 1), ("remotes", 2)]
     finally:
         s.close()
 

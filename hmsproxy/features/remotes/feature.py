@@ -12,7 +12,9 @@ config (config.py), seen through an in-memory snapshot (snapshot.py). This featu
 - refuses every write on a remote, turns a plain client's DROP into unlinking and its
   CREATE ... ('hmsproxy.remote.uris'=...) into a new remote (protection.py);
 - shows the link as parameters of get_database / get_table answers (links.py), so
-  DESCRIBE EXTENDED has it.
+  DESCRIBE EXTENDED has it;
+- answers a remote's get_table / get_database from what the link recorded when it was made while
+  its metastore is out of reach or has lost the object (records.py), so the DROP that follows works.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from hmsproxy.features.catalog import VirtualDatabase, VirtualTable
 from hmsproxy.features.remotes import links
 from hmsproxy.features.remotes.config import SECTION
 from hmsproxy.features.remotes.listing import Listing
+from hmsproxy.features.remotes.model import RemoteDatabase
 from hmsproxy.features.remotes.protection import Protection
-from hmsproxy.features.remotes.routes import RemotesSessionState, Routes
+from hmsproxy.features.remotes.records import Records, way_out
+from hmsproxy.features.remotes.routes import RemotesSessionState, RemoteUnavailable, Routes
 from hmsproxy.features.remotes.runners import Runners
 from hmsproxy.features.remotes.snapshot import RemotesCache, RemotesSnapshot
 from hmsproxy.features.remotes.statements import STATEMENTS
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets
 from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest, ProxyError
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import Kind, MethodSpec
 
@@ -51,6 +56,7 @@ class Remotes(Feature):
         self.cache = RemotesCache(self.repo, self.check_interval_s)
         self.targets = Targets(platform.backends, lambda: platform.config().server.connect_timeout_s)
         self.routes = Routes(self)
+        self.records = Records(self.repo, self.routes.metastore)
         self._protection = Protection(self)
         self._listing = Listing(self)
 
@@ -71,7 +77,12 @@ class Remotes(Feature):
 
     def statement_runners(self) -> dict:
         # After a statement changed the store, this proxy serves the change at once.
-        return Runners(self.repo, self.cache.refresh).runners()
+        return Runners(self.repo, self.cache.refresh, self._record).runners()
+
+    def _record(self, ctx, remote) -> None:
+        """A new link's record, taken over the creating client's connections (ctx.client's session)."""
+        link = links.db_link(remote) if isinstance(remote, RemoteDatabase) else links.table_link(remote)
+        self.records.take(ctx.client.session, link)
 
     def describe(self) -> list[str]:
         """Lines for hmsproxy_describe (`hmsproxy status`): the remotes and their targets' health."""
@@ -89,7 +100,27 @@ class Remotes(Feature):
             return None
         answer = self._protection.on_request(call, link)
         if answer is None:
-            self.routes.route(call, link)
+            try:
+                self.routes.route(call, link)
+            except (RemoteUnavailable, InvalidRequest) as e:  # a tunnel that won't open, a factory gone
+                return self._unreachable(call, link, e)
+        return answer
+
+    def on_unavailable(self, call: Call, error):
+        link = call.notes.get(self.name)
+        return self._unreachable(call, link, error) if link is not None else None
+
+    def _unreachable(self, call: Call, link: links.Link, error):
+        """Answer from what the link recorded, or fail saying how to get rid of the link."""
+        state = call.session.state(self)
+        answer = self.records.answer(call, link, str(error), empty_lists=link.local in state.shown_recorded)
+        if answer is None:
+            if isinstance(error, ProxyError):  # says what it is about already
+                raise type(error)(f"{error}; {way_out(link)}") from None
+            raise RemoteUnavailable(f"hmsproxy: {link.subject}: {error}; {way_out(link)}") from None
+        if call.spec.gets_database:
+            state.shown_recorded.add(link.local)
+        call.backend = "hmsproxy"
         return answer
 
     def needs_result(self, call: Call) -> bool:
@@ -97,10 +128,12 @@ class Remotes(Feature):
 
     def on_response(self, call: Call, result) -> None:
         link = call.notes.get(self.name)
-        if link is not None:
-            links.show(call, link, result)
-        else:
+        if link is None:
             self._protection.on_response(call, result)
+        elif not self.records.instead_of_missing(call, link, result):
+            links.show(call, link, result)
+            if call.spec.gets_database:  # it answers again: its table lists are its own again
+                call.session.state(self).shown_recorded.discard(link.local)
 
     # -- the virtual catalog (features/catalog.py) ----------------------------------------
 

@@ -13,10 +13,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.remotes import statements as st
+from hmsproxy.features.remotes.factories import DEFAULT_FACTORY
 from hmsproxy.features.remotes.links import Link, has_error
+from hmsproxy.features.remotes.runners import shown
 from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link, link_properties, normalize_factory
 from hmsproxy.pipeline.call import Call
-from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest
+from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.routing.naming import split_catalog
 
 if TYPE_CHECKING:
@@ -46,9 +48,18 @@ class Protection:
         """A call on a remote: a DROP of it unlinks it (answered here), another write is refused."""
         spec = call.spec
         if link.kind == "database" and spec.drops_database:
-            return self._unlink(call, link, st.DropRemoteDatabase(link.local))
+            return self._unlink(call, link, st.DropRemoteDatabase(link.local, source=f"DROP REMOTE DATABASE {link.local}"))
         if link.kind == "table" and spec.drops_table:
-            return self._unlink(call, link, st.DropRemoteTable(link.local_db, link.local_table))
+            return self._unlink(call, link, st.DropRemoteTable(link.local_db, link.local_table, source=f"DROP REMOTE TABLE {link.local}"))
+        if link.kind == "database" and spec.name == "get_all_tables":
+            call.session.state(self.feature).listed_all.add(link.local)
+        if link.kind == "database" and spec.drops_table and link.local in call.session.state(self.feature).listed_all:
+            # A Hive client's DROP DATABASE ... CASCADE drops each table it listed before the database,
+            # and goes on past a table that is not there: the DROP DATABASE then unlinks.
+            raise NotFound(
+                f"hmsproxy: {link.local}.{call.table} is not dropped: it is a table of {link.subject}, read-only; "
+                f"DROP DATABASE {link.local} removes the link"
+            )
         if spec.writes:
             raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
         return None
@@ -65,26 +76,21 @@ class Protection:
         if not local:
             raise InvalidRequest("hmsproxy: a remote database needs a name")
         params = dict(db.parameters or {})
-        statement = st.CreateRemoteDatabase(
-            local,
-            (params.get(LINK_DATABASE) or local).strip().lower(),
-            normalize_factory(params.get(LINK_FACTORY)),
-            link_properties(params),
-        )
+        remote = (params.get(LINK_DATABASE) or local).strip().lower()
+        factory, properties = normalize_factory(params.get(LINK_FACTORY)), link_properties(params)
+        source = spelled(f"DATABASE {local} CONNECTED TO {remote}", factory, "DB", properties)
+        statement = st.CreateRemoteDatabase(local, remote, factory, properties, source=source)
         return self._create(call, statement, static_clash=local in self.feature.view(call).static_databases)
 
     def _create_table(self, call: Call, tbl):
         local_db = split_catalog(tbl.dbName or "")[1].lower()
         local_name = (tbl.tableName or "").lower()
         params = dict(tbl.parameters or {})
-        statement = st.CreateRemoteTable(
-            local_db,
-            local_name,
-            (params.get(LINK_DATABASE) or local_db).strip().lower(),
-            (params.get(LINK_TABLE) or local_name).strip().lower(),
-            normalize_factory(params.get(LINK_FACTORY)),
-            link_properties(params),
-        )
+        remote_db = (params.get(LINK_DATABASE) or local_db).strip().lower()
+        remote_name = (params.get(LINK_TABLE) or local_name).strip().lower()
+        factory, properties = normalize_factory(params.get(LINK_FACTORY)), link_properties(params)
+        source = spelled(f"TABLE {local_db}.{local_name} CONNECTED TO {remote_db}.{remote_name}", factory, "TBL", properties)
+        statement = st.CreateRemoteTable(local_db, local_name, remote_db, remote_name, factory, properties, source=source)
         snap = self.feature.view(call)
         clash = (local_db, local_name) in snap.static_tables or local_db in snap.static_databases
         return self._create(call, statement, static_clash=clash)
@@ -104,6 +110,9 @@ class Protection:
         if link.static:
             raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration (remotes.{link.kind}s); remove it there")
         self._run(call, statement)
+        state = call.session.state(self.feature)
+        state.shown_recorded.discard(link.local)
+        state.listed_all.discard(link.local)
         log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user, link.remote, link.where)
         return call.spec.result_cls()
 
@@ -116,3 +125,10 @@ class Protection:
         for rt in self.feature.cache.snapshot().tables_of(db):
             self.feature.repo.drop_table(rt.local_db, rt.local_name)
         self.feature.cache.refresh()
+
+
+def spelled(what: str, factory: str, kind: str, properties: dict[str, str]) -> str:
+    """A plain client's CREATE of a remote as the statement it means, for the log: secrets masked."""
+    via = f" VIA '{factory}'" if factory != DEFAULT_FACTORY else ""
+    props = ", ".join(f"'{k}'='{shown(k, v)}'" for k, v in sorted(properties.items()))
+    return f"CREATE REMOTE {what}{via} WITH {kind}PROPERTIES ({props}) (a client's CREATE with hmsproxy.remote.* properties)"

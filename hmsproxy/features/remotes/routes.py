@@ -32,6 +32,11 @@ class RemoteUnavailable(ProxyError):
 class RemotesSessionState:
     #: Target metastore -> the URIs this client's connection to it was made for.
     seen_uris: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Remote databases this client was shown from their records (records.py), their metastore out of reach.
+    shown_recorded: set[str] = field(default_factory=set)
+    #: Remote databases whose tables this client listed with get_all_tables: the step of a Hive
+    #: client's DROP DATABASE ... CASCADE that drops each table next (protection.py).
+    listed_all: set[str] = field(default_factory=set)
 
 
 class Routes:

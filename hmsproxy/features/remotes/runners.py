@@ -48,20 +48,27 @@ def _check_factory(factory: str, properties: dict[str, str], what: str) -> None:
         raise InvalidRequest(f"{what}: VIA '{factory}': {e}") from None
 
 
-def _when(ts: float) -> str:
+def when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _shown(key: str, value: str) -> str:
+def shown(key: str, value: str) -> str:
     return "***" if SECRET_KEY.search(key) else value
 
 
 class Runners:
     """The runners of the remotes statements over one repository; `changed()` after each."""
 
-    def __init__(self, repo: RemoteRepository, changed: Callable[[], object] = lambda: None):
+    def __init__(
+        self,
+        repo: RemoteRepository,
+        changed: Callable[[], object] = lambda: None,
+        record: Callable[[StatementContext, RemoteDatabase | RemoteTable], object] = lambda ctx, remote: None,
+    ):
         self.repo = repo
         self._changed = changed
+        #: Keeps what a new link points to, so it can be shown and dropped while that is out of reach (records.py).
+        self._record = record
 
     def runners(self) -> dict:
         return {kind: self._then_changed(run) for kind, run in self._runners().items()}
@@ -110,6 +117,7 @@ class Runners:
             if s.if_not_exists:
                 return status(f"{what} already exists; nothing done (IF NOT EXISTS)")
             raise Conflict(f"{what} already exists") from None
+        self._record(ctx, rd)
         return status(f"created {what} connected to '{remote_name}' via '{s.factory}'")
 
     def create_table(self, s: st.CreateRemoteTable, ctx: StatementContext) -> ResultSet:
@@ -143,6 +151,7 @@ class Runners:
             if s.if_not_exists:
                 return status(f"{what} already exists; nothing done (IF NOT EXISTS)")
             raise Conflict(f"{what} already exists") from None
+        self._record(ctx, rt)
         return status(f"created {what} connected to '{remote_db}.{remote_name}' via '{s.factory}'")
 
     def drop_database(self, s: st.DropRemoteDatabase, ctx: StatementContext) -> ResultSet:
@@ -165,12 +174,12 @@ class Runners:
         raise NotFound(f"{what} does not exist")
 
     def show_databases(self, s: st.ShowRemoteDatabases, ctx: StatementContext) -> ResultSet:
-        rows = [[d.local_name, d.remote_name, d.factory, d.owner or "", _when(d.created_at)] for d in self.repo.list_databases()]
+        rows = [[d.local_name, d.remote_name, d.factory, d.owner or "", when(d.created_at)] for d in self.repo.list_databases()]
         return ResultSet(list(SHOW_DATABASES_COLUMNS), rows)
 
     def show_tables(self, s: st.ShowRemoteTables, ctx: StatementContext) -> ResultSet:
         rows = [
-            [t.local_db, t.local_name, t.remote_db, t.remote_name, t.factory, t.owner or "", _when(t.created_at)]
+            [t.local_db, t.local_name, t.remote_db, t.remote_name, t.factory, t.owner or "", when(t.created_at)]
             for t in self.repo.list_tables(s.database)
         ]
         return ResultSet(list(SHOW_TABLES_COLUMNS), rows)
@@ -184,9 +193,9 @@ class Runners:
             ["remote_database", d.remote_name],
             ["via", d.factory],
             ["owner", d.owner or ""],
-            ["created_at", _when(d.created_at)],
+            ["created_at", when(d.created_at)],
         ]
-        rows += [[k, _shown(k, v)] for k, v in sorted(d.properties.items())]
+        rows += [[k, shown(k, v)] for k, v in sorted(d.properties.items())]
         return ResultSet(list(DESCRIBE_COLUMNS), rows)
 
     def describe_table(self, s: st.DescribeRemoteTable, ctx: StatementContext) -> ResultSet:
@@ -204,7 +213,7 @@ class Runners:
             ["remote_table", t.remote_name],
             ["via", t.factory],
             ["owner", t.owner or ""],
-            ["created_at", _when(t.created_at)],
+            ["created_at", when(t.created_at)],
         ]
-        rows += [[k, _shown(k, v)] for k, v in sorted(t.properties.items())]
+        rows += [[k, shown(k, v)] for k, v in sorted(t.properties.items())]
         return ResultSet(list(DESCRIBE_COLUMNS), rows)
