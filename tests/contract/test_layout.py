@@ -116,3 +116,11 @@ def test_the_checker_finds_who_imports_the_composition_root(tmp_path):
     )
     assert importers_of("hmsproxy.app", root) == ["hmsproxy.cli", "hmsproxy.config.loading"]
     assert cycles(package_graph(root)) == [["app", "config"]]
+
+
+def test_test_modules_have_names_of_their_own():
+    """pytest imports test modules by base name (the test folders have no __init__.py): two alike
+    stop the whole run at collection."""
+    tests = ROOT.parent / "tests"
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
