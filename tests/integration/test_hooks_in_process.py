@@ -47,9 +47,10 @@ def test_skews_alter_checks_make_no_new_backend_connection(counted):
         opened = forwarder.accepted
 
         for name in (plain, skew):
-            # rewritten without skew, as Spark does: skew reads the table (and partitions) first
+            # rewritten without skew, as Spark does (an empty SkewedInfo, storedAsSubDirectories unset):
+            # skew reads the table (and partitions) first to keep theirs
             t = client.get_table("default", name)
-            t.parameters["k"], t.sd.skewedInfo, t.sd.storedAsSubDirectories = "v", None, False
+            t.parameters["k"], t.sd.skewedInfo, t.sd.storedAsSubDirectories = "v", hive.SkewedInfo([], [], {}), None
             client.alter_table("default", name, t)
             p = client.get_partition("default", name, ["1"])
             p.parameters["k"], p.sd.skewedInfo = "v", None
