@@ -83,10 +83,14 @@ class JobContext:
             check(client)
 
     def _uri_without_spark(self) -> str | None:
-        """The proxy Spark will use, if it is known before Spark runs (as build_session picks it)."""
-        if self.requested_uri or self._spark is not None:
-            return self.uri
-        if under_spark_submit() or _spark_running_here():
+        """The proxy Spark will use, if it is known before Spark runs (as build_session picks it); None
+        when Spark runs already (nothing to save, and the session decides: another --uri is a usage
+        error there) or only the session will know (spark-submit without --uri)."""
+        if self._spark is not None or _spark_running_here():
+            return None
+        if self.requested_uri:
+            return self.requested_uri
+        if under_spark_submit():
             return None
         return self.spark_conf.get(METASTORE_URIS_CONF) or DEFAULT_URI
 

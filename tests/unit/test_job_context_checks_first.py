@@ -57,6 +57,7 @@ def metastore(monkeypatch):
     monkeypatch.setattr(context_module, "MetastoreClient", connect)
     monkeypatch.setattr(skew_layout, "open_metastore", connect)
     monkeypatch.setattr(context_module, "build_session", no_spark)
+    monkeypatch.setattr(context_module, "_spark_running_here", lambda: False)  # whatever ran in this process before
     return thrift, connected
 
 
