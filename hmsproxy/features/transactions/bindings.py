@@ -104,9 +104,9 @@ class Bindings:
         self._remember(proxy_txn, won)
         return won
 
-    def finished(self, proxy_txns: Iterable[int]) -> None:
-        """The transactions were committed or aborted: their bindings go."""
-        done = [t for t in proxy_txns if ids.decode(t)[0] == ids.PRIMARY_SLOT]
+    def forget(self, proxy_txns: Iterable[int]) -> None:
+        """The transactions are over and no client means them any more (sweep.py): their bindings go."""
+        done = list(proxy_txns)
         with self._lock:
             for t in done:
                 self._known.pop(t, None)

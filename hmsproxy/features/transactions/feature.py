@@ -25,7 +25,8 @@ import socket
 from hmsproxy.features.transactions.bindings import Bindings, Crossing, UnknownId
 from hmsproxy.features.transactions.ids import Place
 from hmsproxy.features.transactions.store import TRANSACTIONS_SCHEMA, TxnRepository
-from hmsproxy.features.transactions.translation import Note, rewrite_ids
+from hmsproxy.features.transactions.sweep import Sweep, open_ids
+from hmsproxy.features.transactions.translation import Note, ids_in, rewrite_ids
 from hmsproxy.features.transactions.views import MergedViews
 from hmsproxy.features.transactions.write_ids import WriteIds
 from hmsproxy.pipeline.call import Call
@@ -34,6 +35,7 @@ from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.protocol import idl
 from hmsproxy.routing.router import Route
 from hmsproxy.upstream.backends import version_tuple
+from hmsproxy.upstream.session import Session
 
 log = logging.getLogger(__name__)
 hive = idl.hive
@@ -73,9 +75,10 @@ class Transactions(Feature):
         self.bindings = Bindings(TxnRepository(platform.store))
         self.views = MergedViews(self)
         self.write_ids = WriteIds(self)
+        self.sweep = Sweep(self.bindings, self._open_txn_ids, platform.executor.submit)
         self._by_id = {
-            "commit_txn": self._ends_txn,
-            "abort_txn": self._ends_txn,
+            "commit_txn": self._by_txn,
+            "abort_txn": self._by_txn,
             "abort_txns": self._abort_txns,
             "check_lock": self._by_lock,
             "unlock": self._by_lock,
@@ -98,6 +101,7 @@ class Transactions(Feature):
     # -- hooks ---------------------------------------------------------------------------------
 
     def on_request(self, call: Call):
+        self.sweep.maybe()
         handle = self._by_id.get(call.method)
         return handle(call) if handle is not None else None
 
@@ -115,8 +119,8 @@ class Transactions(Feature):
         primary = call.router.primary.name
         for name, value in vars(result).items():  # the metastore's declared exception, in the client's ids
             if name != "success" and value is not None and getattr(value, "message", None):
-                value.message = rewrite_ids(value.message, note.txns, note.locks)
-        success = result.success
+                value.message = self.in_client_ids(value.message, note, primary)
+        success = getattr(result, "success", None)  # void calls have none
         if note.encode_lock and success is not None:
             success.lockid = self.bindings.encode(note.metastore, success.lockid, primary)
         if call.method == "allocate_table_write_ids" and success is not None:
@@ -126,18 +130,31 @@ class Transactions(Feature):
             self.write_ids.in_client_names(note, success)
         if call.method == "show_locks" and success is not None:
             self.views.show_locks_in_client_ids(note.metastore, success, primary)
-        if note.ends and _ended(result):
-            self.bindings.finished(note.ends)
+
+    def in_client_ids(self, message: str, note: Note, primary: str) -> str:
+        """A metastore's message with every id it names as the client knows it (not only this call's)."""
+        txns, locks = ids_in(message)
+        known_txns = {**self.bindings.proxy_txn_ids(note.metastore, txns - set(note.txns), primary), **note.txns}
+        known_locks = {real: self.bindings.encode(note.metastore, real, primary) for real in locks}
+        return rewrite_ids(message, known_txns, {**known_locks, **note.locks})
+
+    def _open_txn_ids(self, metastore: str) -> set[int]:
+        """The real ids of `metastore`'s open transactions, asked on the proxy's own connection (sweep.py)."""
+        session = Session(self.platform.backends, "hmsproxy")
+        try:
+            answer = session.call(self.platform.backends.metastore(metastore), "get_open_txns_info", P.get_open_txns_info_args())
+            return open_ids(answer.success)
+        finally:
+            session.close()
 
     # -- calls carrying ids only ------------------------------------------------------------------
 
-    def _ends_txn(self, call: Call):
-        """commit_txn / abort_txn: to the transaction's metastore; its binding goes once it ends."""
+    def _by_txn(self, call: Call):
+        """commit_txn / abort_txn: to the transaction's metastore (its binding stays: sweep.py)."""
         rqst = call.args.rqst
         place = self.locate_txn(call, rqst.txnid)
-        bound = place.metastore != call.router.primary.name or self.bindings.bound(rqst.txnid) is not None
-        if bound:
-            self.send_to(call, place, txns={place.real: rqst.txnid}, ends=(rqst.txnid,))
+        if place.metastore != call.router.primary.name:
+            self.send_to(call, place, txns={place.real: rqst.txnid})
             rqst.txnid = place.real
         return None
 
@@ -158,7 +175,6 @@ class Transactions(Feature):
             if answer.o1 is not None and result.o1 is None:
                 answer.o1.message = rewrite_ids(answer.o1.message, reals, {})
                 result.o1 = answer.o1
-        self.bindings.finished(rqst.txn_ids)
         return result
 
     def _by_lock(self, call: Call):
@@ -320,12 +336,3 @@ class Transactions(Feature):
     def call(self, call: Call, metastore: str, method: str, args):
         """`method` on `metastore` over the client's own session (its set_ugi user)."""
         return call.session.call(call.router.by_name[metastore].metastore, method, args)
-
-
-def _ended(result) -> bool:
-    """Whether a commit or abort left nothing to bind: it succeeded, or the transaction is gone."""
-    return all(
-        value is None or type(value).__name__ in ("NoSuchTxnException", "TxnAbortedException")
-        for name, value in vars(result).items()
-        if name != "success"
-    )

@@ -12,6 +12,15 @@ from dataclasses import dataclass, field
 _ID = re.compile(r"\b(txnid|lockid):(\d+)\b", re.IGNORECASE)
 
 
+def ids_in(message: str | None) -> tuple[set[int], set[int]]:
+    """(transaction ids, lock ids) a message names."""
+    txns: set[int] = set()
+    locks: set[int] = set()
+    for m in _ID.finditer(message or ""):
+        (txns if m.group(1).lower() == "txnid" else locks).add(int(m.group(2)))
+    return txns, locks
+
+
 def rewrite_ids(message: str | None, txns: dict[int, int], locks: dict[int, int]) -> str | None:
     if not message or not (txns or locks):
         return message
@@ -31,8 +40,6 @@ class Note:
     #: real id -> the client's id, for answers and messages.
     txns: dict[int, int] = field(default_factory=dict)
     locks: dict[int, int] = field(default_factory=dict)
-    #: Transactions this call ends: their bindings go once it succeeds.
-    ends: tuple[int, ...] = ()
     #: Encode the answer's lock id (a lock taken on a metastore other than the primary).
     encode_lock: bool = False
     #: "db.table" as the metastore knows it -> as the client named it (get_valid_write_ids).
