@@ -72,7 +72,15 @@ WRITE_PREFIXES = (
 )
 
 #: Lock calls change metadata (locks are state in the metastore) though their names don't say so.
-WRITE_METHODS = frozenset({"lock", "unlock", "check_lock"})
+WRITE_METHODS = frozenset({"lock", "unlock", "check_lock", "allocate_table_write_ids"})
+#: Calls on a metastore's transaction manager: they change transactions and locks, never the metadata a
+#: relay decision rests on (routing, what a table is), so they leave every shortcut standing.
+TRANSACTION_CALLS = frozenset(
+    {
+        "open_txns", "commit_txn", "abort_txn", "abort_txns", "lock", "check_lock", "unlock", "heartbeat",
+        "heartbeat_txn_range", "allocate_table_write_ids", "show_locks", "show_compact",
+    }
+)  # fmt: skip
 #: Routed calls naming a second database that must live on the same metastore as the first.
 SECOND_DB_ARGS = {"exchange_partition": ("dest_db",), "exchange_partitions": ("dest_db",)}
 #: Routed calls whose table is the new object itself, not one that must already be visible.
