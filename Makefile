@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index check-config clean sshd postgresql hive-jars
+.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ bench-dependent: $(BIN)/.installed
 # Indexes: one point lookup as a Spark scan, with bloom filters, on the index-listed files and as `hmsproxy lookup` (docs/benchmark.md); ARGS="--rows 2000000" scales it down.
 bench-index: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_index $(ARGS)
+
+# Streaming ingest: rows/s per writer (CSV, JSON) and commit latency through the proxy vs direct (docs/benchmark.md); ARGS="--quick" for a smoke run.
+bench-stream: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_stream $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

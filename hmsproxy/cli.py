@@ -14,6 +14,7 @@ from hmsproxy import __version__
 from hmsproxy.clients.lookup_cli import add_lookup_parser
 from hmsproxy.jobs.cli import add_job_parser
 from hmsproxy.ops.reload import DEFAULT_PID_FILE
+from hmsproxy.streaming.cli import add_stream_parser
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -425,6 +426,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     fetch.set_defaults(func=cmd_dev_fetch)
     add_job_parser(sub, with_jobs=argv is None or "job" in argv)
     add_lookup_parser(sub)
+    add_stream_parser(sub)
     return p
 
 

@@ -9,11 +9,13 @@ DataFrame function; the rest is the I/O shell around it.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.errors import JobError, one_line
+from hmsproxy.jobs.locks import exclusive_lock, txn_states
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.swap import Catalog, Written, swap_in
@@ -26,6 +28,7 @@ from hmsproxy.jobs.tables import (
     selected_partition_names,
     split_table_name,
 )
+from hmsproxy.streaming.publish import recover
 
 NAME = "compact"
 
@@ -64,8 +67,23 @@ def count_rows(spark: Any, fmt: str, location: str) -> int:
     return spark.read.format(fmt).load(location).count()
 
 
+def files_for(snapshot_bytes: int, target_file_mb: int | None, files: int) -> int:
+    """How many files to write: enough of about `target_file_mb` each for the bytes read, else `files`."""
+    if target_file_mb is None:
+        return files
+    return max(1, math.ceil(snapshot_bytes / (target_file_mb * 1024 * 1024)))
+
+
 def compact_target(
-    spark: Any, storage: Storage, catalog: Catalog, fmt: str, target: Target, files: int, token: str | None = None
+    spark: Any,
+    storage: Storage,
+    catalog: Catalog,
+    fmt: str,
+    target: Target,
+    files: int,
+    token: str | None = None,
+    *,
+    target_file_mb: int | None = None,
 ) -> ItemResult:
     """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was."""
     if not target.location:
@@ -77,6 +95,7 @@ def compact_target(
     if subdirs:
         raise JobError(f"it has subdirectories ({', '.join(e.name for e in subdirs[:3])}); a flat rewrite would drop their data")
     snapshot = data_files(entries)
+    files = files_for(sum(e.size for e in snapshot), target_file_mb, files)
     if len(snapshot) <= files:
         return ItemResult(SKIPPED, note=f"{len(snapshot)} file(s) already, at most {files} wanted")
 
@@ -101,7 +120,11 @@ def compact_target(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", metavar="TABLE", help="DATABASE.TABLE (or TABLE in database 'default')")
     add_partition_option(parser)
-    parser.add_argument("--files", type=positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--files", type=positive, default=1, metavar="N", help="files per partition after the rewrite (default 1)")
+    size.add_argument(
+        "--target-file-mb", type=positive, metavar="N", help="files of about N MB each (by the bytes read), instead of a count"
+    )
 
 
 def check_target(ms, db: str, name: str, specs: list[dict[str, str]]) -> None:
@@ -131,7 +154,7 @@ def run(args: argparse.Namespace, context) -> int:
             for target in targets:
                 progress.start(target.name)
                 try:
-                    result = compact_target(spark, storage, ms, fmt, target, args.files)
+                    result = compact_beside_writers(spark, storage, ms, fmt, target, args, context)
                 except Exception as e:  # this partition failed and was left as it was; go on with the others
                     result = ItemResult(FAILED, note=one_line(e))
                     failures.append((target.name, result.note))
@@ -147,6 +170,16 @@ def run(args: argparse.Namespace, context) -> int:
         first, reason = failures[0]
         raise JobError(f"failed for {len(failures)} of {len(targets)} partitions (left as they were); {first}: {reason}")
     return 0
+
+
+def compact_beside_writers(spark: Any, storage: Storage, ms, fmt: str, target: Target, args, context) -> ItemResult:
+    """Under the target's exclusive lock (jobs/locks.py): streaming writers in flight finish first, what
+    dead ones left is published or deleted, then the rewrite and swap."""
+    if not target.location:
+        raise JobError("it has no location")
+    with exclusive_lock(ms, target, context.metastore):
+        recover(target.location, txn_states(ms))
+        return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb)
 
 
 def refresh_table(spark: Any, table: str) -> None:

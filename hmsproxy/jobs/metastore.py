@@ -41,6 +41,7 @@ class MetastoreClient:
 
     def __init__(self, uris: str, user: str | None = None, timeout_s: float = 600.0):
         self.uris = uris
+        self.user = user or getpass.getuser()
         errors = []
         for host, port in parse_uris(uris):
             try:
@@ -52,7 +53,7 @@ class MetastoreClient:
             raise JobError(f"can't reach the metastore at {uris}: {'; '.join(errors)}")
         try:
             # Who the proxy's write rules and the metastore see as the caller, as Hive's clients do.
-            self._client.set_ugi(user or getpass.getuser(), [])
+            self._client.set_ugi(self.user, [])
         except BaseException:
             self._client.close()
             raise
@@ -125,6 +126,26 @@ class MetastoreClient:
 
     def alter_table_with_context(self, db: str, table: str, new_table, context: dict[str, str]) -> None:
         self._client.alter_table_with_environment_context(db, table, new_table, hive.EnvironmentContext(properties=context))
+
+    # Locks and transactions (jobs/locks.py): the metastore's, through the proxy.
+
+    def lock(self, request):
+        return self._client.lock(request)
+
+    def check_lock(self, lockid: int):
+        return self._client.check_lock(hive.CheckLockRequest(lockid=lockid))
+
+    def unlock(self, lockid: int) -> None:
+        try:
+            self._client.unlock(hive.UnlockRequest(lockid=lockid))
+        except hive.NoSuchLockException:  # it timed out meanwhile: nothing to release
+            pass
+
+    def heartbeat_lock(self, lockid: int) -> None:
+        self._client.heartbeat(hive.HeartbeatRequest(lockid=lockid))
+
+    def open_txns_info(self) -> list:
+        return list(self._client.get_open_txns_info().open_txns or [])
 
     def close(self) -> None:
         self._client.close()

@@ -57,6 +57,18 @@ def storage(columns=(("id", "int"),), location: str | None = None):
     )
 
 
+PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+PARQUET_INPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+PARQUET_OUTPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+
+
+def parquet_table(db: str, name: str, location: str, *, columns=(("id", "int"),), partition_keys=(), **fields):
+    """A Parquet table at `location` (a URI), as Spark's `CREATE TABLE ... STORED AS PARQUET` makes one."""
+    sd = storage(columns, location=location)
+    sd.inputFormat, sd.outputFormat, sd.serdeInfo.serializationLib = PARQUET_INPUT, PARQUET_OUTPUT, PARQUET_SERDE
+    return table(db, name, sd=sd, partition_keys=partition_keys, **fields)
+
+
 def table(db: str, name: str, *, columns=(("id", "int"),), partition_keys=(), table_type="MANAGED_TABLE", parameters=None, **fields):
     """A Table; partition_keys like (("ds", "string"),)."""
     return hive.Table(

@@ -1,0 +1,98 @@
+"""A job's exclusive lock on what it rewrites, taken from the metastore through the proxy.
+
+Streaming writers (hmsproxy.streaming) hold a shared lock on a partition from the start of each
+transaction until its files are published; a job that swaps the partition's location takes the
+exclusive lock first, so it waits for writers in flight, and writers of that partition wait for it
+(writers of other partitions go on: the locks are per partition). While held, the lock is heartbeated
+on a connection of its own, since a rewrite may outlast the metastore's lock timeout.
+Under the lock, what dead writers left behind is published or deleted first (streaming/publish.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from hmsproxy.jobs.errors import JobError
+from hmsproxy.jobs.tables import Target
+from hmsproxy.protocol import idl
+
+hive = idl.hive
+
+#: How long a job waits for writers in flight before it gives the partition up (reported as failed).
+LOCK_WAIT_S = 600.0
+
+
+def lock_request(target: Target, user: str) -> object:
+    component = hive.LockComponent(
+        type=hive.LockType.EXCLUSIVE,
+        level=hive.LockLevel.PARTITION if target.is_partition else hive.LockLevel.TABLE,
+        dbname=target.db,
+        tablename=target.table,
+        partitionname=target.name if target.is_partition else None,
+        operationType=hive.DataOperationType.NO_TXN,
+    )
+    return hive.LockRequest(component=[component], user=user, hostname=socket.gethostname(), agentInfo="hmsproxy-job")
+
+
+@contextlib.contextmanager
+def exclusive_lock(
+    ms,
+    target: Target,
+    connect: Callable[[], object],
+    *,
+    wait_s: float = LOCK_WAIT_S,
+    interval_s: float = 60.0,
+    on_wait: Callable[[], None] | None = None,
+) -> Iterator[int]:
+    """Hold the target's exclusive lock for the block; `connect()` opens the heartbeat connection."""
+    answer = ms.lock(lock_request(target, ms.user))
+    lockid = answer.lockid
+    try:
+        deadline, pause = time.monotonic() + wait_s, 0.1
+        while answer.state == hive.LockState.WAITING:
+            if on_wait is not None:
+                on_wait()
+            if time.monotonic() > deadline:
+                raise JobError(f"waited {wait_s:.0f} s for the lock on {target.name} (writers hold it)")
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            answer = ms.check_lock(lockid)
+        if answer.state != hive.LockState.ACQUIRED:
+            raise JobError(f"the metastore refused the lock on {target.name}")
+        with _heartbeats(connect, lockid, interval_s):
+            yield lockid
+    finally:
+        ms.unlock(lockid)
+
+
+@contextlib.contextmanager
+def _heartbeats(connect: Callable[[], object], lockid: int, interval_s: float) -> Iterator[None]:
+    stop = threading.Event()
+
+    def beat() -> None:
+        with connect() as beats:
+            while not stop.wait(interval_s):
+                beats.heartbeat_lock(lockid)
+
+    thread = threading.Thread(target=beat, name="job-lock-heartbeats", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=interval_s + 30)
+
+
+def txn_states(ms) -> Callable[[int], str]:
+    """txn id -> "open" / "aborted" / "gone" (what streaming's recover asks), from one call."""
+    states = {t.id: t.state for t in ms.open_txns_info()}
+
+    def state(txnid: int) -> str:
+        found = states.get(txnid)
+        return "open" if found == hive.TxnState.OPEN else "aborted" if found == hive.TxnState.ABORTED else "gone"
+
+    return state

@@ -1,0 +1,183 @@
+"""`hmsproxy stream`: lines from standard input (or a file) into a table, committed every N rows or S seconds.
+
+    tail -F app.log | hmsproxy stream shop.alerts --partition continent=Asia,country=India \\
+        --format regex --regex '(?P<id>\\d+) (?P<msg>.*)' --rows-per-txn 10000 --seconds-per-txn 5
+
+A reader thread feeds lines to the writer loop, so a quiet input still commits on time. Records
+that don't parse go to the dead-letter file (the record, a tab, the reason), never into the table.
+Progress (rows, rows/s, commits, rejected) goes to standard error once a second; the last line sums
+up. Exit status: 0 done, 1 the stream failed (what was committed stays), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+
+EOF_MARK = object()
+
+
+def add_stream_parser(sub) -> None:
+    s = sub.add_parser(
+        "stream",
+        help="stream lines (CSV, JSON, regex) into a table in small transactions through the proxy",
+        description="Stream records into a Parquet or ORC table through the proxy; each transaction's rows "
+        "become visible to new queries when it commits.",
+    )
+    s.add_argument("table", metavar="DB.TABLE")
+    s.add_argument("--partition", default="", help="the partition, as key=value,key=value (made if missing)")
+    s.add_argument("--format", choices=("csv", "json", "regex"), default="csv")
+    s.add_argument("--delimiter", default=",", help="csv: the field delimiter (default ',')")
+    s.add_argument("--columns", help="csv: the input's field names, comma-separated (default: the table's columns)")
+    s.add_argument("--regex", help="regex: named groups (or groups in column order) give the columns")
+    s.add_argument("--rows-per-txn", type=int, default=10_000, help="commit after this many rows (default 10000)")
+    s.add_argument("--seconds-per-txn", type=float, default=5.0, help="commit after this many seconds (default 5)")
+    s.add_argument("--txns-per-batch", type=int, default=10, help="transactions asked of the metastore at once (default 10)")
+    s.add_argument("--input", default="-", help="read this file instead of standard input")
+    s.add_argument("--dead-letter", default="rejected.txt", help="where records that don't parse go (default rejected.txt)")
+    s.add_argument("--uri", default="thrift://127.0.0.1:9083", help="the proxy (default thrift://127.0.0.1:9083)")
+    s.add_argument("--user", help="stream as this user (default: the OS user)")
+    s.set_defaults(func=cmd_stream)
+
+
+def _partition_values(text: str, keys: tuple[str, ...]) -> list[str]:
+    given = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise ValueError(f"--partition: {part!r} is not key=value")
+        given[key.strip().lower()] = value.strip()
+    if set(given) != set(keys):
+        raise ValueError(f"--partition must give exactly the partition keys ({', '.join(keys) or 'none: the table is not partitioned'})")
+    return [given[k] for k in keys]
+
+
+def _writer(args, columns):
+    from hmsproxy.streaming import DelimitedInputWriter, StrictJsonWriter, StrictRegexWriter
+
+    if args.format == "json":
+        return StrictJsonWriter()
+    if args.format == "regex":
+        if not args.regex:
+            raise ValueError("--format regex needs --regex")
+        return StrictRegexWriter(args.regex)
+    names = [c.strip() for c in args.columns.split(",")] if args.columns else [name for name, _ in columns]
+    return DelimitedInputWriter(names, args.delimiter.encode().decode("unicode_escape"))
+
+
+def _read_lines(path: str, lines: queue.Queue) -> None:
+    source = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        for line in source:
+            lines.put(line.rstrip(b"\r\n"))
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+        lines.put(EOF_MARK)
+
+
+class Progress:
+    def __init__(self, out=sys.stderr):
+        self.out = out
+        self.started = self.last_shown = time.monotonic()
+        self.rows = self.commits = self.rejected = 0
+
+    def show(self, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last_shown < 1.0:
+            return
+        self.last_shown = now
+        rate = self.rows / max(now - self.started, 1e-9)
+        line = f"rows {self.rows:,} ({rate:,.0f}/s)  commits {self.commits:,}  rejected {self.rejected:,}"
+        end = "\n" if final or not self.out.isatty() else "\r"
+        print(line, end=end, file=self.out, flush=True)
+
+
+def cmd_stream(args) -> int:
+    from hmsproxy.streaming import HiveEndPoint, SerializationError, StreamingError
+    from hmsproxy.streaming.metastore import Metastore
+    from hmsproxy.streaming.target import describe_table
+
+    db, dot, table = args.table.partition(".")
+    if not dot or not db or not table:
+        print(f"hmsproxy: stream: give the table as DB.TABLE, not {args.table!r}", file=sys.stderr)
+        return 2
+    if args.rows_per_txn < 1 or args.seconds_per_txn <= 0 or args.txns_per_batch < 1:
+        print("hmsproxy: stream: --rows-per-txn, --seconds-per-txn and --txns-per-batch must be positive", file=sys.stderr)
+        return 2
+    try:
+        ms = Metastore(args.uri, args.user)
+        try:
+            target = describe_table(ms, db, table)
+        finally:
+            ms.close()
+        values = _partition_values(args.partition, target.partition_keys)
+        writer = _writer(args, target.columns)
+    except ValueError as e:
+        print(f"hmsproxy: stream: {e}", file=sys.stderr)
+        return 2
+    except StreamingError as e:
+        print(f"hmsproxy: stream: {e}", file=sys.stderr)
+        return 1
+    lines: queue.Queue = queue.Queue(maxsize=100_000)
+    threading.Thread(target=_read_lines, args=(args.input, lines), name="stream-input", daemon=True).start()
+    progress = Progress()
+    dead_letter = Path(args.dead_letter)
+    rejects = None
+    conn = batch = None
+    try:
+        conn = HiveEndPoint(args.uri, db, table, values).new_connection(auto_create_partition=True, user=args.user)
+        finished = False
+        while not finished:
+            batch = conn.fetch_transaction_batch(args.txns_per_batch, writer)
+            while batch.remaining_transactions() and not finished:
+                batch.begin_next_transaction()
+                deadline = time.monotonic() + args.seconds_per_txn
+                while batch.rows_in_transaction < args.rows_per_txn:
+                    try:
+                        line = lines.get(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+                    except queue.Empty:
+                        line = None
+                    if line is EOF_MARK:
+                        finished = True
+                        break
+                    if line is not None:
+                        try:
+                            batch.write(line)
+                            progress.rows += 1
+                        except SerializationError as e:
+                            progress.rejected += 1
+                            if rejects is None:
+                                rejects = dead_letter.open("ab")
+                            rejects.write(line + b"\t" + str(e).encode(errors="replace") + b"\n")
+                    progress.show()
+                    if time.monotonic() >= deadline:
+                        break
+                if batch.rows_in_transaction:
+                    batch.commit()
+                    progress.commits += 1
+                else:
+                    batch.abort()  # nothing to commit: the id is given back
+            batch.close()
+            batch = None
+    except StreamingError as e:
+        progress.show(final=True)
+        print(f"hmsproxy: stream: {e} (everything committed before stays)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nhmsproxy: stream: interrupted; the open transaction is aborted", file=sys.stderr)
+        return 1
+    finally:
+        if batch is not None:
+            batch.close()
+        if conn is not None:
+            conn.close()
+        if rejects is not None:
+            rejects.close()
+    progress.show(final=True)
+    if progress.rejected:
+        print(f"hmsproxy: stream: {progress.rejected} record(s) rejected: see {dead_letter}", file=sys.stderr)
+    return 0
