@@ -34,7 +34,7 @@ from hmsproxy.streaming.datafiles import RowBuffer, write_file
 from hmsproxy.streaming.errors import LockTimeout, StreamingError, TransactionError
 from hmsproxy.streaming.heartbeats import Heartbeats, txn_timeout_s
 from hmsproxy.streaming.metastore import Metastore
-from hmsproxy.streaming.publish import TxnFiles, recover
+from hmsproxy.streaming.publish import TxnFiles, publish_agent, publishing, recover
 from hmsproxy.streaming.writers import SerializationError
 
 if TYPE_CHECKING:
@@ -109,11 +109,11 @@ class TransactionBatch:
             self._current, self._state = txnid, TxnState.OPEN
         try:
             self._lock(txnid)  # binds the transaction to the table's metastore
-            publish_lock = self._lock(None)
+            publish_lock = self._lock(None, agent=publish_agent(self.connection.agent_info, txnid))
             with self._guard:
                 self._publish_lock = publish_lock
             location = self.connection.location(self.ms)  # under the locks: a compaction may have moved it
-            recover(location, self._txn_states(), skip=frozenset(self.txn_ids))
+            recover(location, self._txn_states(), skip=frozenset(self.txn_ids) | self._publishing())
         except BaseException:
             self._abort_current()
             raise
@@ -196,7 +196,7 @@ class TransactionBatch:
         rows.append(row)
         self._rows += 1
 
-    def _lock(self, txnid: int | None) -> int:
+    def _lock(self, txnid: int | None, *, agent: str | None = None) -> int:
         """A shared lock on the partition (or table), waited for; returns its id."""
         target, values = self.target, self.connection.partition_vals
         component = hive.LockComponent(
@@ -243,6 +243,14 @@ class TransactionBatch:
             self._release_publish_lock()
             with self._guard:
                 self._state, self._files = TxnState.ABORTED, None
+
+    def _publishing(self) -> frozenset[int]:
+        """Transactions of other writers of this partition that are publishing right now (their locks say so)."""
+        target = self.target
+        request = hive.ShowLocksRequest(
+            dbname=target.database, tablename=target.table, partname=target.partition_name(self.connection.partition_vals)
+        )
+        return publishing(e.agentInfo for e in self._call("show_locks", request).locks or [])
 
     def _txn_states(self):
         """txn id -> "open" / "aborted" / "gone", from one get_open_txns_info (recover asks per directory)."""

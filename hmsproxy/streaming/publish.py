@@ -13,15 +13,17 @@ marked `_COMMITTED`, each file is renamed into `<location>`, and the directory i
   HDFS file system. A bucketed table's transaction has a file per bucket that got rows, renamed one
   after another: a reader listing the location during those renames can see some of them.
 - A writer that dies leaves its directory behind. `recover` (run by the next writer of that
-  location, and by `hmsproxy job compact`, both under the location's lock) finishes a marked
-  directory's renames; an unmarked one is left alone while the metastore lists its transaction as
-  open (its writer may be alive) and deleted once it does not (aborted, by the writer or by the
-  metastore's timeout).
+  location, and by `hmsproxy job compact`) leaves alone every directory whose writer still holds its
+  publish lock (the lock names its transaction: `publish_agent`), since that writer may be renaming
+  right now. Of the others, it finishes a marked directory's renames; an unmarked one is left while
+  the metastore lists its transaction as open and deleted once it does not (aborted, by the writer
+  or by the metastore's timeout).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Callable
 
@@ -32,6 +34,8 @@ log = logging.getLogger(__name__)
 STAGING = "_hmsproxy_stream"
 COMMITTED = "_COMMITTED"
 EXTENSIONS = {"parquet": "parquet", "orc": "orc"}
+
+_PUBLISHING = re.compile(r"publishing txn (\d+)$")
 
 #: txn_state(txnid) -> "open", "aborted" or "gone" (the metastore lists it no more); only "open" matters here.
 TxnState = Callable[[int], str]
@@ -69,9 +73,20 @@ class TxnFiles:
             _delete(self.fs, self.staging)
 
 
+def publish_agent(agent: str, txnid: int) -> str:
+    """The agent info of a transaction's publish lock: it tells recover that its writer is alive."""
+    return f"{agent} publishing txn {txnid}"
+
+
+def publishing(agent_infos) -> frozenset[int]:
+    """The transactions whose publish locks these are (show_locks' agentInfo of a location's locks)."""
+    found = (_PUBLISHING.search(info or "") for info in agent_infos)
+    return frozenset(int(m.group(1)) for m in found if m)
+
+
 def recover(location: str, txn_state: TxnState, *, skip: frozenset[int] = frozenset()) -> tuple[list[int], list[int]]:
     """Publish or delete what dead writers left under `location` (see the module doc); `skip`: the
-    caller's own transactions. Returns (published txn ids, deleted txn ids)."""
+    transactions whose writers are alive (theirs, the caller's). Returns (published, deleted) txn ids."""
     from pyarrow import fs as pafs
 
     filesystem, root = arrow_filesystem(location)

@@ -167,9 +167,22 @@ def test_regex_writer_into_a_federated_writable_database(spark, proxy, federated
         fed.close()
 
 
-def test_a_transactional_table_is_refused_with_the_reason(spark, proxy, stream_db):
+def test_a_transactional_table_is_refused_with_the_reason(spark, proxy, stream_db, tmp_path):
+    """Made over Thrift: Spark can't create Hive ACID tables (bucketed ORC, transactional=true)."""
+    import thriftpy2.rpc
+
+    from hmsproxy.testing.builders import storage, table
+
     name = f"acid_{uuid.uuid4().hex[:8]}"
-    spark.sql(f"CREATE TABLE {stream_db}.{name} (id INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    sd = storage(location=(tmp_path / name).as_uri())
+    sd.inputFormat, sd.outputFormat = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+    sd.serdeInfo.serializationLib = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+    sd.bucketCols, sd.numBuckets = ["id"], 2
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        client.create_table(table(stream_db, name, sd=sd, parameters={"transactional": "true"}))
+    finally:
+        client.close()
     with pytest.raises(InvalidTable, match="transactional=true.*Spark can't read"):
         HiveEndPoint(proxy.uri, stream_db, name).new_connection()
 
