@@ -1,0 +1,1 @@
+"""Streaming ingest into Hive tables through the proxy (issue #27)."""
