@@ -15,7 +15,6 @@ from typing import Any
 from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.errors import JobError, one_line
-from hmsproxy.jobs.locks import exclusive_lock, txn_states
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.swap import Catalog, Written, swap_in
@@ -28,7 +27,6 @@ from hmsproxy.jobs.tables import (
     selected_partition_names,
     split_table_name,
 )
-from hmsproxy.streaming.publish import recover
 
 NAME = "compact"
 
@@ -175,6 +173,9 @@ def run(args: argparse.Namespace, context) -> int:
 def compact_beside_writers(spark: Any, storage: Storage, ms, fmt: str, target: Target, args, context) -> ItemResult:
     """Under the target's exclusive lock (jobs/locks.py): streaming writers in flight finish first, what
     dead ones left is published or deleted, then the rewrite and swap."""
+    from hmsproxy.jobs.locks import exclusive_lock, txn_states  # Thrift: not for `hmsproxy --help`
+    from hmsproxy.streaming.publish import recover
+
     if not target.location:
         raise JobError("it has no location")
     with exclusive_lock(ms, target, context.metastore):
