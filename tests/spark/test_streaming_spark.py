@@ -254,3 +254,33 @@ def proxy_locks(proxy) -> list:
         return client.show_locks(hive.ShowLocksRequest()).locks or []
     finally:
         client.close()
+
+
+def test_a_bucketed_table_gets_a_file_per_bucket_by_hives_function(spark, proxy, stream_db, tmp_path):
+    import thriftpy2.rpc
+
+    from hmsproxy.streaming.buckets import bucket_of
+    from hmsproxy.testing.builders import parquet_table
+
+    name = f"bucketed_{uuid.uuid4().hex[:8]}"
+    made = parquet_table(stream_db, name, (tmp_path / name).as_uri(), columns=(("id", "int"), ("msg", "string")))
+    made.sd.bucketCols, made.sd.numBuckets = ["id"], 4
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        client.create_table(made)
+    finally:
+        client.close()
+    ep = HiveEndPoint(proxy.uri, stream_db, name)
+    with ep.new_connection() as conn:
+        batch = conn.fetch_transaction_batch(1, DelimitedInputWriter(["id", "msg"], ",", ep))
+        batch.begin_next_transaction()
+        batch.write_many([f"{i},row {i}".encode() for i in range(-50, 150)])
+        batch.commit()
+        batch.close()
+    files = sorted(p for p in (tmp_path / name).iterdir() if p.is_file())
+    assert [f.name[:6] for f in files] == ["000000", "000001", "000002", "000003"]
+    import pyarrow.parquet as pq
+
+    for f in files:
+        assert {bucket_of([i], ["int"], 4) for i in pq.read_table(f).column("id").to_pylist()} == {int(f.name[:6])}
+    assert committed(spark, f"{stream_db}.{name}") == [(i, f"row {i}") for i in range(-50, 150)]
