@@ -1,12 +1,15 @@
 """Transaction batches: a run of the metastore's transactions, consumed one after another.
 
+The batch holds a shared lock on the partition (or table) without a transaction from its first
+`begin_next_transaction` until `close`: a compaction (which takes the exclusive lock) waits for open
+batches, so it never swaps the location between a commit and its renames, and the location, read
+once under that lock, stays. What dead writers left there is recovered then (publish.py). The lock's
+agent info names the batch's transactions, so another writer's recovery leaves their files alone.
+
 Per transaction (publish.py says how rows become visible):
 
-1. `begin_next_transaction`: the next id of the batch takes a shared lock on the partition (or
-   table) *with* the transaction, which binds it to the table's metastore through the proxy, and a
-   second shared lock without it, held until the files are published, so a compaction (which takes
-   the exclusive lock) never swaps the location between the commit and the renames. The location is
-   read under the locks, and what dead writers left there is recovered.
+1. `begin_next_transaction`: the next id of the batch takes a shared lock on the partition *with*
+   the transaction, which binds it to the table's metastore through the proxy.
 2. `write`: rows are parsed by the writer (a bad record raises SerializationError and is left
    out; the transaction goes on) and kept per bucket.
 3. `commit`: the files are written into the staging directory, the metastore commits the
@@ -80,7 +83,8 @@ class TransactionBatch:
         self._current: int | None = None
         self._files: TxnFiles | None = None
         self._buffers: dict[int, RowBuffer] = {}
-        self._publish_lock: int | None = None
+        self._publish_lock: int | None = None  # the batch's lock on its location (module doc)
+        self._location = ""
         self._rows = 0
         self._closed = False
         self._guard = threading.Lock()  # heartbeats read what is held while the batch changes it
@@ -108,16 +112,13 @@ class TransactionBatch:
         with self._guard:
             self._current, self._state = txnid, TxnState.OPEN
         try:
+            if self._publish_lock is None:
+                self._hold_location()
             self._lock(txnid)  # binds the transaction to the table's metastore
-            publish_lock = self._lock(None, agent=publish_agent(self.connection.agent_info, txnid))
-            with self._guard:
-                self._publish_lock = publish_lock
-            location = self.connection.location(self.ms)  # under the locks: a compaction may have moved it
-            recover(location, self._txn_states(), skip=frozenset(self.txn_ids) | self._publishing())
         except BaseException:
             self._abort_current()
             raise
-        self._files = TxnFiles(location, txnid, self.target.file_format)
+        self._files = TxnFiles(self._location, txnid, self.target.file_format)
         self._buffers, self._rows = {}, 0
 
     def write(self, record: bytes) -> None:
@@ -149,7 +150,6 @@ class TransactionBatch:
             self._abort_current()
             raise
         files.publish()  # marked first: from here on, recover finishes it should we die
-        self._release_publish_lock()
         with self._guard:
             self._state = TxnState.COMMITTED
 
@@ -173,6 +173,7 @@ class TransactionBatch:
             self._next = len(self.txn_ids)
             if unused:
                 self._call("abort_txns", hive.AbortTxnsRequest(txn_ids=unused), quiet=True)
+            self._release_publish_lock()
         finally:
             self._closed = True
             self.heartbeats.stop()
@@ -183,6 +184,15 @@ class TransactionBatch:
         return self._rows
 
     # -- inside ------------------------------------------------------------------------------------
+
+    def _hold_location(self) -> None:
+        """The batch's lock, then the location under it, cleared of what dead writers left."""
+        agent = publish_agent(self.connection.agent_info, self.txn_ids[0], self.txn_ids[-1])
+        lock = self._lock(None, agent=agent)
+        with self._guard:
+            self._publish_lock = lock
+        self._location = self.connection.location(self.ms)  # a compaction may have moved it before we got the lock
+        recover(self._location, self._txn_states(), skip=frozenset(self.txn_ids), alive=self._publishing)
 
     def _add(self, row: list) -> None:
         bucket = 0
@@ -240,7 +250,6 @@ class TransactionBatch:
             if files is not None:
                 files.discard()
         finally:
-            self._release_publish_lock()
             with self._guard:
                 self._state, self._files = TxnState.ABORTED, None
 

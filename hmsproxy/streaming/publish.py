@@ -12,10 +12,10 @@ marked `_COMMITTED`, each file is renamed into `<location>`, and the directory i
 - A transaction of one file (an unbucketed table) appears with one rename: atomic on a local or
   HDFS file system. A bucketed table's transaction has a file per bucket that got rows, renamed one
   after another: a reader listing the location during those renames can see some of them.
-- A writer that dies leaves its directory behind. `recover` (run by the next writer of that
+- A writer that dies leaves its directory behind. `recover` (run by the next batch of that
   location, and by `hmsproxy job compact`) leaves alone every directory whose writer still holds its
-  publish lock (the lock names its transaction: `publish_agent`), since that writer may be renaming
-  right now. Of the others, it finishes a marked directory's renames; an unmarked one is left while
+  batch's lock (the lock names the batch's transactions: `publish_agent`), since that writer may be
+  renaming right now. Of the others, it finishes a marked directory's renames; an unmarked one is left while
   the metastore lists its transaction as open and deleted once it does not (aborted, by the writer
   or by the metastore's timeout).
 """
@@ -35,7 +35,7 @@ STAGING = "_hmsproxy_stream"
 COMMITTED = "_COMMITTED"
 EXTENSIONS = {"parquet": "parquet", "orc": "orc"}
 
-_PUBLISHING = re.compile(r"publishing txn (\d+)$")
+_PUBLISHING = re.compile(r"publishing txns (\d+)-(\d+)$")
 
 #: txn_state(txnid) -> "open", "aborted" or "gone" (the metastore lists it no more); only "open" matters here.
 TxnState = Callable[[int], str]
@@ -73,29 +73,38 @@ class TxnFiles:
             _delete(self.fs, self.staging)
 
 
-def publish_agent(agent: str, txnid: int) -> str:
-    """The agent info of a transaction's publish lock: it tells recover that its writer is alive."""
-    return f"{agent} publishing txn {txnid}"
+def publish_agent(agent: str, first: int, last: int) -> str:
+    """The agent info of a batch's lock on its location: it tells recover that these transactions'
+    writer is alive."""
+    return f"{agent} publishing txns {first}-{last}"
 
 
 def publishing(agent_infos) -> frozenset[int]:
-    """The transactions whose publish locks these are (show_locks' agentInfo of a location's locks)."""
+    """The transactions of batches whose locks these are (show_locks' agentInfo of a location's locks)."""
     found = (_PUBLISHING.search(info or "") for info in agent_infos)
-    return frozenset(int(m.group(1)) for m in found if m)
+    return frozenset(t for m in found if m for t in range(int(m.group(1)), int(m.group(2)) + 1))
 
 
-def recover(location: str, txn_state: TxnState, *, skip: frozenset[int] = frozenset()) -> tuple[list[int], list[int]]:
+def recover(
+    location: str, txn_state: TxnState, *, skip: frozenset[int] = frozenset(), alive: Callable[[], frozenset[int]] = frozenset
+) -> tuple[list[int], list[int]]:
     """Publish or delete what dead writers left under `location` (see the module doc); `skip`: the
-    transactions whose writers are alive (theirs, the caller's). Returns (published, deleted) txn ids."""
+    caller's own transactions; `alive()`: those of writers holding their batch's lock (asked only when
+    something was left). Returns (published, deleted) txn ids."""
     from pyarrow import fs as pafs
 
     filesystem, root = arrow_filesystem(location)
     root = root.rstrip("/")
     staging_root = f"{root}/{STAGING}"
     published, deleted = [], []
-    for info in filesystem.get_file_info(pafs.FileSelector(staging_root, allow_not_found=True)):
-        if info.type != pafs.FileType.Directory or not info.base_name.isdigit():
-            continue
+    left = [
+        info
+        for info in filesystem.get_file_info(pafs.FileSelector(staging_root, allow_not_found=True))
+        if info.type == pafs.FileType.Directory and info.base_name.isdigit() and int(info.base_name) not in skip
+    ]
+    if left:
+        skip = skip | alive()
+    for info in left:
         txnid = int(info.base_name)
         if txnid in skip:
             continue
