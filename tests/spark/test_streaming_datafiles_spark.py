@@ -2,7 +2,8 @@
 
 The tables are created on the primary metastore directly (as Hive would, with the format's SerDe);
 records of every type go through the writers, a RowBuffer and write_file into the table's location,
-and Spark reads them through the proxy with its default settings for Hive tables.
+and Spark reads them through the proxy with its default settings for Hive tables; the real Hive 2.3
+CLI reads the same files too.
 """
 
 from __future__ import annotations
@@ -95,6 +96,23 @@ EXPECTED = [
 ]  # fmt: skip
 
 
+# The same rows as Hive 2.3's CLI prints them (binary as hex; the map by key, as ORC's reader gives
+# Hive a HashMap), sorted as text.
+HIVE_ROWS = sorted(
+    "\t".join(row)
+    for row in [
+        ["-128", "-9223372036854775808", "1.5", "123456789.125", "abcd", "ab   ", "true", "1970-01-01", "2026-11-25 12:30:45.123456",
+         "68656C6C6F", "[1,null,3]", "1.5", "2", '{"a":7,"b":["x","y"]}'],
+        ["127", "9223372036854775807", "-0.0", "-0.001", "abcd", "abcde", "false", "9999-12-31", "1900-01-01 00:00:00",
+         "72617720627974657321", "[]", "NULL", "0", "NULL"],
+        ["5", "1099511627776", "0.25", "1.100", "xyzz", "c    ", "true", "2024-02-29", "2000-02-29 23:59:59.999999",
+         "00FF", "[null]", "NULL", "1", '{"a":1,"b":[]}'],
+        ["NULL"] * 12 + ["-1", "NULL"],
+        ["NULL"] * 12 + ["-1", "NULL"],
+    ]
+)  # fmt: skip
+
+
 def create_table(client, name: str, file_format: str, location: Path) -> None:
     serde, input_format, output_format = FORMATS[file_format]
     sd = hive.StorageDescriptor(
@@ -139,13 +157,19 @@ def streamed_rows() -> RowBuffer:
     return buf
 
 
-@pytest.mark.parametrize("file_format", ["parquet", "orc"])
-def test_every_type_reads_back_in_spark(spark, primary_client, tmp_path, file_format):
+def streamed_table(client, tmp_path: Path, file_format: str) -> str:
+    """A new table of ``file_format`` holding one streamed file of the CSV and JSON records."""
     name = f"types_{file_format}_{uuid.uuid4().hex[:6]}"
     location = tmp_path / name
     location.mkdir()
-    create_table(primary_client, name, file_format, location)
+    create_table(client, name, file_format, location)
     write_file(streamed_rows().to_arrow(), location / f"stream-1-{uuid.uuid4()}-00000.{file_format}", file_format)
+    return name
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+def test_every_type_reads_back_in_spark(spark, primary_client, tmp_path, file_format):
+    name = streamed_table(primary_client, tmp_path, file_format)
 
     rows = spark.sql(f"SELECT {', '.join(NAMES)} FROM {DB}.{name}").collect()
     got = sorted((tuple(r) for r in rows), key=repr)
@@ -162,3 +186,13 @@ def _same(got, expected) -> bool:
     if isinstance(expected, float) and expected == 0.0:
         return got == 0.0 and str(got) == str(expected)  # -0.0 stays -0.0
     return got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+def test_hive_23_reads_the_same_files(proxy, hive_cli, primary_client, tmp_path, file_format):
+    name = streamed_table(primary_client, tmp_path, file_format)
+    select = "SELECT t_tiny, t_big, t_float, t_dec, t_varchar, t_char, t_bool, t_date, t_ts, hex(t_bin), t_array, t_map['k'], size(t_map), t_struct"
+    result = hive_cli(proxy.uri, f"{select} FROM {DB}.{name};\n")
+    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    rows = sorted(line for line in result.stdout.splitlines() if line.count("\t") == 13)
+    assert rows == HIVE_ROWS
