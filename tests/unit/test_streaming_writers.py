@@ -92,6 +92,10 @@ def test_json_keys_match_columns_case_insensitively_unknown_ignored_missing_null
     assert w.parse(json.dumps({"at": "2026-11-25 08:00:01", "amount": 1.5, "id": None}).encode()) == [None, None, Decimal("1.50"), AT]
 
 
+def test_json_whitespace_around_the_object():
+    assert bound(StrictJsonWriter()).parse(b' \t{"id": 4} \r\n') == [4, None, None, None]
+
+
 def test_json_endpoint_is_accepted():
     assert StrictJsonWriter("endpoint").endpoint == "endpoint"
 
@@ -103,7 +107,9 @@ def test_json_complex_columns():
     assert w.parse(json.dumps(record).encode()) == [["a"], {"k": [1, 2]}, {"x": 3, "when": datetime.date(2026, 1, 2)}, b"hi"]
 
 
-@pytest.mark.parametrize("bad", [b"not json", b"[1, 2]", b'"x"', b'{"id": "one"}', b'{"id": 1, "at": 5}', b'{"id": 1', b"\xff"])
+@pytest.mark.parametrize(
+    "bad", [b"not json", b"[1, 2]", b'"x"', b'{"id": "one"}', b'{"id": 1, "at": 5}', b'{"id": 1', b'{"id": 1} {"id": 2}', b"\xff"]
+)
 def test_json_bad_records(bad):
     w = bound(StrictJsonWriter())
     with pytest.raises(SerializationError) as err:
