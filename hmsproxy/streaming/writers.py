@@ -31,22 +31,23 @@ class RecordWriter:
 
     def bind(self, columns: list[tuple[str, str]]) -> None:
         """Take the table's non-partition columns (name, Hive type) in order; called before the first parse."""
-        self.columns = [(name.lower(), hive_type) for name, hive_type in columns]
-        self._bind([name for name, _ in self.columns], [hive_type for _, hive_type in self.columns])
+        lowered = [(name.lower(), hive_type) for name, hive_type in columns]
+        self._bind([name for name, _ in lowered], [hive_type for _, hive_type in lowered])
+        self.columns = lowered  # only once bound: a failed bind leaves the writer unusable, not half-bound
 
     def _bind(self, names: list[str], types: list[str]) -> None:
         raise NotImplementedError
 
-    def parse(self, record: bytes) -> list:
+    def parse(self, record: bytes | bytearray | memoryview | str) -> list:
         """The record's row, in the table's column order; SerializationError if it can't be read."""
         if self.columns is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to a table yet")
         try:
-            text = record if type(record) is str else record.decode()
+            text = record.decode() if type(record) is bytes else record if type(record) is str else bytes(record).decode()
             if text[-1:] == "\n":  # a record is one line: its line end is not part of the last field
                 text = text[:-2] if text[-2:] == "\r\n" else text[:-1]
             return self._parse(text)
-        except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
+        except (ValueError, ArithmeticError) as exc:  # UnicodeDecodeError and decimal's errors among them
             raise SerializationError(f"cannot read record: {exc}", record) from exc
 
     def _parse(self, text: str) -> list:

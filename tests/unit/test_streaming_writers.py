@@ -52,6 +52,7 @@ def test_delimited_nulls_and_line_ends():
     w = bound(DelimitedInputWriter(["id", "msg", "amount", "at"], "\t"))
     assert w.parse(b"\\N\t\\N\t\t\r\n") == [None, None, None, None]
     assert w.parse("9\tcaf\u00e9\n") == [9, "caf\u00e9", None, None]  # str records too
+    assert w.parse(bytearray(b"8\tx")) == w.parse(memoryview(b"8\tx")) == [8, "x", None, None]
 
 
 def test_delimited_multi_character_delimiter_and_no_quoting():
@@ -60,8 +61,11 @@ def test_delimited_multi_character_delimiter_and_no_quoting():
 
 
 def test_delimited_unknown_or_repeated_field_names_fail_bind():
+    writer = DelimitedInputWriter(["id", "nope"], ",")
     with pytest.raises(ValueError, match="nope"):
-        DelimitedInputWriter(["id", "nope"], ",").bind(COLUMNS)
+        writer.bind(COLUMNS)
+    with pytest.raises(RuntimeError, match="not bound"):
+        writer.parse(b"1,2")
     with pytest.raises(ValueError, match="twice"):
         DelimitedInputWriter(["id", "ID"], ",").bind(COLUMNS)
     with pytest.raises(ValueError):
