@@ -5,7 +5,7 @@ A Hive type string as the metastore gives it in FieldSchema.type ("decimal(10,2)
 once per column, so converting a value is one Python call with no type dispatch.
 
 Text follows Hive 2.3's LazySimpleSerDe: "\\N" is NULL for every type, "" is NULL for every type but
-the string ones, collections inside a field use the separators \\002, \\003, \\004... by nesting level.
+the string ones and binary, collections inside a field use the separators \\002, \\003, \\004... by nesting level.
 Where LazySimpleSerDe silently turns a malformed value into NULL ("abc" in an int column, "yes" in a
 boolean one, 300 in a tinyint one), these converters raise ValueError instead: a streaming writer turns
 that into a SerializationError for the record, which the client can send to a dead-letter file rather
@@ -307,8 +307,8 @@ def _timestamp_from_text(s: str) -> datetime.datetime | None:
 
 
 def _binary_from_text(s: str) -> bytes | None:
-    if _is_null(s):
-        return None
+    if s == NULL_TEXT:
+        return None  # "" is b"" (LazyBinary keeps empty bytes), as "" is "" for strings
     # LazyBinary (Hive 2.3): text made only of base64's alphabet is decoded, anything else is taken as is.
     if _BASE64_TEXT.fullmatch(s):
         compact = "".join(s.split())

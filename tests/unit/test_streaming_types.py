@@ -90,6 +90,7 @@ def test_bad_type_strings(bad):
         ("binary", "aGVsbG8=", b"hello"),  # LazyBinary decodes what is all base64 alphabet
         ("binary", "aGVsbG8", b"hello"),  # missing padding, as commons-codec
         ("binary", "not base64!", b"not base64!"),  # and takes anything else as it is
+        ("binary", "", b""),
     ],
 )
 def test_text_values(hive, text, value):
@@ -109,7 +110,6 @@ def test_text_values(hive, text, value):
         "boolean",
         "date",
         "timestamp",
-        "binary",
         "array<int>",
         "struct<a:int>",
     ],
@@ -121,8 +121,8 @@ def test_text_nulls(hive):
         assert convert("") is None
 
 
-def test_string_nulls():
-    for hive in ("string", "varchar(4)", "char(4)"):
+def test_string_and_binary_nulls():
+    for hive in ("string", "varchar(4)", "char(4)", "binary"):
         assert text_converter(hive)("\\N") is None
 
 
