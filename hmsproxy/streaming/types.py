@@ -296,7 +296,7 @@ def _date_from_text(s: str) -> datetime.date | None:
 
 def _timestamp_from_text(s: str) -> datetime.datetime | None:
     if len(s) < 10 or s[4] != "-":
-        if _is_null(s):
+        if _is_null(s) or s == "NULL":  # LazyTimestamp alone also takes the text NULL as NULL
             return None
         raise ValueError(f"not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff]): {s!r}")
     # fromisoformat keeps microseconds and drops digits 7-9 of Hive's nanoseconds.

@@ -121,6 +121,10 @@ def test_text_nulls(hive):
         assert convert("") is None
 
 
+def test_timestamp_null_text():
+    assert text_converter("timestamp")("NULL") is None
+
+
 def test_string_and_binary_nulls():
     for hive in ("string", "varchar(4)", "char(4)", "binary"):
         assert text_converter(hive)("\\N") is None
