@@ -226,6 +226,16 @@ def _int_from_text(bits: int) -> Callable[[str], int | None]:
     return convert
 
 
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def _fit_float(value: float) -> float:
+    # A float column is 32 bits: a larger finite value would silently become infinity in the file.
+    if math.isfinite(value) and abs(value) > FLOAT_MAX:
+        raise ValueError(f"{value} is out of range for float")
+    return value
+
+
 def _float_from_text(single: bool) -> Callable[[str], float | None]:
     def convert(s: str) -> float | None:
         try:
@@ -236,9 +246,7 @@ def _float_from_text(single: bool) -> Callable[[str], float | None]:
             raise ValueError(f"not a number: {s!r}") from None
         if "_" in s:
             raise ValueError(f"not a number: {s!r}")
-        if single and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
-            raise ValueError(f"{s} is out of range for float")
-        return value
+        return _fit_float(value) if single else value
 
     return convert
 
@@ -430,10 +438,10 @@ def _json_int(bits: int, from_text: Callable[[str], object]) -> Converter:
     return convert
 
 
-def _json_float(from_text: Callable[[str], object]) -> Converter:
+def _json_float(single: bool, from_text: Callable[[str], object]) -> Converter:
     def convert(v: object) -> object:
         if type(v) is float or type(v) is int:
-            return float(v)
+            return _fit_float(float(v)) if single else float(v)
         if type(v) is str:
             return from_text(v)
         if v is None:
@@ -514,7 +522,7 @@ def _json_primitive(t: HiveType) -> Converter:
     if kind in INT_RANGES:
         return _json_int(INT_RANGES[kind], from_text)
     if kind in ("float", "double"):
-        return _json_float(from_text)
+        return _json_float(kind == "float", from_text)
     if kind == "decimal":
         return _json_decimal(t, from_text)
     if kind in STRING_KINDS:

@@ -43,7 +43,13 @@ class RecordWriter:
         if self.columns is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to a table yet")
         try:
-            text = record.decode() if type(record) is bytes else record if type(record) is str else bytes(record).decode()
+            if type(record) is bytes:
+                text = record.decode()
+            elif type(record) is str:
+                text = record
+                text.encode()  # a lone surrogate would fail the whole file later, not this record
+            else:
+                text = bytes(record).decode()
             if text[-1:] == "\n":  # a record is one line: its line end is not part of the last field
                 text = text[:-2] if text[-2:] == "\r\n" else text[:-1]
             return self._parse(text)
@@ -123,6 +129,9 @@ class StrictJsonWriter(RecordWriter):
             obj = json.loads(text)  # whitespace around the object, or json's own message for the error
         if type(obj) is not dict:
             raise ValueError(f"a record must be a JSON object, not {type(obj).__name__}")
+        if "\\ud" in text or "\\uD" in text:
+            # An escaped lone surrogate decodes to a str UTF-8 can't hold: refuse the record now.
+            json.dumps(obj, ensure_ascii=False).encode()
         get = obj.get
         # Keys are usually the columns' own (lower-case) names; lower them only when some aren't.
         if not obj.keys() <= self._names:

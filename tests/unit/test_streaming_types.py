@@ -71,6 +71,8 @@ def test_bad_type_strings(bad):
         ("float", "1.5", 1.5),
         ("double", "-2.5e-3", -0.0025),
         ("double", "Infinity", float("inf")),
+        ("float", "-Infinity", float("-inf")),
+        ("double", "1e300", 1e300),
         ("decimal(5,2)", "123.455", Decimal("123.46")),  # HiveDecimal rounds half up to the scale
         ("decimal(5,2)", "-123.445", Decimal("-123.45")),
         ("decimal(5,2)", "1e2", Decimal("100.00")),
@@ -242,6 +244,8 @@ def test_json_null(hive):
         ("int", [1]),
         ("tinyint", "300"),
         ("double", {}),
+        ("float", 1e39),
+        ("float", -1e39),
         ("decimal(4,2)", 100),
         ("string", [1]),
         ("string", {"a": 1}),

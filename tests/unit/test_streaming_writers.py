@@ -52,6 +52,8 @@ def test_delimited_nulls_and_line_ends():
     w = bound(DelimitedInputWriter(["id", "msg", "amount", "at"], "\t"))
     assert w.parse(b"\\N\t\\N\t\t\r\n") == [None, None, None, None]
     assert w.parse("9\tcaf\u00e9\n") == [9, "caf\u00e9", None, None]  # str records too
+    with pytest.raises(SerializationError):
+        w.parse("1\t\ud800")
     assert w.parse(bytearray(b"8\tx")) == w.parse(memoryview(b"8\tx")) == [8, "x", None, None]
 
 
@@ -100,6 +102,10 @@ def test_json_whitespace_around_the_object():
     assert bound(StrictJsonWriter()).parse(b' \t{"id": 4} \r\n') == [4, None, None, None]
 
 
+def test_json_escaped_surrogate_pair_is_one_character():
+    assert bound(StrictJsonWriter()).parse(b'{"msg": "\\ud83d\\ude00"}') == [None, "\U0001f600", None, None]
+
+
 def test_json_endpoint_is_accepted():
     assert StrictJsonWriter("endpoint").endpoint == "endpoint"
 
@@ -112,7 +118,18 @@ def test_json_complex_columns():
 
 
 @pytest.mark.parametrize(
-    "bad", [b"not json", b"[1, 2]", b'"x"', b'{"id": "one"}', b'{"id": 1, "at": 5}', b'{"id": 1', b'{"id": 1} {"id": 2}', b"\xff"]
+    "bad",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'"x"',
+        b'{"id": "one"}',
+        b'{"id": 1, "at": 5}',
+        b'{"id": 1',
+        b'{"id": 1} {"id": 2}',
+        b'{"msg": "\\ud800"}',
+        b"\xff",
+    ],
 )
 def test_json_bad_records(bad):
     w = bound(StrictJsonWriter())
