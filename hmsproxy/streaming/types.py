@@ -5,7 +5,7 @@ A Hive type string as the metastore gives it in FieldSchema.type ("decimal(10,2)
 once per column, so converting a value is one Python call with no type dispatch.
 
 Text follows Hive 2.3's LazySimpleSerDe: "\\N" is NULL for every type, "" is NULL for every type but
-the string ones, collections inside a field use the separators \\002, \\003, \\004... by nesting level.
+the string ones and binary, collections inside a field use the separators \\002, \\003, \\004... by nesting level.
 Where LazySimpleSerDe silently turns a malformed value into NULL ("abc" in an int column, "yes" in a
 boolean one, 300 in a tinyint one), these converters raise ValueError instead: a streaming writer turns
 that into a SerializationError for the record, which the client can send to a dead-letter file rather
@@ -226,6 +226,16 @@ def _int_from_text(bits: int) -> Callable[[str], int | None]:
     return convert
 
 
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def _fit_float(value: float) -> float:
+    # A float column is 32 bits: a larger finite value would silently become infinity in the file.
+    if math.isfinite(value) and abs(value) > FLOAT_MAX:
+        raise ValueError(f"{value} is out of range for float")
+    return value
+
+
 def _float_from_text(single: bool) -> Callable[[str], float | None]:
     def convert(s: str) -> float | None:
         try:
@@ -236,9 +246,7 @@ def _float_from_text(single: bool) -> Callable[[str], float | None]:
             raise ValueError(f"not a number: {s!r}") from None
         if "_" in s:
             raise ValueError(f"not a number: {s!r}")
-        if single and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
-            raise ValueError(f"{s} is out of range for float")
-        return value
+        return _fit_float(value) if single else value
 
     return convert
 
@@ -296,7 +304,7 @@ def _date_from_text(s: str) -> datetime.date | None:
 
 def _timestamp_from_text(s: str) -> datetime.datetime | None:
     if len(s) < 10 or s[4] != "-":
-        if _is_null(s):
+        if _is_null(s) or s == "NULL":  # LazyTimestamp alone also takes the text NULL as NULL
             return None
         raise ValueError(f"not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff]): {s!r}")
     # fromisoformat keeps microseconds and drops digits 7-9 of Hive's nanoseconds.
@@ -307,8 +315,8 @@ def _timestamp_from_text(s: str) -> datetime.datetime | None:
 
 
 def _binary_from_text(s: str) -> bytes | None:
-    if _is_null(s):
-        return None
+    if s == NULL_TEXT:
+        return None  # "" is b"" (LazyBinary keeps empty bytes), as "" is "" for strings
     # LazyBinary (Hive 2.3): text made only of base64's alphabet is decoded, anything else is taken as is.
     if _BASE64_TEXT.fullmatch(s):
         compact = "".join(s.split())
@@ -430,10 +438,10 @@ def _json_int(bits: int, from_text: Callable[[str], object]) -> Converter:
     return convert
 
 
-def _json_float(from_text: Callable[[str], object]) -> Converter:
+def _json_float(single: bool, from_text: Callable[[str], object]) -> Converter:
     def convert(v: object) -> object:
         if type(v) is float or type(v) is int:
-            return float(v)
+            return _fit_float(float(v)) if single else float(v)
         if type(v) is str:
             return from_text(v)
         if v is None:
@@ -514,7 +522,7 @@ def _json_primitive(t: HiveType) -> Converter:
     if kind in INT_RANGES:
         return _json_int(INT_RANGES[kind], from_text)
     if kind in ("float", "double"):
-        return _json_float(from_text)
+        return _json_float(kind == "float", from_text)
     if kind == "decimal":
         return _json_decimal(t, from_text)
     if kind in STRING_KINDS:

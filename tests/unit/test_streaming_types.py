@@ -71,6 +71,8 @@ def test_bad_type_strings(bad):
         ("float", "1.5", 1.5),
         ("double", "-2.5e-3", -0.0025),
         ("double", "Infinity", float("inf")),
+        ("float", "-Infinity", float("-inf")),
+        ("double", "1e300", 1e300),
         ("decimal(5,2)", "123.455", Decimal("123.46")),  # HiveDecimal rounds half up to the scale
         ("decimal(5,2)", "-123.445", Decimal("-123.45")),
         ("decimal(5,2)", "1e2", Decimal("100.00")),
@@ -90,6 +92,7 @@ def test_bad_type_strings(bad):
         ("binary", "aGVsbG8=", b"hello"),  # LazyBinary decodes what is all base64 alphabet
         ("binary", "aGVsbG8", b"hello"),  # missing padding, as commons-codec
         ("binary", "not base64!", b"not base64!"),  # and takes anything else as it is
+        ("binary", "", b""),
     ],
 )
 def test_text_values(hive, text, value):
@@ -109,7 +112,6 @@ def test_text_values(hive, text, value):
         "boolean",
         "date",
         "timestamp",
-        "binary",
         "array<int>",
         "struct<a:int>",
     ],
@@ -121,8 +123,12 @@ def test_text_nulls(hive):
         assert convert("") is None
 
 
-def test_string_nulls():
-    for hive in ("string", "varchar(4)", "char(4)"):
+def test_timestamp_null_text():
+    assert text_converter("timestamp")("NULL") is None
+
+
+def test_string_and_binary_nulls():
+    for hive in ("string", "varchar(4)", "char(4)", "binary"):
         assert text_converter(hive)("\\N") is None
 
 
@@ -238,6 +244,8 @@ def test_json_null(hive):
         ("int", [1]),
         ("tinyint", "300"),
         ("double", {}),
+        ("float", 1e39),
+        ("float", -1e39),
         ("decimal(4,2)", 100),
         ("string", [1]),
         ("string", {"a": 1}),

@@ -52,6 +52,9 @@ def test_delimited_nulls_and_line_ends():
     w = bound(DelimitedInputWriter(["id", "msg", "amount", "at"], "\t"))
     assert w.parse(b"\\N\t\\N\t\t\r\n") == [None, None, None, None]
     assert w.parse("9\tcaf\u00e9\n") == [9, "caf\u00e9", None, None]  # str records too
+    with pytest.raises(SerializationError):
+        w.parse("1\t\ud800")
+    assert w.parse(bytearray(b"8\tx")) == w.parse(memoryview(b"8\tx")) == [8, "x", None, None]
 
 
 def test_delimited_multi_character_delimiter_and_no_quoting():
@@ -60,8 +63,11 @@ def test_delimited_multi_character_delimiter_and_no_quoting():
 
 
 def test_delimited_unknown_or_repeated_field_names_fail_bind():
+    writer = DelimitedInputWriter(["id", "nope"], ",")
     with pytest.raises(ValueError, match="nope"):
-        DelimitedInputWriter(["id", "nope"], ",").bind(COLUMNS)
+        writer.bind(COLUMNS)
+    with pytest.raises(RuntimeError, match="not bound"):
+        writer.parse(b"1,2")
     with pytest.raises(ValueError, match="twice"):
         DelimitedInputWriter(["id", "ID"], ",").bind(COLUMNS)
     with pytest.raises(ValueError):
@@ -92,6 +98,14 @@ def test_json_keys_match_columns_case_insensitively_unknown_ignored_missing_null
     assert w.parse(json.dumps({"at": "2026-11-25 08:00:01", "amount": 1.5, "id": None}).encode()) == [None, None, Decimal("1.50"), AT]
 
 
+def test_json_whitespace_around_the_object():
+    assert bound(StrictJsonWriter()).parse(b' \t{"id": 4} \r\n') == [4, None, None, None]
+
+
+def test_json_escaped_surrogate_pair_is_one_character():
+    assert bound(StrictJsonWriter()).parse(b'{"msg": "\\ud83d\\ude00"}') == [None, "\U0001f600", None, None]
+
+
 def test_json_endpoint_is_accepted():
     assert StrictJsonWriter("endpoint").endpoint == "endpoint"
 
@@ -103,7 +117,20 @@ def test_json_complex_columns():
     assert w.parse(json.dumps(record).encode()) == [["a"], {"k": [1, 2]}, {"x": 3, "when": datetime.date(2026, 1, 2)}, b"hi"]
 
 
-@pytest.mark.parametrize("bad", [b"not json", b"[1, 2]", b'"x"', b'{"id": "one"}', b'{"id": 1, "at": 5}', b'{"id": 1', b"\xff"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'"x"',
+        b'{"id": "one"}',
+        b'{"id": 1, "at": 5}',
+        b'{"id": 1',
+        b'{"id": 1} {"id": 2}',
+        b'{"msg": "\\ud800"}',
+        b"\xff",
+    ],
+)
 def test_json_bad_records(bad):
     w = bound(StrictJsonWriter())
     with pytest.raises(SerializationError) as err:
