@@ -3,7 +3,7 @@
 Murmur3: the published MurmurHash3 x86_32 vectors (any seed, tails below 0x80, where Hive's variant
 is the standard one) and Hive's own Murmur3.hash32 for tails with bytes >= 0x80. The field hashes
 and bucket numbers were printed by Hive 2.3's and 3.1.3's ObjectInspectorUtils (the same calls as
-tests/spark/test_streaming_buckets.py, which checks thousands more against the jars).
+tests/spark/test_streaming_buckets_spark.py, which checks thousands more against the jars).
 """
 
 from __future__ import annotations
