@@ -22,6 +22,13 @@ than p - s integer digits), varchar(n) and char(n) cut to n characters. Naive ti
 clock times; version 1 hashes them as Hive does in a JVM whose time zone is UTC (Hive 2 converts
 the wall clock through the JVM's zone, so a Hive writer in another zone buckets timestamps
 differently), version 2 is zone-free as in Hive 3. Aware timestamps are taken in UTC.
+
+Before 1582-10-15 the calendars part: version 1 hashes a date's or timestamp's year-month-day as
+Hive 2.3 does, through java.sql's Julian calendar (Hive 3 does so for timestamps under version 1, but
+counts dates in the proleptic Gregorian calendar); version 2 counts proleptic Gregorian days as Hive 3
+does and as the data files hold them. Binary under version 2 hashes exactly the value's bytes; Hive 3
+hashes its BytesWritable's whole backing array, which after a set() has spare capacity, so Hive 3's
+own binary buckets depend on how the Writable was filled.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ _M64 = 0xFFFFFFFFFFFFFFFF
 _SEED = 104729
 _EPOCH_DATE = datetime.date(1970, 1, 1)
 _EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_JULIAN_DAY_NUMBER = 2440588
+_GREGORIAN_REFORM = datetime.date(1582, 10, 15)
 _FLOAT_NAN_BITS = 0x7FC00000  # Float.floatToIntBits folds every NaN into this one
 _DOUBLE_NAN_BITS = 0x7FF8000000000000
 
@@ -145,18 +154,30 @@ def _decimal_parts(value: object, precision: int, scale: int) -> tuple[int, int]
     return (-unscaled if sign else unscaled), -exp
 
 
-def _timestamp_parts(v: datetime.datetime) -> tuple[int, int]:
+def _julian_shift(d: datetime.date) -> int:
+    """Days from the proleptic Gregorian day to the day java.sql's hybrid calendar gives the same
+    year-month-day (Julian before 1582-10-15, where Hive 2's text parsing puts old dates)."""
+    if d >= _GREGORIAN_REFORM:
+        return 0
+    a = (14 - d.month) // 12
+    y, m = d.year + 4800 - a, d.month + 12 * a - 3
+    julian_day_number = d.day + (153 * m + 2) // 5 + 365 * y + y // 4 - 32083
+    return julian_day_number - _EPOCH_JULIAN_DAY_NUMBER - (d - _EPOCH_DATE).days
+
+
+def _timestamp_parts(v: datetime.datetime, hybrid: bool = False) -> tuple[int, int]:
     """(seconds since 1970 rounded down, nanos) of a wall clock time read as UTC."""
     if v.tzinfo is not None:
         v = v.astimezone(datetime.UTC).replace(tzinfo=None)
     delta = v - _EPOCH
-    return delta.days * 86400 + delta.seconds, delta.microseconds * 1000
+    days = delta.days + (_julian_shift(v.date()) if hybrid else 0)
+    return days * 86400 + delta.seconds, delta.microseconds * 1000
 
 
-def _date_days(v: object) -> int:
+def _date_days(v: object, hybrid: bool = False) -> int:
     if isinstance(v, datetime.datetime):
         v = v.date()
-    return (v - _EPOCH_DATE).days
+    return (v - _EPOCH_DATE).days + (_julian_shift(v) if hybrid else 0)
 
 
 def _utf8(v: object) -> bytes:
@@ -221,7 +242,7 @@ def _v1_decimal(precision: int, scale: int) -> Hasher:
 
 
 def _v1_timestamp(v: object) -> int:
-    seconds, nanos = _timestamp_parts(v)
+    seconds, nanos = _timestamp_parts(v, hybrid=True)
     return _fold64((seconds << 30) | nanos)
 
 
@@ -316,7 +337,7 @@ _V1: dict[str, Hasher] = {
     "double": lambda v: _fold64(_double_bits(v)),
     "string": lambda v: _bytes_hash(_utf8(v), 0),  # ObjectInspectorUtils' own loop, from 0
     "binary": lambda v: _bytes_hash(bytes(v), 1),
-    "date": lambda v: _date_days(v) & _M32,
+    "date": lambda v: _date_days(v, hybrid=True) & _M32,
     "timestamp": _v1_timestamp,
 }
 
