@@ -3,7 +3,7 @@
 Murmur3: the published MurmurHash3 x86_32 vectors (any seed, tails below 0x80, where Hive's variant
 is the standard one) and Hive's own Murmur3.hash32 for tails with bytes >= 0x80. The field hashes
 and bucket numbers were printed by Hive 2.3's and 3.1.3's ObjectInspectorUtils (the same calls as
-tests/spark/test_streaming_buckets.py, which checks thousands more against the jars).
+tests/spark/test_streaming_buckets_spark.py, which checks thousands more against the jars).
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ FIELDS = [
     ("char(5)", "ab  ", 4066, 398604456),  # hashed without its trailing spaces
     ("binary", b"\x80", -97, 1104592682),
     ("date", datetime.date(1969, 12, 31), -1, 1626716813),
+    ("date", datetime.date(1000, 1, 1), -354280, -427603763),  # 2.3: Julian 1000-01-01; 3.1: proleptic
+    ("timestamp", datetime.datetime(1000, 1, 1, 12, 0, 0, 5), 937492664, -1701047536),
     ("timestamp", datetime.datetime(1969, 12, 31, 23, 59, 59, 500000), 573741823, 171279716),
     ("timestamp", datetime.datetime(2038, 1, 19, 3, 14, 8, 1), 536871912, -1551924810),
     ("decimal(10,2)", Decimal("1.50"), 466, 864210675),
