@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from thriftpy2.thrift import TException
 
 from hmsproxy.protocol import idl
-from hmsproxy.streaming.buckets import bucket_of
+from hmsproxy.streaming.buckets import bucketer
 from hmsproxy.streaming.datafiles import RowBuffer, write_file
 from hmsproxy.streaming.errors import LockTimeout, StreamingError, TransactionError
 from hmsproxy.streaming.heartbeats import Heartbeats, txn_timeout_s
@@ -66,8 +66,11 @@ class TransactionBatch:
         self.writer = writer
         self.lock_wait_s = lock_wait_s
         writer.bind(list(self.target.columns))
-        self._bucket_index = [i for i, (name, _) in enumerate(self.target.columns) if name in self.target.bucket_columns]
-        self._bucket_types = [self.target.columns[i][1] for i in self._bucket_index]
+        # Hive hashes the bucket columns in CLUSTERED BY's order, not the table's.
+        names = [name for name, _ in self.target.columns]
+        self._bucket_index = [names.index(c) for c in self.target.bucket_columns] if self.target.bucketed else []
+        types = tuple(self.target.columns[i][1] for i in self._bucket_index)
+        self._bucket = bucketer(types, self.target.num_buckets, self.target.bucketing_version) if self._bucket_index else None
         self.ms = Metastore(connection.uri, connection.user)
         self._host = socket.gethostname()
         try:
@@ -195,11 +198,7 @@ class TransactionBatch:
         recover(self._location, self._txn_states(), skip=frozenset(self.txn_ids), alive=self._publishing)
 
     def _add(self, row: list) -> None:
-        bucket = 0
-        if self._bucket_index:
-            bucket = bucket_of(
-                [row[i] for i in self._bucket_index], self._bucket_types, self.target.num_buckets, self.target.bucketing_version
-            )
+        bucket = 0 if self._bucket is None else self._bucket([row[i] for i in self._bucket_index])
         rows = self._buffers.get(bucket)
         if rows is None:
             rows = self._buffers[bucket] = RowBuffer(list(self.target.columns))
