@@ -2,30 +2,22 @@
 
 test_transactions.py does this on Hive 2.3; here each of 3.1 and 4.0 is the primary of one proxy and
 federated (as h31_ / h40_, database mixed_sales writable, tables t_.*) under a 2.3 primary and under
-the other one. Each layout has a proxy and a store of its own: a proxy's transaction ids are its
-primary's, so proxies with different primaries never share a store (their ids would collide).
-
-What the metastores answer here, seen first directly: 3.1 and 4.0 allocate write ids for any table
-name (transactional or not, existing or not); they create an ACID table only when its format is one
-they can check (no hive-exec on a standalone metastore's classpath: insert-only tables pass), and 4.0
-only for a client that declares the capability (create_table_req's processorCapabilities).
+the other one; each layout has a proxy and a store of its own (layout_proxy). 3.1 and 4.0 allocate
+write ids for any table name (transactional or not, existing or not): the table here is transactional
+anyway, as a writer's would be.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import uuid
 
 import pytest
 
-from hmsproxy.config.model import StoreConfig
 from hmsproxy.features.transactions.ids import REAL_MASK, SLOT_SHIFT
 from hmsproxy.protocol import idl
-from hmsproxy.testing import storage, table
-from tests.integration.test_breaker_real_clients import serve, shut
 from tests.integration.test_transactions import client_of, lock_request, open_txn, open_txn_ids
-from tests.support.mixed_versions import federation
+from tests.support.mixed_versions import create_transactional_table, outrun
 
 hive = idl.hive
 
@@ -44,45 +36,6 @@ def client_db(version: str, primary: str) -> str:
 
 #: Hive's ValidTxnList for "nothing open" (Long.MAX_VALUE as the lowest open transaction).
 NONE_OPEN = 2**63 - 1
-
-
-@pytest.fixture(scope="module")
-def proxies(default_config, metastores_by_version, tmp_path_factory):
-    """proxies(primary_version) -> a proxy of that layout with a store of its own (started on first use)."""
-    started = {}
-
-    def get(primary: str):
-        if primary not in started:
-            store = tmp_path_factory.mktemp(f"txn-store-{primary}") / "hmsproxy.db"
-            config = federation(default_config, metastores_by_version, primary)
-            started[primary] = serve(dataclasses.replace(config, store=StoreConfig(f"sqlite:///{store}")))
-        return started[primary]
-
-    yield get
-    for server in started.values():
-        shut(server)
-
-
-def orc_storage():
-    sd = storage()
-    sd.inputFormat = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
-    sd.outputFormat = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
-    sd.serdeInfo.serializationLib = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
-    return sd
-
-
-def create_transactional_table(client, version: str, name: str) -> None:
-    """mixed_sales.<name>: transactional (insert-only) on 3.1 and 4.0, plain on 2.3 (which has no write ids)."""
-    if version == "2.3":
-        client.create_table(table("mixed_sales", name))
-        return
-    t = table("mixed_sales", name, sd=orc_storage(), parameters={"transactional": "true", "transactional_properties": "insert_only"})
-    if version == "3.1":
-        client.create_table(t)
-    else:  # Hive 4 creates an ACID table only for a client that says it can write one
-        client.create_table_req(
-            hive.CreateTableRequest(table=t, processorCapabilities=["HIVEMANAGEDINSERTWRITE"], processorIdentifier="test")
-        )
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +63,6 @@ def write_ids(client, full_name: str, valid_txn_list: str):
     return answer
 
 
-def outrun(direct, proxy_client) -> None:
-    """Take transaction ids on the metastore directly until its next one is past the primary's, so a
-    transaction the proxy opens there gets a real id other than the client's (or the checks prove nothing)."""
-    gap = proxy_client.get_open_txns().txn_high_water_mark - direct.get_open_txns_info().txn_high_water_mark
-    if gap >= 0:
-        taken = direct.open_txns(hive.OpenTxnRequest(num_txns=gap + 3, user="bob", hostname="elsewhere")).txn_ids
-        direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))
-
-
 #: How each version says a transaction is gone (Hive 4's heartbeat has a wording of its own).
 NO_SUCH_TXN = {"3.1": "txnid:{}\\b", "4.0": "No such txn: {}\\b"}
 
@@ -133,8 +77,8 @@ def snapshot_now(client) -> str:
 
 
 @pytest.mark.parametrize(("version", "primary"), cases(AS_PRIMARY + FEDERATED))
-def test_open_lock_check_heartbeat_commit(proxies, metastores_by_version, tbl, version, primary):
-    proxy, db = proxies(primary), client_db(version, primary)
+def test_open_lock_check_heartbeat_commit(layout_proxy, metastores_by_version, tbl, version, primary):
+    proxy, db = layout_proxy(primary), client_db(version, primary)
     with client_of(proxy.port) as c, contextlib.closing(metastores_by_version[version].client()) as direct:
         outrun(direct, c)
         txn = open_txn(c)
@@ -165,8 +109,8 @@ def test_open_lock_check_heartbeat_commit(proxies, metastores_by_version, tbl, v
 
 
 @pytest.mark.parametrize(("version", "primary"), cases(AS_PRIMARY + FEDERATED))
-def test_abort_releases_the_locks(proxies, metastores_by_version, tbl, version, primary):
-    proxy, db = proxies(primary), client_db(version, primary)
+def test_abort_releases_the_locks(layout_proxy, metastores_by_version, tbl, version, primary):
+    proxy, db = layout_proxy(primary), client_db(version, primary)
     read, select = hive.LockType.SHARED_READ, hive.DataOperationType.SELECT
     with client_of(proxy.port) as c, contextlib.closing(metastores_by_version[version].client()) as direct:
         outrun(direct, c)
@@ -185,8 +129,8 @@ def test_abort_releases_the_locks(proxies, metastores_by_version, tbl, version, 
 
 
 @pytest.mark.parametrize(("version", "primary"), cases(FEDERATED))
-def test_write_ids_are_the_metastores_in_the_clients_names(proxies, metastores_by_version, tbl, version, primary):
-    proxy, db = proxies(primary), client_db(version, primary)
+def test_write_ids_are_the_metastores_in_the_clients_names(layout_proxy, metastores_by_version, tbl, version, primary):
+    proxy, db = layout_proxy(primary), client_db(version, primary)
     full_name, backend_name = f"{db}.{tbl}", f"mixed_sales.{tbl}"
     with client_of(proxy.port) as c, client_of(proxy.port) as reader, contextlib.closing(metastores_by_version[version].client()) as direct:
         # The table's write ids count on its metastore: one allocated there directly first.
@@ -227,8 +171,8 @@ def test_write_ids_are_the_metastores_in_the_clients_names(proxies, metastores_b
 
 
 @pytest.mark.parametrize("primary", ["3.1", "4.0"])
-def test_a_federated_hive_2_3_metastore_has_no_write_ids(proxies, tbl, primary):
-    with client_of(proxies(primary).port) as c:
+def test_a_federated_hive_2_3_metastore_has_no_write_ids(layout_proxy, tbl, primary):
+    with client_of(layout_proxy(primary).port) as c:
         txn = open_txn(c)
         with pytest.raises(hive.MetaException, match="metastore 'h23' runs Hive 2.3, which has no write ids"):
             c.allocate_table_write_ids(hive.AllocateTableWriteIdsRequest(dbName="h23_mixed_sales", tableName=tbl, txnIds=[txn]))
