@@ -16,8 +16,9 @@ import pytest
 
 from hmsproxy.features.transactions.ids import REAL_MASK, SLOT_SHIFT
 from hmsproxy.protocol import idl
+from hmsproxy.testing import table
 from tests.integration.test_transactions import client_of, lock_request, open_txn, open_txn_ids
-from tests.support.mixed_versions import create_transactional_table, outrun
+from tests.support.mixed_versions import create_transactional_table, federation, outrun
 
 hive = idl.hive
 
@@ -184,3 +185,40 @@ def test_a_federated_hive_2_3_metastore_has_no_write_ids(layout_proxy, tbl, prim
         assert txn in open_txn_ids(c)
         c.commit_txn(hive.CommitTxnRequest(txnid=txn))
         assert txn not in open_txn_ids(c)
+
+
+def take_ids_up_to(direct, last: int) -> None:
+    """Open and abort transactions directly until the metastore's last id is at least `last`."""
+    mark = direct.get_open_txns_info().txn_high_water_mark
+    if mark < last:
+        taken = direct.open_txns(hive.OpenTxnRequest(num_txns=last - mark, user="bob", hostname="elsewhere")).txn_ids
+        direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=hive.NoSuchTxnException,
+    reason="bindings are keyed by the transaction id alone: after the primary changes (a reload, or another primary "
+    "on the same store), the old primary's binding of that id takes the new primary's transaction elsewhere",
+)
+def test_a_new_primarys_transaction_is_not_taken_for_an_old_binding(proxy, proxy_config, metastores, metastores_by_version, federated_dbs):
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    with contextlib.closing(metastores[1].client()) as waggle, contextlib.closing(metastores_by_version["3.1"].client()) as direct:
+        waggle.create_table(table("sales", name))
+        create_transactional_table(direct, "3.1", name)
+        with contextlib.closing(metastores[0].client()) as old_primary:
+            take_ids_up_to(old_primary, direct.get_open_txns_info().txn_high_water_mark + 5)
+        with client_of(proxy.port) as c:  # the session's layout: the 2.3 primary, 'waggle' federated
+            old = open_txn(c)
+            c.lock(lock_request("waggle_sales", name, old))
+            c.commit_txn(hive.CommitTxnRequest(txnid=old))
+        take_ids_up_to(direct, old - 1)
+        with proxy_config(lambda base: federation(base, metastores_by_version, "3.1")), client_of(proxy.port) as c:
+            txn = open_txn(c)
+            assert txn == old, "the 3.1 primary's next id is the one the 2.3 primary's transaction was bound with"
+            try:
+                c.lock(lock_request("mixed_sales", name, txn))
+                c.commit_txn(hive.CommitTxnRequest(txnid=txn))
+            finally:
+                with contextlib.suppress(hive.NoSuchTxnException, hive.TxnAbortedException):
+                    direct.abort_txn(hive.AbortTxnRequest(txnid=txn))
