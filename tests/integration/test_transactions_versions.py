@@ -195,12 +195,6 @@ def take_ids_up_to(direct, last: int) -> None:
         direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=hive.NoSuchTxnException,
-    reason="bindings are keyed by the transaction id alone: after the primary changes (a reload, or another primary "
-    "on the same store), the old primary's binding of that id takes the new primary's transaction elsewhere",
-)
 def test_a_new_primarys_transaction_is_not_taken_for_an_old_binding(proxy, proxy_config, metastores, metastores_by_version, federated_dbs):
     name = f"t_{uuid.uuid4().hex[:8]}"
     with contextlib.closing(metastores[1].client()) as waggle, contextlib.closing(metastores_by_version["3.1"].client()) as direct:

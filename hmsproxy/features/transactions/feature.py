@@ -175,7 +175,7 @@ class Transactions(Feature):
         for proxy in rqst.txn_ids:
             place = self.locate_txn(call, proxy)
             groups.setdefault(place.metastore, {})[place.real] = proxy
-        if set(groups) <= {primary} and not any(self.bindings.bound(t) for t in rqst.txn_ids):
+        if set(groups) <= {primary} and not any(self.bindings.bound(t, primary) for t in rqst.txn_ids):
             return None  # all the primary's own: as it is
         result = call.spec.result_cls()
         for metastore, reals in groups.items():
@@ -219,7 +219,9 @@ class Transactions(Feature):
         """heartbeat_txn_range: the primary heartbeats the range; transactions bound elsewhere are
         heartbeated on their metastores, one by one (their real ids need not be adjacent there)."""
         rqst, primary = call.args.txns, call.router.primary.name
-        bound = {p: place for p, place in self.bindings.repo.bindings_between(rqst.min, rqst.max).items() if place.metastore != primary}
+        bound = {
+            p: place for p, place in self.bindings.repo.bindings_between(primary, rqst.min, rqst.max).items() if place.metastore != primary
+        }
         if not bound:
             return None
         answer = self.call(call, primary, "heartbeat_txn_range", P.heartbeat_txn_range_args(txns=rqst)).success
@@ -309,7 +311,7 @@ class Transactions(Feature):
         if proxy_txn not in own:
             own.append(proxy_txn)
         place = self.locate_txn(call, proxy_txn)
-        if place.metastore != primary or self.bindings.bound(proxy_txn) is not None:
+        if place.metastore != primary or self.bindings.bound(proxy_txn, primary) is not None:
             if place.metastore != metastore:
                 raise ProxyError(str(Crossing(proxy_txn, place.metastore, metastore)))
             return place

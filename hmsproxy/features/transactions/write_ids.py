@@ -96,7 +96,7 @@ class WriteIds:
         answer = self.feature.call(call, metastore, "get_open_txns_info", P.get_open_txns_info_args()).success
         mark, own = answer.txn_high_water_mark, None
         if client_mark is not None and client_mark in self.feature.own_txns(call):
-            place = self.feature.bindings.bound(client_mark)
+            place = self.feature.bindings.bound(client_mark, call.router.primary.name)
             if place is not None and place.metastore == metastore:
                 mark, own = min(mark, place.real), place.real
         infos = answer.open_txns or []
