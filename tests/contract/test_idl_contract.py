@@ -51,8 +51,9 @@ ALLOWED_ADDITIONS = frozenset(
         *(
             f"{service}.{method}"
             for service in ("ThriftHiveMetastore", "HmsProxy")
-            for method in ("allocate_table_write_ids", "get_valid_write_ids")
+            for method in ("allocate_table_write_ids", "get_valid_write_ids", "get_open_txns_req")
         ),
+        "GetOpenTxnsRequest",
         "AllocateTableWriteIdsRequest",
         "AllocateTableWriteIdsResponse",
         "TxnToWriteId",

@@ -8,19 +8,24 @@ every step's answer and that the proxy really translated (the 2.3 metastore lack
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
+import thriftpy2.rpc
 
+from hmsproxy.features.transactions.ids import SLOT_SHIFT
+from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from hmsproxy.upstream.translations import ADDED_IN_4_0
 from tests.contract.jars import java_tool
 from tests.support.hive_jars import require_hive
-from tests.support.mixed_versions import federation
+from tests.support.mixed_versions import create_transactional_table, federation, outrun
 
 SOURCE = Path(__file__).parent / "java" / "Hive4Client.java"
+hive = idl.hive
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +137,80 @@ def test_hive4_client_on_a_hive_4_primary_with_2_3_and_3_1_federated(proxy, prox
         steps = hive4_client(proxy.uri, db, tmp_path.as_uri(), "h23_mixed_sales", f"t_{tag}", "h31_default")
         check_everyday_work(steps, db, f"h23_mixed_sales.t_{tag}", native=True)
         assert not proxy.handler.backends.state(config.primary.name).missing_methods & set(ADDED_IN_4_0)
+
+
+@pytest.fixture(scope="module")
+def hive4_transaction(layout_proxy, metastores_by_version, hive4_client):
+    """hive4_transaction(primary) -> (steps, table, client db, the write id before): Hive4Client's
+    transaction steps on a table of the 4.0 metastore, through a proxy whose primary is that version
+    (run once per primary; the 4.0 metastore is federated as h40_ unless it is the primary)."""
+    runs = {}
+
+    def run(primary: str):
+        if primary not in runs:
+            name, db = f"t_{uuid.uuid4().hex[:8]}", "mixed_sales" if primary == "4.0" else "h40_mixed_sales"
+            with contextlib.closing(metastores_by_version["4.0"].client()) as direct:
+                create_transactional_table(direct, "4.0", name)
+                # The table's write ids count on the 4.0 metastore: one taken there directly first.
+                first = direct.open_txns(hive.OpenTxnRequest(num_txns=1, user="bob", hostname="elsewhere")).txn_ids[0]
+                rqst = hive.AllocateTableWriteIdsRequest(dbName="mixed_sales", tableName=name, txnIds=[first])
+                (before,) = direct.allocate_table_write_ids(rqst).txnToWriteIds
+                direct.commit_txn(hive.CommitTxnRequest(txnid=first))
+                with contextlib.closing(thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", layout_proxy(primary).port)) as through:
+                    outrun(direct, through)
+            runs[primary] = (hive4_client("transaction", layout_proxy(primary).uri, db, name), name, db, before.writeId)
+        return runs[primary]
+
+    return run
+
+
+@pytest.mark.parametrize("primary", ["2.3", "4.0"], ids=["federated-under-2.3", "primary"])
+def test_hive4_client_writes_a_transaction_on_a_hive_4_metastore(hive4_transaction, metastores_by_version, primary):
+    """openTxn, allocateTableWriteId, lock, checkLock, heartbeat, commitTxn: Hive 4's own client through the proxy."""
+    steps, name, db, before = hive4_transaction(primary)
+
+    def ok(step: str) -> str:
+        passed, value = steps[step]
+        assert passed, f"{step}: {value}"
+        return value
+
+    def failed(step: str) -> str:
+        passed, value = steps[step]
+        assert not passed, f"{step} should have failed, answered {value}"
+        return value
+
+    txn, write_id = int(ok("openTxn")), before + 1
+    assert (ok("allocateTableWriteId"), ok("allocateAgain")) == (str(write_id), str(write_id))
+    lock_id, state = ok("lock").split(",")
+    assert state == "ACQUIRED"
+    if primary != "4.0":
+        assert int(lock_id) >> SLOT_SHIFT > 0, "the 4.0 metastore's lock id, with its slot"
+    assert (ok("checkLock"), ok("heartbeat")) == ("ACQUIRED", "ok")
+    assert ok("showLocks") == f"{db},{lock_id},{txn}"
+    assert ok("openTxns") == "OPEN"
+    assert ok("validWriteIds") == f"{db}.{name},{write_id},[]", "the writer's own write is valid to it"
+    assert ok("commitTxn") == "ok"
+    assert failed("checkLockAfterCommit") == f"NoSuchLockException: No such lock lockid:{lock_id}"
+    assert failed("heartbeatAfterCommit") == f"NoSuchTxnException: No such txn: {txn}"
+
+    # On the 4.0 metastore itself: its write id, committed; no lock left.
+    with contextlib.closing(metastores_by_version["4.0"].client()) as direct:
+        snapshot = f"{direct.get_open_txns_info().txn_high_water_mark}:{2**63 - 1}::"
+        (there,) = direct.get_valid_write_ids(
+            hive.GetValidWriteIdsRequest(fullTableNames=[f"mixed_sales.{name}"], validTxnList=snapshot)
+        ).tblValidWriteIds
+        assert (there.writeIdHighWaterMark, there.invalidWriteIds) == (write_id, [])
+        assert not [e for e in direct.show_locks(hive.ShowLocksRequest()).locks if e.tablename == name]
+
+
+@pytest.mark.parametrize("primary", ["2.3", "4.0"], ids=["federated-under-2.3", "primary"])
+def test_hive4_clients_snapshot_of_open_transactions(hive4_transaction, primary):
+    """get_open_txns_req (Hive 4's getValidTxns, DbTxnManager's snapshot) goes to the primary, relayed: a 4.0
+    primary answers it; a 2.3 primary has no such call and says so, as it does to a Hive 4 client directly."""
+    steps, *_ = hive4_transaction(primary)
+    passed, value = steps["getValidTxns"]
+    if primary == "2.3":
+        assert not passed and "Invalid method name: 'get_open_txns_req'" in value, value
+        return
+    txn = int(steps["openTxn"][1])
+    assert passed and value.startswith(f"{txn}:"), value

@@ -10,8 +10,11 @@ import dataclasses
 
 import pytest
 
-from hmsproxy.config.model import AccessControlType, MappedTables, MetastoreConfig
+from hmsproxy.app import build_handler
+from hmsproxy.config.model import AccessControlType, MappedTables, MetastoreConfig, StoreConfig
+from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
+from hmsproxy.testing import storage, table
 from tests.support.hive_jars import require_hive
 
 hive = idl.hive
@@ -69,3 +72,61 @@ def federation(base, by_version, primary: str):
     first = metastore_config(f"p{primary.replace('.', '')}", by_version[primary], primary, primary=True)
     others = tuple(metastore_config(f"h{v.replace('.', '')}", ms, v) for v, ms in by_version.items() if v != primary)
     return dataclasses.replace(base, primary=first, federated=others)
+
+
+@pytest.fixture(scope="module")
+def layout_proxy(default_config, metastores_by_version, tmp_path_factory):
+    """layout_proxy(primary_version) -> a proxy serving federation(..., primary_version), started on first
+    use, with a store of its own: a proxy's transaction ids are its primary's, so proxies with different
+    primaries must not share the bindings of one store (the session proxy's)."""
+    started: dict[str, ProxyServer] = {}
+
+    def get(primary: str) -> ProxyServer:
+        if primary not in started:
+            store = tmp_path_factory.mktemp(f"store-{primary}") / "hmsproxy.db"
+            config = dataclasses.replace(
+                federation(default_config, metastores_by_version, primary), store=StoreConfig(f"sqlite:///{store}")
+            )
+            started[primary] = ProxyServer(build_handler(config), "127.0.0.1", 0).start()
+        return started[primary]
+
+    yield get
+    for server in started.values():
+        server.stop()
+        server.handler.close()
+
+
+def orc_storage():
+    sd = storage()
+    sd.inputFormat = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
+    sd.outputFormat = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+    sd.serdeInfo.serializationLib = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+    return sd
+
+
+def create_transactional_table(client, version: str, name: str) -> None:
+    """mixed_sales.<name> created directly: transactional on 3.1 and 4.0, plain on 2.3 (no write ids there).
+
+    Insert-only: a standalone metastore has no hive-exec to check a full-ACID table's ORC format
+    ("must be stored using an ACID compliant format"); Hive 4 creates an ACID table only for a client
+    that declares it can write one (create_table_req's processorCapabilities).
+    """
+    if version == "2.3":
+        client.create_table(table("mixed_sales", name))
+        return
+    t = table("mixed_sales", name, sd=orc_storage(), parameters={"transactional": "true", "transactional_properties": "insert_only"})
+    if version == "3.1":
+        client.create_table(t)
+    else:
+        client.create_table_req(
+            hive.CreateTableRequest(table=t, processorCapabilities=["HIVEMANAGEDINSERTWRITE"], processorIdentifier="test")
+        )
+
+
+def outrun(direct, proxy_client) -> None:
+    """Take transaction ids on the metastore directly until its next one is past the primary's, so a
+    transaction the proxy opens there gets a real id other than the client's (or the checks prove nothing)."""
+    gap = proxy_client.get_open_txns().txn_high_water_mark - direct.get_open_txns_info().txn_high_water_mark
+    if gap >= 0:
+        taken = direct.open_txns(hive.OpenTxnRequest(num_txns=gap + 3, user="bob", hostname="elsewhere")).txn_ids
+        direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))

@@ -58,7 +58,8 @@ def test_a_transaction_binds_once_and_other_processes_follow(store):
     with pytest.raises(Crossing, match="'fed'.*'primary'"):
         raced.bind(10, "primary", "primary", open_there=lambda: 0, drop=dropped.append)
     assert two.proxy_txn_ids("fed", [501, 777], "primary") == {501: 10, 777: ids.encode(two.slot("fed", "primary"), 777)}
-    two.forget([10])
+    assert two.locate_txn(10, "other-primary") == Place("other-primary", 10), "another primary's id 10 is its own"
+    two.forget("primary", [10])
     assert Bindings(TxnRepository(store)).locate_txn(10, "primary") == Place("primary", 10)
 
 

@@ -38,7 +38,7 @@ class Bindings:
         self.repo = repo
         self._slots: dict[str, int] = {}
         self._names: dict[int, str] = {}
-        self._known: dict[int, Place] = {}
+        self._known: dict[tuple[str, int], Place] = {}  # (primary, proxy id) -> place
         self._lock = threading.Lock()
 
     # -- slots: lock ids and other metastores' transactions ---------------------------------
@@ -76,41 +76,41 @@ class Bindings:
 
     # -- transactions ----------------------------------------------------------------------
 
-    def bound(self, proxy_txn: int) -> Place | None:
+    def bound(self, proxy_txn: int, primary: str) -> Place | None:
         """The transaction's binding, or None while it has none (it is then the primary's own)."""
-        place = self._known.get(proxy_txn)
+        place = self._known.get((primary, proxy_txn))
         if place is None:
-            place = self.repo.binding(proxy_txn)
+            place = self.repo.binding(primary, proxy_txn)
             if place is not None:
-                self._remember(proxy_txn, place)
+                self._remember(primary, proxy_txn, place)
         return place
 
     def locate_txn(self, proxy_txn: int, primary: str) -> Place:
         slot, real = ids.decode(proxy_txn)
         if slot != ids.PRIMARY_SLOT:  # another metastore's transaction, as a merged view showed it
             return Place(self.metastore_of_slot(slot, primary), real)
-        return self.bound(proxy_txn) or Place(primary, proxy_txn)
+        return self.bound(proxy_txn, primary) or Place(primary, proxy_txn)
 
     def bind(self, proxy_txn: int, metastore: str, primary: str, open_there: Callable[[], int], drop: Callable[[int], None]) -> Place:
         """Bind an unbound transaction to `metastore`: `open_there()` opens its transaction there (not
         called for the primary, whose id it already is); `drop(real)` aborts one opened in vain because
         another process bound it first. Raises Crossing when that process bound it elsewhere."""
         place = Place(primary, proxy_txn) if metastore == primary else Place(metastore, open_there())
-        won = self.repo.bind(proxy_txn, place)
+        won = self.repo.bind(primary, proxy_txn, place)
         if won != place and metastore != primary:
             drop(place.real)
         if won.metastore != metastore:
             raise Crossing(proxy_txn, won.metastore, metastore)
-        self._remember(proxy_txn, won)
+        self._remember(primary, proxy_txn, won)
         return won
 
-    def forget(self, proxy_txns: Iterable[int]) -> None:
+    def forget(self, primary: str, proxy_txns: Iterable[int]) -> None:
         """The transactions are over and no client means them any more (sweep.py): their bindings go."""
         done = list(proxy_txns)
         with self._lock:
             for t in done:
-                self._known.pop(t, None)
-        self.repo.unbind(done)
+                self._known.pop((primary, t), None)
+        self.repo.unbind(primary, done)
 
     def proxy_txn_ids(self, metastore: str, reals: Iterable[int], primary: str) -> dict[int, int]:
         """real id -> the id clients know, for transactions of `metastore` (bound ones by their
@@ -118,13 +118,13 @@ class Bindings:
         reals = set(reals)
         if metastore == primary:
             return {r: r for r in reals}
-        found = self.repo.proxy_ids(metastore, reals) if reals else {}
+        found = self.repo.proxy_ids(primary, metastore, reals) if reals else {}
         slot = self.slot(metastore, primary)
         return {r: found.get(r, ids.encode(slot, r)) for r in reals}
 
-    def _remember(self, proxy_txn: int, place: Place) -> None:
+    def _remember(self, primary: str, proxy_txn: int, place: Place) -> None:
         with self._lock:
             if len(self._known) >= MAX_KNOWN:
                 for key in list(self._known)[: MAX_KNOWN // 2]:
                     del self._known[key]
-            self._known[proxy_txn] = place
+            self._known[(primary, proxy_txn)] = place

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections import deque
 
 from hmsproxy.features.transactions.bindings import Bindings, Crossing, UnknownId
 from hmsproxy.features.transactions.ids import Place
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 hive = idl.hive
 P = idl.HmsProxy
 
+#: Transactions a connection bound that are remembered as its own (Hive runs one at a time per connection).
+OWN_TXNS_KEPT = 16
 #: Operation types that write an ACID table's files (2.3 names its transaction ids in them).
 ACID_WRITES = frozenset({hive.DataOperationType.INSERT, hive.DataOperationType.UPDATE, hive.DataOperationType.DELETE})
 
@@ -94,6 +97,13 @@ class Transactions(Feature):
             "allocate_table_write_ids": self._allocate_write_ids,
             "add_dynamic_partitions": self._add_dynamic_partitions,
         }
+
+    def new_session_state(self) -> deque:
+        """The transactions this client's connection bound, newest last (its own: write_ids.py)."""
+        return deque(maxlen=OWN_TXNS_KEPT)
+
+    def own_txns(self, call: Call) -> deque:
+        return call.session.state(self)
 
     def describe(self) -> list[str]:
         return ["transactions: ids bound to their metastores in the store (docs/transactions.md)"]
@@ -165,7 +175,7 @@ class Transactions(Feature):
         for proxy in rqst.txn_ids:
             place = self.locate_txn(call, proxy)
             groups.setdefault(place.metastore, {})[place.real] = proxy
-        if set(groups) <= {primary} and not any(self.bindings.bound(t) for t in rqst.txn_ids):
+        if set(groups) <= {primary} and not any(self.bindings.bound(t, primary) for t in rqst.txn_ids):
             return None  # all the primary's own: as it is
         result = call.spec.result_cls()
         for metastore, reals in groups.items():
@@ -209,7 +219,9 @@ class Transactions(Feature):
         """heartbeat_txn_range: the primary heartbeats the range; transactions bound elsewhere are
         heartbeated on their metastores, one by one (their real ids need not be adjacent there)."""
         rqst, primary = call.args.txns, call.router.primary.name
-        bound = {p: place for p, place in self.bindings.repo.bindings_between(rqst.min, rqst.max).items() if place.metastore != primary}
+        bound = {
+            p: place for p, place in self.bindings.repo.bindings_between(primary, rqst.min, rqst.max).items() if place.metastore != primary
+        }
         if not bound:
             return None
         answer = self.call(call, primary, "heartbeat_txn_range", P.heartbeat_txn_range_args(txns=rqst)).success
@@ -295,8 +307,11 @@ class Transactions(Feature):
     def bind(self, call: Call, proxy_txn: int, metastore: str, *, user: str, host: str | None = None, agent: str | None = None) -> Place:
         """Where the transaction works from now on: `metastore`, opened there on its first call (module doc)."""
         primary = call.router.primary.name
+        own = self.own_txns(call)
+        if proxy_txn not in own:
+            own.append(proxy_txn)
         place = self.locate_txn(call, proxy_txn)
-        if place.metastore != primary or self.bindings.bound(proxy_txn) is not None:
+        if place.metastore != primary or self.bindings.bound(proxy_txn, primary) is not None:
             if place.metastore != metastore:
                 raise ProxyError(str(Crossing(proxy_txn, place.metastore, metastore)))
             return place

@@ -10,7 +10,21 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import BigInteger, Column, Connection, Float, Index, Integer, MetaData, String, Table, delete, func, select
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    delete,
+    func,
+    select,
+)
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.features.transactions.ids import MAX_SLOT, Place
@@ -31,16 +45,20 @@ slots = Table(
     Column("slot", Integer, nullable=False, unique=True),
 )
 
-#: Transactions (by the id the client holds) bound to a metastore other than the one their id came from,
-#: or to the primary once they named a database there (so they can't cross to another).
+#: Transactions (by the primary that gave the id and the id the client holds) bound to a metastore other
+#: than the primary, or to the primary once they named a database there (so they can't cross to another).
+#: Keyed by the primary too: after the primary changes (a reload, another proxy's config), its ids start
+#: again, and an old binding must not take a new primary's transaction elsewhere.
 bindings = Table(
     "hmsproxy_txn_bindings",
     metadata,
-    Column("proxy_txn", BigInteger, primary_key=True, autoincrement=False),
+    Column("primary_name", String(256), nullable=False),
+    Column("proxy_txn", BigInteger, nullable=False, autoincrement=False),
     Column("metastore", String(256), nullable=False),
     Column("real_txn", BigInteger, nullable=False),
     Column("bound_at", Float, nullable=False),
-    Index("hmsproxy_txn_bindings_real", "metastore", "real_txn"),
+    PrimaryKeyConstraint("primary_name", "proxy_txn"),
+    Index("hmsproxy_txn_bindings_real", "primary_name", "metastore", "real_txn"),
 )
 
 
@@ -85,50 +103,52 @@ class TxnRepository:
 
     # -- bindings ------------------------------------------------------------------------
 
-    def binding(self, proxy_txn: int) -> Place | None:
+    def binding(self, primary: str, proxy_txn: int) -> Place | None:
         with self._store.reading() as conn:
-            row = conn.execute(select(bindings).where(bindings.c.proxy_txn == proxy_txn)).first()
+            row = conn.execute(select(bindings).where(bindings.c.primary_name == primary, bindings.c.proxy_txn == proxy_txn)).first()
         return None if row is None else Place(row.metastore, row.real_txn)
 
-    def bindings_between(self, low: int, high: int) -> dict[int, Place]:
-        """proxy id -> place, for the bound transactions in [low, high]."""
+    def bindings_between(self, primary: str, low: int, high: int) -> dict[int, Place]:
+        """proxy id -> place, for the primary's bound transactions in [low, high]."""
+        c = bindings.c
         with self._store.reading() as conn:
-            rows = conn.execute(select(bindings).where(bindings.c.proxy_txn >= low, bindings.c.proxy_txn <= high))
+            rows = conn.execute(select(bindings).where(c.primary_name == primary, c.proxy_txn >= low, c.proxy_txn <= high))
             return {row.proxy_txn: Place(row.metastore, row.real_txn) for row in rows}
 
-    def bind(self, proxy_txn: int, place: Place) -> Place:
+    def bind(self, primary: str, proxy_txn: int, place: Place) -> Place:
         """Record the binding; if another process bound this transaction first, its binding (the winner)."""
+        values = dict(primary_name=primary, proxy_txn=proxy_txn, metastore=place.metastore, real_txn=place.real, bound_at=time.time())
         try:
             with self._store.writing() as conn:
-                conn.execute(
-                    bindings.insert().values(proxy_txn=proxy_txn, metastore=place.metastore, real_txn=place.real, bound_at=time.time())
-                )
+                conn.execute(bindings.insert().values(**values))
             return place
         except IntegrityError:
-            won = self.binding(proxy_txn)
-            if won is None:  # bound and already finished by the winner: ours stands alone
+            won = self.binding(primary, proxy_txn)
+            if won is None:  # bound and already swept by the winner: ours stands alone
                 raise
             return won
 
-    def proxy_ids(self, metastore: str, reals: Iterable[int]) -> dict[int, int]:
+    def proxy_ids(self, primary: str, metastore: str, reals: Iterable[int]) -> dict[int, int]:
         """real id -> the proxy id a client holds, for those of `reals` bound on `metastore`."""
         wanted = list(set(reals))
         found: dict[int, int] = {}
+        c = bindings.c
         with self._store.reading() as conn:
             for i in range(0, len(wanted), 500):  # bounded IN lists
                 part = wanted[i : i + 500]
-                rows = conn.execute(select(bindings).where(bindings.c.metastore == metastore, bindings.c.real_txn.in_(part)))
+                rows = conn.execute(select(bindings).where(c.primary_name == primary, c.metastore == metastore, c.real_txn.in_(part)))
                 found.update({row.real_txn: row.proxy_txn for row in rows})
         return found
 
-    def unbind(self, proxy_txns: Iterable[int]) -> None:
+    def unbind(self, primary: str, proxy_txns: Iterable[int]) -> None:
         ids = list(proxy_txns)
         if not ids:
             return
         with self._store.writing() as conn:
-            conn.execute(delete(bindings).where(bindings.c.proxy_txn.in_(ids)))
+            conn.execute(delete(bindings).where(bindings.c.primary_name == primary, bindings.c.proxy_txn.in_(ids)))
 
-    def bound_before(self, when: float) -> list[tuple[int, Place]]:
+    def bound_before(self, when: float) -> list[tuple[str, int, Place]]:
+        """(primary, proxy id, place) of bindings made before `when` (at most 10,000 a time)."""
         with self._store.reading() as conn:
             rows = conn.execute(select(bindings).where(bindings.c.bound_at < when).order_by(bindings.c.proxy_txn).limit(10_000))
-            return [(row.proxy_txn, Place(row.metastore, row.real_txn)) for row in rows]
+            return [(row.primary_name, row.proxy_txn, Place(row.metastore, row.real_txn)) for row in rows]

@@ -50,21 +50,25 @@ class Sweep:
 
     def run(self) -> int:
         """Drop the bindings no transaction needs any more; returns how many went."""
-        by_metastore: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for proxy, place in self.bindings.repo.bound_before(time.time() - self.keep_s):
-            by_metastore[place.metastore].append((proxy, place.real))
-        gone = []
-        for metastore, pairs in by_metastore.items():
+        by_metastore: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+        for primary, proxy, place in self.bindings.repo.bound_before(time.time() - self.keep_s):
+            by_metastore[place.metastore].append((primary, proxy, place.real))
+        gone: dict[str, list[int]] = defaultdict(list)
+        for metastore, bound in by_metastore.items():
             try:
                 still_open = self.open_txn_ids(metastore)
             except (BackendUnavailable, KeyError) as e:  # down, or no longer configured: ask next time
                 log.info("transaction bindings on metastore '%s' kept: %s", metastore, e)
                 continue
-            gone += [proxy for proxy, real in pairs if real not in still_open]
-        self.bindings.forget(gone)
-        if gone:
-            log.info("dropped %d bindings of finished transactions", len(gone))
-        return len(gone)
+            for primary, proxy, real in bound:
+                if real not in still_open:
+                    gone[primary].append(proxy)
+        for primary, proxies in gone.items():
+            self.bindings.forget(primary, proxies)
+        count = sum(map(len, gone.values()))
+        if count:
+            log.info("dropped %d bindings of finished transactions", count)
+        return count
 
 
 def open_ids(answer: idl.hive.GetOpenTxnsInfoResponse) -> set[int]:

@@ -1,7 +1,8 @@
 """What a call's answer must get back: the client's ids (and table names) for the metastore's.
 
 Messages: Hive writes ids into messages as ``txnid:12`` and ``lockid:7`` (JavaUtils.txnIdToString and
-lockIdToString); the proxy swaps each real id it knows for the id the client holds.
+lockIdToString), and Hive 4's heartbeat of a gone transaction as ``No such txn: 12``
+(HeartbeatTxnFunction); the proxy swaps each real id it knows for the id the client holds.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_ID = re.compile(r"\b(txnid|lockid):(\d+)\b", re.IGNORECASE)
+_ID = re.compile(r"\b(txnid:|lockid:|no such txn: )(\d+)\b", re.IGNORECASE)
+
+
+def _is_lock(m: re.Match) -> bool:
+    return m.group(1).lower() == "lockid:"
 
 
 def ids_in(message: str | None) -> tuple[set[int], set[int]]:
@@ -17,7 +22,7 @@ def ids_in(message: str | None) -> tuple[set[int], set[int]]:
     txns: set[int] = set()
     locks: set[int] = set()
     for m in _ID.finditer(message or ""):
-        (txns if m.group(1).lower() == "txnid" else locks).add(int(m.group(2)))
+        (locks if _is_lock(m) else txns).add(int(m.group(2)))
     return txns, locks
 
 
@@ -26,8 +31,8 @@ def rewrite_ids(message: str | None, txns: dict[int, int], locks: dict[int, int]
         return message
 
     def swap(m: re.Match) -> str:
-        known = txns if m.group(1).lower() == "txnid" else locks
-        return f"{m.group(1)}:{known.get(int(m.group(2)), m.group(2))}"
+        known = locks if _is_lock(m) else txns
+        return f"{m.group(1)}{known.get(int(m.group(2)), m.group(2))}"
 
     return _ID.sub(swap, message)
 

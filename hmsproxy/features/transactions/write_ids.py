@@ -4,8 +4,12 @@ Write ids belong to one table, so they already know their metastore: they pass u
 care is the request: its tables are "db.table" strings (renamed both ways here), they must all live
 on one metastore, and its `validTxnList` is a snapshot of *transaction* ids, which are the primary's.
 For another metastore the proxy sends that metastore's own snapshot, taken now (Hive's string:
-``highWaterMark:minOpenTxn:open,...:aborted,...``), capped at the caller's own transaction when the
-snapshot the client sent was taken for a transaction bound there, as Hive caps it.
+``highWaterMark:minOpenTxn:open,...:aborted,...``). A client's snapshot for its own transaction is
+capped at it and leaves it out (TxnUtils.createValidReadTxnList), so its own writes are valid to it;
+the proxy does the same when the snapshot's mark is a transaction this client's connection bound
+there. Only then: the primary committed the empty twin of every bound transaction, so another
+client's snapshot may end at the same mark without that transaction being its own (it must see the
+write as open, not valid).
 """
 
 from __future__ import annotations
@@ -90,14 +94,16 @@ class WriteIds:
 
     def _snapshot_of(self, call: Call, metastore: str, client_mark: int | None) -> str:
         answer = self.feature.call(call, metastore, "get_open_txns_info", P.get_open_txns_info_args()).success
-        mark = answer.txn_high_water_mark
-        if client_mark is not None:
-            own = self.feature.bindings.bound(client_mark)
-            if own is not None and own.metastore == metastore:
-                mark = min(mark, own.real)
+        mark, own = answer.txn_high_water_mark, None
+        if client_mark is not None and client_mark in self.feature.own_txns(call):
+            place = self.feature.bindings.bound(client_mark, call.router.primary.name)
+            if place is not None and place.metastore == metastore:
+                mark, own = min(mark, place.real), place.real
         infos = answer.open_txns or []
         return valid_txn_list(
-            mark, [t.id for t in infos if t.state == hive.TxnState.OPEN], [t.id for t in infos if t.state == hive.TxnState.ABORTED]
+            mark,
+            [t.id for t in infos if t.state == hive.TxnState.OPEN and t.id != own],
+            [t.id for t in infos if t.state == hive.TxnState.ABORTED],
         )
 
     @staticmethod

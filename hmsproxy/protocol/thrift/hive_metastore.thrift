@@ -137,6 +137,11 @@ struct TableValidWriteIds {
   5: required binary abortedBits,
 }
 
+// Hive 4's get_open_txns_req: the snapshot Hive 4's DbTxnManager takes; answered by the primary.
+struct GetOpenTxnsRequest {
+  1: optional list<TxnType> excludeTxnTypes,
+}
+
 struct GetValidWriteIdsResponse {
   1: required list<TableValidWriteIds> tblValidWriteIds,
 }
@@ -1404,6 +1409,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1),
   AllocateTableWriteIdsResponse allocate_table_write_ids(1: AllocateTableWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: MetaException o3),
+  GetOpenTxnsResponse get_open_txns_req(1: GetOpenTxnsRequest getOpenTxnsRequest),
   GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: MetaException o2),
   void add_dynamic_partitions(1: AddDynamicPartitions rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   void add_foreign_key(1: AddForeignKeyRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),

@@ -3,10 +3,14 @@
 // Prints one line per step: "<step>\tOK\t<value>" or "<step>\tFAIL\t<exception class>: <message>";
 // tests/integration/test_hive4_client.py runs it and checks the lines.
 // Usage: Hive4Client <thrift uri> <new db> <warehouse uri> <federated db> <federated table> <read-only db>
+//        Hive4Client transaction <thrift uri> <db> <transactional table>   (a writer's transaction, step by step)
 import java.util.*;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hive.common.ValidReadTxnList;
 import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.LockComponentBuilder;
+import org.apache.hadoop.hive.metastore.LockRequestBuilder;
 import org.apache.hadoop.hive.metastore.api.*;
 import org.apache.hadoop.hive.metastore.conf.MetastoreConf;
 import org.apache.hadoop.hive.metastore.conf.MetastoreConf.ConfVars;
@@ -58,13 +62,59 @@ public class Hive4Client {
     return b.toString().trim();
   }
 
-  public static void main(String[] a) throws Exception {
-    String uri = a[0], db = a[1], warehouse = a[2], fedDb = a[3], fedTable = a[4], readOnlyDb = a[5];
-    String location = warehouse + "/" + db + ".db";
+  static IMetaStoreClient connect(String uri) throws Exception {
     Configuration conf = MetastoreConf.newMetastoreConf();
     MetastoreConf.setVar(conf, ConfVars.THRIFT_URIS, uri);
     MetastoreConf.setLongVar(conf, ConfVars.THRIFT_CONNECTION_RETRIES, 1);
-    IMetaStoreClient c = new HiveMetaStoreClient(conf);
+    return new HiveMetaStoreClient(conf);
+  }
+
+  static String writeIds(IMetaStoreClient c, String fullName, String snapshot) throws Exception {
+    TableValidWriteIds t = c.getValidWriteIds(Arrays.asList(fullName), snapshot).get(0);
+    return t.getFullTableName() + "," + t.getWriteIdHighWaterMark() + "," + t.getInvalidWriteIds();
+  }
+
+  // What Hive's DbTxnManager does for an INSERT into a transactional table, one call per step.
+  static void transaction(String uri, String db, String table) throws Exception {
+    IMetaStoreClient c = connect(uri);
+    long[] txn = {-1}, lock = {-1}, write = {-1};
+    step("openTxn", () -> txn[0] = c.openTxn("hive4"));
+    step("allocateTableWriteId", () -> write[0] = c.allocateTableWriteId(txn[0], db, table));
+    step("allocateAgain", () -> c.allocateTableWriteId(txn[0], db, table));
+    step("lock", () -> {
+      LockComponentBuilder component = new LockComponentBuilder().setSharedWrite().setDbName(db).setTableName(table)
+          .setOperationType(DataOperationType.INSERT).setIsTransactional(true);
+      LockResponse r = c.lock(new LockRequestBuilder("hive4").setUser("hive4").setTransactionId(txn[0]).addLockComponent(component.build()).build());
+      lock[0] = r.getLockid();
+      return r.getLockid() + "," + r.getState();
+    });
+    step("checkLock", () -> c.checkLock(lock[0]).getState());
+    step("heartbeat", () -> { c.heartbeat(txn[0], lock[0]); return "ok"; });
+    step("showLocks", () -> {
+      StringBuilder b = new StringBuilder();
+      for (ShowLocksResponseElement e : c.showLocks(new ShowLocksRequest()).getLocks())
+        if (table.equals(e.getTablename())) b.append(e.getDbname()).append(',').append(e.getLockid()).append(',').append(e.getTxnid()).append(' ');
+      return b.toString().trim();
+    });
+    step("openTxns", () -> c.showTxns().getOpen_txns().stream().filter(t -> t.getId() == txn[0]).map(t -> t.getState().toString()).findFirst().orElse("absent"));
+    // DbTxnManager's snapshot for its transaction (get_open_txns_req), and the one it makes when no other
+    // transaction is open: capped at its own, which it leaves out (TxnCommonUtils.createValidReadTxnList).
+    step("getValidTxns", () -> c.getValidTxns(txn[0]).writeToString());
+    step("validWriteIds", () -> writeIds(c, db + "." + table, new ValidReadTxnList(new long[0], new BitSet(), txn[0], Long.MAX_VALUE).writeToString()));
+    step("commitTxn", () -> { c.commitTxn(txn[0]); return "ok"; });
+    step("checkLockAfterCommit", () -> c.checkLock(lock[0]).getState());
+    step("heartbeatAfterCommit", () -> { c.heartbeat(txn[0], 0); return "ok"; });
+    c.close();
+  }
+
+  public static void main(String[] a) throws Exception {
+    if (a[0].equals("transaction")) {
+      transaction(a[1], a[2], a[3]);
+      return;
+    }
+    String uri = a[0], db = a[1], warehouse = a[2], fedDb = a[3], fedTable = a[4], readOnlyDb = a[5];
+    String location = warehouse + "/" + db + ".db";
+    IMetaStoreClient c = connect(uri);
     String[] days = {"2026-11-01", "2026-11-02"};
 
     step("databases", () -> c.getAllDatabases());
