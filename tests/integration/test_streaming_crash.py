@@ -108,3 +108,21 @@ def test_a_killed_writer_leaves_nothing_visible_and_the_next_one_cleans_up(reapi
         batch.commit()
         batch.close()
         assert visible_rows(location) == [(1, "kept")]
+
+
+def test_an_idle_batch_is_kept_alive_by_its_heartbeats(reaping_proxy):
+    """The metastore aborts after four silent seconds; the batch heartbeats every two on its own."""
+    uri = f"thrift://127.0.0.1:{reaping_proxy.port}"
+    ep = HiveEndPoint(uri, "default", "events", ["2026-11-24"])
+    with ep.new_connection(auto_create_partition=True) as conn:
+        batch = conn.fetch_transaction_batch(2, DelimitedInputWriter(["id", "msg"], ",", ep))
+        assert batch.heartbeats.interval_s == 2.0
+        batch.begin_next_transaction()
+        batch.write(b"1,slow")
+        time.sleep(10)  # well past the timeout: only the heartbeats keep it open
+        batch.commit()
+        batch.begin_next_transaction()  # the unused one was heartbeated too
+        batch.write(b"2,later")
+        batch.commit()
+        batch.close()
+        assert visible_rows(conn.location(conn.ms)) == [(1, "slow"), (2, "later")]

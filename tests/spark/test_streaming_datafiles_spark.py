@@ -169,8 +169,33 @@ def streamed_table(client, tmp_path: Path, file_format: str) -> str:
 
 @pytest.mark.parametrize("file_format", ["parquet", "orc"])
 def test_every_type_reads_back_in_spark(spark, primary_client, tmp_path, file_format):
-    name = streamed_table(primary_client, tmp_path, file_format)
+    assert_spark_reads_every_type(spark, streamed_table(primary_client, tmp_path, file_format), file_format)
 
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+def test_every_type_streamed_through_the_proxy_reads_back_in_spark(spark, proxy, primary_client, tmp_path, file_format):
+    """The same records through the streaming API: transaction batches over the proxy, published at commit."""
+    from hmsproxy.streaming import HiveEndPoint
+
+    name = f"api_{file_format}_{uuid.uuid4().hex[:6]}"
+    (tmp_path / name).mkdir()
+    create_table(primary_client, name, file_format, tmp_path / name)
+    ep = HiveEndPoint(proxy.uri, DB, name)
+    with ep.new_connection() as conn:
+        for writer, records in (
+            (DelimitedInputWriter(NAMES, "|"), [r.encode() for r in CSV]),
+            (StrictJsonWriter(), [json.dumps(o).encode() for o in JSON]),
+        ):
+            batch = conn.fetch_transaction_batch(1, writer)
+            batch.begin_next_transaction()
+            assert batch.write_many(records) == []
+            batch.commit()
+            batch.close()
+    spark.catalog.refreshTable(f"{DB}.{name}")
+    assert_spark_reads_every_type(spark, name, file_format)
+
+
+def assert_spark_reads_every_type(spark, name: str, file_format: str) -> None:
     rows = spark.sql(f"SELECT {', '.join(NAMES)} FROM {DB}.{name}").collect()
     got = sorted((tuple(r) for r in rows), key=repr)
     expected = sorted(EXPECTED, key=repr)
