@@ -631,3 +631,14 @@ def test_compact_target_skips_and_refuses_without_touching_anything(part_dir, tm
     with pytest.raises(JobError, match=r"it has subdirectories \(hr=1\)"):
         compact.compact_target(None, LocalStorage(), cat, "parquet", target, 1)
     assert cat.alters == [] and [p.name for p in part_dir.parent.iterdir()] == ["ds=1"]
+
+
+def test_target_file_mb_sizes_the_output_by_the_bytes_read():
+    mb = 1024 * 1024
+    assert compact.files_for(10 * mb, None, 3) == 3  # --files as given
+    assert compact.files_for(10 * mb, 4, 1) == 3  # 10 MB in files of about 4 MB
+    assert compact.files_for(1, 128, 1) == 1  # never fewer than one
+    args = build_parser().parse_args(["compact", "db.t", "--target-file-mb", "256"])
+    assert (args.files, args.target_file_mb) == (1, 256)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["compact", "db.t", "--files", "2", "--target-file-mb", "256"])
