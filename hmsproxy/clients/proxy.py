@@ -14,6 +14,7 @@ per statement.
 from __future__ import annotations
 
 import getpass
+import re
 
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TClient
@@ -26,6 +27,13 @@ from hmsproxy.protocol import idl
 from hmsproxy.upstream.wire import parse_uri
 
 __all__ = ["DdlSyntaxError", "HmsProxyClient", "HmsProxyError", "ResultSet"]
+
+
+#: Only a script naming INDEX may hold a statement run here (an index build: clients/rebuilds.py); any
+#: other goes to the proxy whole, unparsed here (loading the parser is most of a short command's time).
+_MAY_BUILD = re.compile(r"\bINDEX\b", re.IGNORECASE)
+#: How the proxy's answer to a script it could not parse begins (features/statements.py).
+_SYNTAX_ERROR = "hmsproxy: syntax error at line"
 
 
 class HmsProxyError(Exception):
@@ -65,9 +73,16 @@ class HmsProxyClient:
         `spark` or a local SparkSession (clients/rebuilds.py); everything else runs in the proxy.
         Raises DdlSyntaxError (nothing ran) or HmsProxyError (statements before it ran).
         """
+        database = database or "default"
+        if not _MAY_BUILD.search(sql):  # nothing to run here: the proxy parses the script itself
+            try:
+                return self._in_proxy([sql], database)
+            except HmsProxyError as e:
+                if _SYNTAX_ERROR in str(e):
+                    parse(sql)  # raises it as DdlSyntaxError, with its line and column
+                raise
         from hmsproxy.clients.rebuilds import builds_index, created_first, rebuild
 
-        database = database or "default"
         results: list[ResultSet] = []
         batch: list[str] = []
         for statement in parse(sql):
