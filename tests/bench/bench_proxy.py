@@ -1105,14 +1105,8 @@ def main(argv=None) -> int:
         txn_runs: dict = {}
         txn_lines: list[str] = []
         if not args.no_txn:
-            with bench_txn.federation(tmp, args.hive, metastore.uri, log) as (fed, txn_proxy, txn_port):
-                txn_rows, txn_runs, txn_lines = bench_txn.measure(
-                    pool,
-                    {"primary": endpoints["direct"], bench_txn.FED: ("127.0.0.1", fed.port), "proxy": ("127.0.0.1", txn_port)},
-                    {"jvm": (metastore.pid, fed.pid), "proxy": txn_proxy.pid, "self": os.getpid()},
-                    args,
-                    log,
-                )
+            with bench_txn.stack(tmp, args.hive, args.clients, log) as (txn_endpoints, txn_pids):
+                txn_rows, txn_runs, txn_lines = bench_txn.measure(pool, txn_endpoints, txn_pids, args, log)
             print()
             print("\n".join(txn_lines))
 

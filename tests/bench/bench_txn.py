@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,45 +154,62 @@ def probe(case: Case, endpoints: dict) -> str | None:
     return None
 
 
+#: The metastores' JDBC pool: on Derby, a metastore whose pool is smaller than the calls it serves at
+#: once deadlocks in lock (a call holding the TxnHandler's Derby lock waits for a connection that
+#: calls waiting for that lock hold) until the pool's 30 s timeout fails them.
+POOL_SIZE = "datanucleus.connectionPool.maxPoolSize"
+
+
+def _site_only_pool(cls):
+    """LocalMetastore, with the connection pool's size in hive-site.xml only: given as -D too (as
+    LocalMetastore passes every setting), it makes DataNucleus fail at start (NumberFormatException)."""
+
+    class Metastore(cls):
+        def system_properties(self):
+            return {k: v for k, v in super().system_properties().items() if k != POOL_SIZE}
+
+    return Metastore
+
+
 @contextlib.contextmanager
-def federation(tmp: Path, hive: str, primary_uri: str, log) -> Iterator[tuple]:
-    """A second metastore of version ``hive`` with bench.events (one partition) and an ``hmsproxy serve``
-    in front of the primary and it; yields (metastore, proxy process, proxy port). Both stopped after."""
-    from hmsproxy.dev.metastore import start_metastores
+def stack(tmp: Path, hive: str, clients: int, log) -> Iterator[tuple[dict, dict]]:
+    """Two metastores of version ``hive`` ("primary" and FED), each with bench.events (one partition)
+    and a JDBC pool of 2 x ``clients`` connections, and an ``hmsproxy serve`` that federates them.
+    Yields the endpoints and the pids that :func:`measure` takes; all stopped after."""
+    from hmsproxy.dev.metastore import LocalMetastore
     from hmsproxy.dev.ports import free_port
     from tests.bench.bench_proxy import HIVE_CONF, HIVE_VERSIONS, ProxyProcess, seed, write_proxy_config
 
-    log(f"starting a second Hive {HIVE_VERSIONS[hive]} metastore, federated as {FED!r} ...")
-    (metastore,) = start_metastores(
-        1,
-        tmp / "hms-fed",
-        names=[FED],
-        log=lambda m: None,
-        timeout_s=90,
-        hive_versions=[hive],
-        hive_conf=HIVE_CONF.get(hive),
-        notifications=False,
-    )
+    log(f"starting two Hive {HIVE_VERSIONS[hive]} metastores for the transactions, the second federated as {FED!r} ...")
+    conf = {**HIVE_CONF.get(hive, {}), POOL_SIZE: str(2 * clients)}
+    started: list = []
     process = None
     try:
-        seed(metastore, 1, hive)
+        for name in ("primary", FED):
+            metastore = _site_only_pool(LocalMetastore)(
+                free_port(), tmp / f"hms-txn-{name}", log=lambda m: None, hive_version=hive, hive_conf=conf, notifications=False
+            )
+            started.append(metastore)  # stopped below, also when its start fails half-way
+            metastore.start(90)
+            seed(metastore, 1, hive)
+        primary, fed = started
         port = free_port()
         config = tmp / "hmsproxy-txn.yml"
-        write_proxy_config(
-            config, port, primary_uri, HIVE_VERSIONS[hive], store_url=f"sqlite:///{tmp}/txn-store.db", federated=metastore.uri
-        )
+        write_proxy_config(config, port, primary.uri, HIVE_VERSIONS[hive], store_url=f"sqlite:///{tmp}/txn-store.db", federated=fed.uri)
         process = ProxyProcess(config, tmp / "hmsproxy-txn.log")
         process.wait_ready("127.0.0.1", port)
         log(f"{process.banner} (pid {process.pid})")
-        yield metastore, process, port
+        endpoints = {"primary": ("127.0.0.1", primary.port), FED: ("127.0.0.1", fed.port), "proxy": ("127.0.0.1", port)}
+        yield endpoints, {"jvm": (primary.pid, fed.pid), "proxy": process.pid}
     finally:
         if process is not None:
             process.stop()
-        metastore.stop()
+        for metastore in started:
+            metastore.stop()
 
 
 def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, list[str]]:
-    """``endpoints``: "primary", FED and "proxy" (host, port); ``pids``: "jvm" (both metastores) and "proxy".
+    """``endpoints`` and ``pids`` as :func:`stack` yields them.
     Returns the rows (bench_proxy.Row, both client counts), the runs and the report's lines."""
     from tests.bench.bench_proxy import DB, TABLE, interleaved_runs, make_row, snapshotter, warm_up
 
@@ -213,6 +231,7 @@ def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, l
     paths = ("direct", "proxy")
     log("warming up the transactions' calls ...")
     warm_up(pool, by_name, paths, target, args)
+    pids = {**pids, "self": os.getpid()}
     runs, _ = interleaved_runs(pool, [(c, n) for n in (1, args.clients) for c in by_name], paths, target, args, snapshotter(pids))
     rows = [make_row(c.name, n, runs, c.direct_method, c.proxy_method) for n in (1, args.clients) for c in measured]
     return rows, runs, render(cases(DB, TABLE, federated=FED in endpoints), rows, args.clients, skipped)
