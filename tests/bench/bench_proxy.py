@@ -904,6 +904,14 @@ def parse_args(argv=None):
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
     p.add_argument("--no-cache", action="store_true", help="leave out the metadata cache's runs (tests/bench/bench_cache.py)")
     p.add_argument(
+        "--txn-slice",
+        type=float,
+        default=1.0,
+        help="seconds per time slice of the transactions' concurrent runs, whose calls take 0.2-0.5 s at 16 clients; "
+        "each path gets 3 slices a run, and a 1-client run lasts as long (default 1.0)",
+    )
+    p.add_argument("--txn-repeats", type=int, default=3, help="measured runs per transactions' case (default 3)")
+    p.add_argument(
         "--no-txn",
         action="store_true",
         help="leave out the transactions' and locks' runs and their second metastore (tests/bench/bench_txn.py)",

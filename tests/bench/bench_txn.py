@@ -17,6 +17,7 @@ metastore was checked and released on the primary) is left out of the runs; the 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import os
 from collections.abc import Iterator
@@ -31,6 +32,8 @@ HOSTNAME = "localhost"
 LOCK = "lock+check_lock+unlock"
 TXN = "open_txns+commit_txn"
 TXN_LOCK = "open_txns+lock+commit_txn"
+#: Time slices a path gets in each concurrent run (of --txn-slice seconds; a 1-client run lasts as long).
+SLICES = 3
 
 
 def _lock_request(db: str, table: str, txnid: int | None = None):
@@ -232,9 +235,18 @@ def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, l
     log("warming up the transactions' calls ...")
     warm_up(pool, by_name, paths, target, args)
     pids = {**pids, "self": os.getpid()}
-    runs, _ = interleaved_runs(pool, [(c, n) for n in (1, args.clients) for c in by_name], paths, target, args, snapshotter(pids))
+    # At N clients these calls take 0.2-0.5 s (Derby serializes the metastore's transaction tables): a
+    # slice must hold several of them, or which path a call counts for depends on the slices' phase.
+    timing = copy.copy(args)
+    timing.slice, timing.duration, timing.repeats = args.txn_slice, SLICES * args.txn_slice, args.txn_repeats
+    runs, _ = interleaved_runs(pool, [(c, n) for n in (1, args.clients) for c in by_name], paths, target, timing, snapshotter(pids))
     rows = [make_row(c.name, n, runs, c.direct_method, c.proxy_method) for n in (1, args.clients) for c in measured]
-    return rows, runs, render(cases(DB, TABLE, federated=FED in endpoints), rows, args.clients, skipped)
+    run_s = len(paths) * timing.duration
+    how = (
+        f"{timing.repeats} repeats, each a run in which direct and proxy calls are interleaved: at 1 client call by call ({run_s:g}s), "
+        f"at {args.clients} clients in {timing.slice:g} s time slices ({run_s:g}s); ratios: median over the repeats of proxy/direct within one run"
+    )
+    return rows, runs, [*render(cases(DB, TABLE, federated=FED in endpoints), rows, args.clients, skipped), how]
 
 
 def render(all_cases: list[Case], rows: list, clients: int, skipped: dict[str, str]) -> list[str]:
