@@ -22,6 +22,7 @@ from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
 from hmsproxy.features.statements import Statements
+from hmsproxy.features.transactions.feature import Transactions
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.pipeline.platform import ConfigSection, Feature
 from hmsproxy.store import Store
@@ -36,6 +37,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Skew,  # skewed tables: statements, validation, skew kept against clients that drop it
     Dependent,  # dependent tables: served as views the proxy writes, drop protection, lineage
     Indexes,  # indexes: proxy-owned metadata for every backend, index tables kept safe
+    Transactions,  # transaction, lock and write ids go to the metastore they belong to
 )
 
 

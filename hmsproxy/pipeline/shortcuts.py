@@ -37,7 +37,7 @@ from functools import cache
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol.framing import Message
-from hmsproxy.routing.methods import METHOD_SPECS, Kind
+from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
 from hmsproxy.routing.router import Router
 
 #: How long a decision is reused before a read takes the full path again.
@@ -79,8 +79,9 @@ def is_read(method: str) -> bool:
 
 @cache
 def changes_nothing(method: str) -> bool:
-    """Calls after which every shortcut still holds: reads (fb303's included) and set_ugi."""
-    return METHOD_SPECS[method].reads or method == "set_ugi"
+    """Calls after which every shortcut still holds: reads (fb303's included), set_ugi and the
+    transaction manager's calls."""
+    return METHOD_SPECS[method].reads or method == "set_ugi" or method in TRANSACTION_CALLS
 
 
 class Shortcuts:

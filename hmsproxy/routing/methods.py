@@ -72,7 +72,21 @@ WRITE_PREFIXES = (
 )
 
 #: Lock calls change metadata (locks are state in the metastore) though their names don't say so.
-WRITE_METHODS = frozenset({"lock", "unlock", "check_lock"})
+WRITE_METHODS = frozenset({"lock", "unlock", "check_lock", "allocate_table_write_ids"})
+#: Calls on a metastore's transaction manager: they change transactions and locks, never the metadata a
+#: relay decision rests on (routing, what a table is), so they leave every shortcut standing.
+TRANSACTION_CALLS = frozenset(
+    {
+        "open_txns", "commit_txn", "abort_txn", "abort_txns", "lock", "check_lock", "unlock", "heartbeat",
+        "heartbeat_txn_range", "allocate_table_write_ids", "show_locks", "show_compact",
+    }
+)  # fmt: skip
+#: Calls that change something yet may be sent twice (Hive's TxnStore says so: committing or aborting
+#: twice is a no-op, heartbeats and lock checks are safe to repeat). Like reads, they go again on a new
+#: connection when a kept one turns out closed by the metastore (a restart while it was idle).
+SAFE_TO_REPEAT = frozenset(
+    {"commit_txn", "abort_txn", "abort_txns", "heartbeat", "heartbeat_txn_range", "check_lock", "unlock", "show_locks", "show_compact"}
+)
 #: Routed calls naming a second database that must live on the same metastore as the first.
 SECOND_DB_ARGS = {"exchange_partition": ("dest_db",), "exchange_partitions": ("dest_db",)}
 #: Routed calls whose table is the new object itself, not one that must already be visible.
@@ -114,6 +128,8 @@ class MethodSpec:
     #: Only reads: a `get*` call that changes nothing (fb303's included). A read may use a metastore's
     #: read-only URIs, go again on a new connection, and leaves every relay shortcut standing.
     reads: bool = False
+    #: May go again on a new connection if the metastore closed a kept one (reads and SAFE_TO_REPEAT).
+    repeatable: bool = False
     creates_database: bool = False
     oneway: bool = False
     #: Where a second database sits that must be on the same metastore (exchange_partition's dest_db).
@@ -250,10 +266,11 @@ def _derive(name: str) -> MethodSpec:
     oneway = bool(getattr(result_cls, "oneway", False))
     writes = name.startswith(WRITE_PREFIXES) or name in WRITE_METHODS
     reads = name.startswith("get") and not writes  # the one place a call's name says its kind
+    repeatable = reads or name in SAFE_TO_REPEAT
     if name in LOCAL_METHODS:
-        return MethodSpec(name, Kind.LOCAL, reads=reads, oneway=oneway)
+        return MethodSpec(name, Kind.LOCAL, reads=reads, repeatable=repeatable, oneway=oneway)
     if name in FANOUT_METHODS:
-        return MethodSpec(name, Kind.FANOUT, writes=writes, reads=reads)
+        return MethodSpec(name, Kind.FANOUT, writes=writes, reads=reads, repeatable=repeatable)
     args = getattr(idl.HmsProxy, name + "_args")
     ordered = [args.thrift_spec[k] for k in sorted(args.thrift_spec)]
     db_args = args_db_fields(name)
@@ -283,7 +300,7 @@ def _derive(name: str) -> MethodSpec:
                     table = _sibling_table_field(args, db)
                     break
     if db is None:
-        return MethodSpec(name, Kind.PRIMARY, writes=writes, reads=reads, oneway=oneway)
+        return MethodSpec(name, Kind.PRIMARY, writes=writes, reads=reads, repeatable=repeatable, oneway=oneway)
     return MethodSpec(
         name,
         Kind.ROUTED,
@@ -291,6 +308,7 @@ def _derive(name: str) -> MethodSpec:
         table=table,
         writes=writes,
         reads=reads,
+        repeatable=repeatable,
         creates_database=name in DATABASE_CREATING,
         oneway=oneway,
         second_db=SECOND_DB_ARGS.get(name),

@@ -18,6 +18,7 @@ DB_NAME_FIELDS: dict[str, frozenset[str]] = {
     for name, fields in {
         "AddDynamicPartitions": {"dbname"},
         "AddPartitionsRequest": {"dbName"},
+        "AllocateTableWriteIdsRequest": {"dbName"},
         "AlterDatabaseRequest": {"oldDbName"},
         "AlterPartitionsRequest": {"dbName"},
         "AlterTableRequest": {"dbName"},
@@ -57,6 +58,7 @@ DB_NAME_FIELDS: dict[str, frozenset[str]] = {
         "PartitionsStatsRequest": {"dbName"},
         "PrimaryKeysRequest": {"db_name"},
         "RenamePartitionRequest": {"dbName"},
+        "ReplLastIdInfo": {"database"},
         "SQLCheckConstraint": {"table_db"},
         "SQLDefaultConstraint": {"table_db"},
         "SQLForeignKey": {"pktable_db", "fktable_db"},
@@ -69,6 +71,7 @@ DB_NAME_FIELDS: dict[str, frozenset[str]] = {
         "Table": {"dbName"},
         "TableMeta": {"dbName"},
         "TableStatsRequest": {"dbName"},
+        "WriteEventInfo": {"database"},
     }.items()
 }
 

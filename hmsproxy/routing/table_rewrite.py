@@ -23,6 +23,7 @@ TABLE_NAME_FIELDS: dict[str, frozenset[str]] = {
     for name, fields in {
         "AddDynamicPartitions": {"tablename"},
         "AddPartitionsRequest": {"tblName"},
+        "AllocateTableWriteIdsRequest": {"tableName"},
         "AlterPartitionsRequest": {"tableName"},
         "AlterTableRequest": {"tableName"},
         "AppendPartitionsRequest": {"tableName"},
@@ -54,6 +55,7 @@ TABLE_NAME_FIELDS: dict[str, frozenset[str]] = {
         "PartitionsRequest": {"tblName"},
         "PartitionsStatsRequest": {"tblName"},
         "PrimaryKeysRequest": {"tbl_name"},
+        "ReplLastIdInfo": {"table"},
         "RenamePartitionRequest": {"tableName"},
         "SQLCheckConstraint": {"table_name"},
         "SQLDefaultConstraint": {"table_name"},
@@ -67,6 +69,7 @@ TABLE_NAME_FIELDS: dict[str, frozenset[str]] = {
         "Table": {"tableName"},
         "TableMeta": {"tableName"},
         "TableStatsRequest": {"tblName"},
+        "WriteEventInfo": {"table"},
     }.items()
 }
 
@@ -77,6 +80,10 @@ NOT_TABLE_NAMES = frozenset(
         ("HiveObjectRef", "objectName"),  # a db, table, partition or column depending on objectType
         ("Table", "tableType"),
         ("TableMeta", "tableType"),
+        ("WriteEventInfo", "tableObj"),  # the table as JSON, not its name
+        # "db.table" strings: the transactions feature renames them (features/transactions/write_ids.py).
+        ("GetValidWriteIdsRequest", "fullTableNames"),
+        ("TableValidWriteIds", "fullTableName"),
     }
 )
 

@@ -94,9 +94,10 @@ class Session:
         return conn, kept
 
     def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool):
-        """How a read on a kept connection goes again should the metastore have closed it meanwhile
-        (wire.BackendUnavailable.gone_before_answer); None for anything else."""
-        if not kept or not METHOD_SPECS[method].reads:
+        """How a read (or a call safe to repeat: MethodSpec.repeatable) on a kept connection goes again
+        should the metastore have closed it meanwhile (wire.BackendUnavailable.gone_before_answer);
+        None for anything else."""
+        if not kept or not METHOD_SPECS[method].repeatable:
             return None
         return lambda: self._connection(metastore, read_only)
 

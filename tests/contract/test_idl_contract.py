@@ -38,6 +38,31 @@ ALLOWED_ADDITIONS = frozenset(
         "GetTablesRequest.4:catName",
         "GetTableResult.2:isStatsCompliant",
         "Table.17:catNameHive3",
+        # Hive 3.x/4.x transaction options, kept so a newer client's reach its metastore (the transactions feature).
+        *(f"AbortTxnRequest.{f}" for f in ("2:replPolicy", "3:txn_type", "4:errorCode")),
+        "AbortTxnsRequest.2:errorCode",
+        *(f"CommitTxnRequest.{f}" for f in ("2:replPolicy", "3:writeEventInfos", "4:replLastIdInfo", "5:keyValue")),
+        *(f"CommitTxnRequest.{f}" for f in ("6:exclWriteEnabled", "7:txn_type")),
+        *(f"LockRequest.{f}" for f in ("6:zeroWaitReadEnabled", "7:exclusiveCTAS", "8:locklessReadsEnabled")),
+        "LockResponse.3:errorMessage",
+        *(f"OpenTxnRequest.{f}" for f in ("5:replPolicy", "6:replSrcTxnIds", "7:txn_type")),
+        "ShowLocksRequest.5:txnid",
+        # Hive 3.x/4.x write ids.
+        *(
+            f"{service}.{method}"
+            for service in ("ThriftHiveMetastore", "HmsProxy")
+            for method in ("allocate_table_write_ids", "get_valid_write_ids")
+        ),
+        "AllocateTableWriteIdsRequest",
+        "AllocateTableWriteIdsResponse",
+        "TxnToWriteId",
+        "GetValidWriteIdsRequest",
+        "GetValidWriteIdsResponse",
+        "TableValidWriteIds",
+        "WriteEventInfo",
+        "ReplLastIdInfo",
+        "CommitTxnKeyValue",
+        "TxnType",
         # The proxy's own calls.
         "HmsProxy.hmsproxy_describe",
         "HmsProxy.hmsproxy_execute",

@@ -92,10 +92,19 @@ def manual_config(base: Config, **federated) -> Config:
     return replace(base, database_resolution=DatabaseResolution.MANUAL, federated=(fed,))
 
 
-def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "waggle_", port: int | None = None, state_dir=None) -> str:
+def federation_yaml(
+    primary_uri: str,
+    federated_uri: str,
+    *,
+    prefix: str = "waggle_",
+    port: int | None = None,
+    state_dir=None,
+    writable: tuple[str, ...] = (),
+) -> str:
     """hmsproxy's YAML for the tests' two-metastore federation (what `serve --config` reads).
 
-    `state_dir` holds the proxy's store, so a served proxy never writes into the repository.
+    `state_dir` holds the proxy's store, so a served proxy never writes into the repository;
+    `writable`: the federated databases clients may write (a white list).
     """
     server = f"fanout-timeout-ms: {ANSWER_DEADLINE_MS}"  # as prefixed_config: slow answers are still answers
     lines = [f"server: {{host: 127.0.0.1, port: {port}, {server}}}" if port is not None else f"server: {{{server}}}"]
@@ -112,4 +121,9 @@ def federation_yaml(primary_uri: str, federated_uri: str, *, prefix: str = "wagg
         f"    remote-meta-store-uris: {federated_uri}",
         f"    database-prefix: {prefix}",
     ]
+    if writable:
+        lines += [
+            "    access-control-type: READ_AND_WRITE_ON_DATABASE_WHITELIST",
+            f"    writable-database-white-list: [{', '.join(writable)}]",
+        ]
     return "\n".join(lines) + "\n"

@@ -93,12 +93,90 @@ enum TxnState {
   OPEN = 3,
 }
 
+// From Hive 3.x/4.x: not in the 2.3 jar.
+enum TxnType {
+  DEFAULT = 0,
+  REPL_CREATED = 1,
+  READ_ONLY = 2,
+  COMPACTION = 3,
+  MATER_VIEW_REBUILD = 4,
+  SOFT_DELETE = 5,
+  REBALANCE_COMPACTION = 6,
+}
+
+// Hive 3.x/4.x's transaction structs: write ids and commit options (the 4.0.1 layout).
+struct TxnToWriteId {
+  1: required i64 txnId,
+  2: required i64 writeId,
+}
+
+struct AllocateTableWriteIdsRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: optional list<i64> txnIds,
+  4: optional string replPolicy,
+  5: optional list<TxnToWriteId> srcTxnToWriteIdList,
+  6: optional bool reallocate,
+}
+
+struct AllocateTableWriteIdsResponse {
+  1: required list<TxnToWriteId> txnToWriteIds,
+}
+
+struct GetValidWriteIdsRequest {
+  1: required list<string> fullTableNames,
+  2: optional string validTxnList,
+  3: optional i64 writeId,
+}
+
+struct TableValidWriteIds {
+  1: required string fullTableName,
+  2: required i64 writeIdHighWaterMark,
+  3: required list<i64> invalidWriteIds,
+  4: optional i64 minOpenWriteId,
+  5: required binary abortedBits,
+}
+
+struct GetValidWriteIdsResponse {
+  1: required list<TableValidWriteIds> tblValidWriteIds,
+}
+
+struct WriteEventInfo {
+  1: required i64 writeId,
+  2: required string database,
+  3: required string table,
+  4: required string files,
+  5: optional string partition,
+  6: optional string tableObj,
+  7: optional string partitionObj,
+}
+
+struct ReplLastIdInfo {
+  1: required string database,
+  2: required i64 lastReplId,
+  3: optional string table,
+  4: optional string catalog,
+  5: optional list<string> partitionList,
+}
+
+struct CommitTxnKeyValue {
+  1: required i64 tableId,
+  2: required string key,
+  3: required string value,
+}
+
 struct AbortTxnRequest {
   1: required i64 txnid,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  2: optional string replPolicy,
+  3: optional TxnType txn_type,
+  4: optional i64 errorCode,
 }
 
 struct AbortTxnsRequest {
   1: required list<i64> txn_ids,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  2: optional i64 errorCode,
 }
 
 struct AddDynamicPartitions {
@@ -354,6 +432,13 @@ struct ColumnStatistics {
 
 struct CommitTxnRequest {
   1: required i64 txnid,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  2: optional string replPolicy,
+  3: optional list<WriteEventInfo> writeEventInfos,
+  4: optional ReplLastIdInfo replLastIdInfo,
+  5: optional CommitTxnKeyValue keyValue,
+  6: optional bool exclWriteEnabled,
+  7: optional TxnType txn_type,
 }
 
 struct CompactionRequest {
@@ -711,11 +796,17 @@ struct LockRequest {
   3: required string user,
   4: required string hostname,
   5: optional string agentInfo,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  6: optional bool zeroWaitReadEnabled,
+  7: optional bool exclusiveCTAS,
+  8: optional bool locklessReadsEnabled,
 }
 
 struct LockResponse {
   1: required i64 lockid,
   2: required LockState state,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  3: optional string errorMessage,
 }
 
 exception MetaException {
@@ -758,6 +849,10 @@ struct OpenTxnRequest {
   2: required string user,
   3: required string hostname,
   4: optional string agentInfo,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  5: optional string replPolicy,
+  6: optional list<i64> replSrcTxnIds,
+  7: optional TxnType txn_type,
 }
 
 struct OpenTxnsResponse {
@@ -899,6 +994,8 @@ struct ShowLocksRequest {
   2: optional string tablename,
   3: optional string partname,
   4: optional bool isExtended,
+  // From Hive 3.x/4.x: not in the 2.3 jar (kept so a newer client's options reach its metastore).
+  5: optional i64 txnid,
 }
 
 struct ShowLocksResponseElement {
@@ -1306,6 +1403,8 @@ struct GetCatalogResponse {
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1),
+  AllocateTableWriteIdsResponse allocate_table_write_ids(1: AllocateTableWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: MetaException o3),
+  GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: MetaException o2),
   void add_dynamic_partitions(1: AddDynamicPartitions rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   void add_foreign_key(1: AddForeignKeyRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   Index add_index(1: Index new_index, 2: Table index_table) throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3),
