@@ -769,9 +769,16 @@ class Row:
 
 
 def ratios(direct: list[RunStats], other: list[RunStats]) -> tuple[float, float]:
-    """(p50, throughput) of `other` to direct: the median over the repeats of the ratio within one run."""
+    """(p50, throughput) of `other` to direct: the median over the repeats of the ratio within one run
+    (NaN for a run in which direct made no call: one can outlast its time slices on a loaded machine)."""
     pairs = list(zip(direct, other, strict=True))
-    return statistics.median(o.p50_ms / d.p50_ms for d, o in pairs), statistics.median(o.throughput / d.throughput for d, o in pairs)
+
+    def over(a: float, b: float) -> float:
+        return a / b if b else math.nan
+
+    return statistics.median(over(o.p50_ms, d.p50_ms) for d, o in pairs), statistics.median(
+        over(o.throughput, d.throughput) for d, o in pairs
+    )
 
 
 def make_row(call: str, clients: int, runs: dict, direct_method: str = "", proxy_method: str = "") -> Row:

@@ -1,7 +1,9 @@
 """The benchmark's transactions section (tests/bench/bench_txn.py): its cases, rows and report."""
 
+import math
+
 from tests.bench import bench_txn
-from tests.bench.bench_proxy import DB, METHODS, TABLE, RunStats, make_row
+from tests.bench.bench_proxy import DB, METHODS, TABLE, RunStats, make_row, ratios, summarize
 from tests.support.bench_runs import run_stats
 
 
@@ -70,3 +72,12 @@ def test_report_shows_p50_at_one_client_and_throughput_at_n_and_why_a_case_was_n
     assert lines[3].endswith("not measured: fails through the proxy: NoSuchLockException: No such lock lockid:2")
     assert lines[4].split()[:4] == ["open_txns+commit_txn", "primary", "-", "|"]
     assert len(lines) == 2 + len(cases)
+
+
+def test_a_run_in_which_a_path_made_no_call_gives_no_ratio_instead_of_failing_the_report():
+    # At 16 clients a lock can outlast a time slice on a loaded machine: a path may then start no call in a run.
+    raw = {"latencies": [[], [0.5, 0.7]], "window_s": 4.0, "client_cpu_s": 1.0, "before": {}, "after": {}, "slice_s": 1.0}
+    direct, proxied = summarize("direct", "c", 16, 0, raw), summarize("proxy", "c", 16, 1, raw)
+    assert direct.calls == 0 and direct.throughput == 0.0 and proxied.throughput == 1.0
+    p50, throughput = ratios([direct], [proxied])
+    assert math.isnan(p50) and math.isnan(throughput)
