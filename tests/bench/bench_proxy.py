@@ -812,6 +812,17 @@ def median_of(runs: list[RunStats]) -> dict:
     return out
 
 
+def load_note(runs: dict, cores: int | None) -> str | None:
+    """A line for runs in which other processes used more than a quarter of a core, else None."""
+    foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
+    if not foreign or max(foreign) <= 0.25:
+        return None
+    return (
+        f"note: other processes used up to {max(foreign):.2f} of {cores} cores during some runs "
+        f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy"
+    )
+
+
 def render_table(rows: list[Row]) -> str:
     differ = any(r.label != r.call for r in rows)
     # Where a path sends another method than the call, the column names both.
@@ -1071,12 +1082,9 @@ def main(argv=None) -> int:
         for t in targets:
             floor_note = f" (floor in the same runs: {t['floor']:.2f}x)" if "floor" in t else ""
             print(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['value']:.2f}x{floor_note}")
-        foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
-        if foreign and max(foreign) > 0.25:
-            print(
-                f"note: other processes used up to {max(foreign):.2f} of {os.cpu_count()} cores during some runs "
-                f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy"
-            )
+        note = load_note(runs, os.cpu_count())
+        if note:
+            print(note)
         print(f"\n(total {elapsed:.0f}s)")
 
         cache_lines: list[str] = []

@@ -214,7 +214,7 @@ def stack(tmp: Path, hive: str, clients: int, log) -> Iterator[tuple[dict, dict]
 def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, list[str]]:
     """``endpoints`` and ``pids`` as :func:`stack` yields them.
     Returns the rows (bench_proxy.Row, both client counts), the runs and the report's lines."""
-    from tests.bench.bench_proxy import DB, TABLE, interleaved_runs, make_row, snapshotter, warm_up
+    from tests.bench.bench_proxy import DB, TABLE, interleaved_runs, load_note, make_row, snapshotter, warm_up
 
     skipped = {}
     measured = []
@@ -232,13 +232,15 @@ def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, l
         return (endpoints[case.metastore], case.direct_method) if path == "direct" else (endpoints["proxy"], case.proxy_method)
 
     paths = ("direct", "proxy")
-    log("warming up the transactions' calls ...")
-    warm_up(pool, by_name, paths, target, args)
-    pids = {**pids, "self": os.getpid()}
     # At N clients these calls take 0.2-0.5 s (Derby serializes the metastore's transaction tables): a
     # slice must hold several of them, or which path a call counts for depends on the slices' phase.
+    # One warm-up call a connection opens it and the proxy's session; more would cost seconds a run.
     timing = copy.copy(args)
     timing.slice, timing.duration, timing.repeats = args.txn_slice, SLICES * args.txn_slice, args.txn_repeats
+    timing.warmup_calls = 1
+    log("warming up the transactions' calls ...")
+    warm_up(pool, by_name, paths, target, timing)
+    pids = {**pids, "self": os.getpid()}
     runs, _ = interleaved_runs(pool, [(c, n) for n in (1, args.clients) for c in by_name], paths, target, timing, snapshotter(pids))
     rows = [make_row(c.name, n, runs, c.direct_method, c.proxy_method) for n in (1, args.clients) for c in measured]
     run_s = len(paths) * timing.duration
@@ -246,12 +248,15 @@ def measure(pool, endpoints: dict, pids: dict, args, log) -> tuple[list, dict, l
         f"{timing.repeats} repeats, each a run in which direct and proxy calls are interleaved: at 1 client call by call ({run_s:g}s), "
         f"at {args.clients} clients in {timing.slice:g} s time slices ({run_s:g}s); ratios: median over the repeats of proxy/direct within one run"
     )
-    return rows, runs, [*render(cases(DB, TABLE, federated=FED in endpoints), rows, args.clients, skipped), how]
+    lines = [*render(cases(DB, TABLE, federated=FED in endpoints), rows, args.clients, skipped, timing.slice), how]
+    return rows, runs, [*lines, *filter(None, [load_note(runs, os.cpu_count())])]
 
 
-def render(all_cases: list[Case], rows: list, clients: int, skipped: dict[str, str]) -> list[str]:
+def render(all_cases: list[Case], rows: list, clients: int, skipped: dict[str, str], slice_s: float) -> list[str]:
     """The report's lines: p50 at 1 client and throughput at ``clients`` clients, each path and
-    proxy / direct (the median of the per-run ratios); ``skipped``: {case name: why it was not measured}."""
+    proxy / direct (the median of the per-run ratios); ``skipped``: {case name: why it was not measured}.
+    A case whose p50 at ``clients`` clients exceeds a third of the time slice (``slice_s``) is marked:
+    few of its calls fit in a slice, so its throughputs are coarse."""
     by_key = {(r.call, r.clients): r for r in rows}
     tables = [c.direct_table if c.direct_table == c.proxy_table else f"{c.direct_table} / {c.proxy_table}" for c in all_cases]
     width = max([len("table (direct / proxy)")] + [len(t or "") for t in tables]) + 2
@@ -260,14 +265,22 @@ def render(all_cases: list[Case], rows: list, clients: int, skipped: dict[str, s
         f"{'call':<27}{'metastore':<11}{'table (direct / proxy)':<{width}}| {'1 client: direct p50':>20}{'proxy p50':>11}{'p50 x':>7} | "
         f"{f'{clients} clients: direct/s':>21}{'proxy/s':>9}{'tput x':>8}",
     ]
+    coarse = False
     for case, table in zip(all_cases, tables):
         head = f"{case.kind:<27}{case.metastore:<11}{table or '-':<{width}}| "
         if case.name in skipped:
             lines.append(f"{head}not measured: fails through the proxy: {skipped[case.name]}")
             continue
         one, many = by_key[(case.name, 1)], by_key[(case.name, clients)]
+        slow = max(many.direct["p50_ms"], many.proxy["p50_ms"]) > slice_s * 1000 / 3
+        coarse = coarse or slow
         lines.append(
             f"{head}{one.direct['p50_ms']:>18.2f}ms{one.proxy['p50_ms']:>9.2f}ms{one.p50_ratio:>6.2f}x | "
-            f"{many.direct['throughput']:>21.0f}{many.proxy['throughput']:>9.0f}{many.throughput_ratio:>7.2f}x"
+            f"{many.direct['throughput']:>21.0f}{many.proxy['throughput']:>9.0f}{many.throughput_ratio:>7.2f}x{' *' if slow else ''}"
+        )
+    if coarse:
+        lines.append(
+            f"* p50 at {clients} clients above a third of the {slice_s:g} s time slice: few calls fit in a slice, "
+            "so the split between the paths is coarse (a longer --txn-slice, or a quieter machine)"
         )
     return lines

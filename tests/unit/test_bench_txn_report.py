@@ -1,9 +1,10 @@
 """The benchmark's transactions section (tests/bench/bench_txn.py): its cases, rows and report."""
 
+import dataclasses
 import math
 
 from tests.bench import bench_txn
-from tests.bench.bench_proxy import DB, METHODS, TABLE, RunStats, make_row, ratios, summarize
+from tests.bench.bench_proxy import DB, METHODS, TABLE, RunStats, load_note, make_row, ratios, summarize
 from tests.support.bench_runs import run_stats
 
 
@@ -61,7 +62,7 @@ def test_report_shows_p50_at_one_client_and_throughput_at_n_and_why_a_case_was_n
             runs[(case.name, n, "direct")] = [_run("direct", case.name, n, 10.0, 400)]
             runs[(case.name, n, "proxy")] = [_run("proxy", case.name, n, 11.5, 340)]
     rows = [make_row(c.name, n, runs) for n in (1, 16) for c in cases if c.name not in skipped]
-    lines = bench_txn.render(cases, rows, 16, skipped)
+    lines = bench_txn.render(cases, rows, 16, skipped, 1.0)
     assert "1 client: direct p50" in lines[1] and "16 clients: direct/s" in lines[1]
     assert lines[2].split() == ["lock+check_lock+unlock", "primary", "bench.events", "|"] + ["10.00ms", "11.50ms", "1.15x", "|"] + [
         "400",
@@ -81,3 +82,24 @@ def test_a_run_in_which_a_path_made_no_call_gives_no_ratio_instead_of_failing_th
     assert direct.calls == 0 and direct.throughput == 0.0 and proxied.throughput == 1.0
     p50, throughput = ratios([direct], [proxied])
     assert math.isnan(p50) and math.isnan(throughput)
+
+
+def test_a_case_whose_calls_outlast_a_third_of_a_slice_is_marked_coarse():
+    case = bench_txn.cases(DB, TABLE, federated=False)[0]
+    runs = {
+        (case.name, n, path): [_run(path, case.name, n, p50, 20)] for n, p50 in ((1, 20.0), (16, 400.0)) for path in ("direct", "proxy")
+    }
+    rows = [make_row(case.name, n, runs) for n in (1, 16)]
+    assert not any("*" in line for line in bench_txn.render([case], rows, 16, {}, 1.5))  # 400 ms < 500 ms
+    lines = bench_txn.render([case], rows, 16, {}, 1.0)
+    assert lines[2].endswith("1.00x *") and lines[3].startswith("* p50 at 16 clients above a third of the 1 s time slice")
+
+
+def test_load_note_only_when_other_processes_took_more_than_a_quarter_core():
+    quiet = {("c", 1, "direct"): [_run("direct", "c", 1, 10.0, 100)]}
+    assert load_note(quiet, 2) is None
+    busy = {**quiet, ("c", 1, "proxy"): [dataclasses.replace(_run("proxy", "c", 1, 10.0, 100), foreign_cores=1.5)]}
+    assert (
+        load_note(busy, 2)
+        == "note: other processes used up to 1.50 of 2 cores during some runs (median 0.75); figures from a busy machine are noisy"
+    )
