@@ -58,6 +58,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tests.bench import bench_txn
+
 DB = "bench"
 TABLE = "events"
 FILTER_DS = "2026-01-05"
@@ -82,8 +84,8 @@ CALLS = {
     "get_table": lambda c: c.get_table(DB, TABLE),
     "get_partitions_by_filter": lambda c: c.get_partitions_by_filter(DB, TABLE, FILTER, -1),
 }
-#: ... and every method a path may send for one of them.
-METHODS = {**CALLS, "get_table_req": _get_table_req}
+#: ... and every method a path may send for one of them (the transactions' on both metastores).
+METHODS = {**CALLS, "get_table_req": _get_table_req, **bench_txn.methods(DB, TABLE)}
 
 #: --hive: the Hive version of the metastore, as hmsproxy.dev.metastore names it, and
 #: its full version (the proxy config's hive-version, the header line).
@@ -166,6 +168,23 @@ def _proc_cpu_s(pid: int | None) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
+
+
+def snapshotter(pids: dict):
+    """The ``snapshot`` of ClientPool.run: CPU seconds of each process in ``pids`` ({name: pid, or a
+    tuple of pids whose CPU is summed}), the machine's busy CPU seconds and the time."""
+
+    def cpu(pid):
+        values = [_proc_cpu_s(p) for p in (pid if isinstance(pid, tuple) else (pid,))]
+        return None if None in values else sum(values)
+
+    def snapshot():
+        snap = {k: cpu(v) for k, v in pids.items()}
+        snap["busy"] = _busy_cpu_s()
+        snap["wall"] = time.monotonic()
+        return snap
+
+    return snapshot
 
 
 def _worker_main(conn) -> None:
@@ -401,7 +420,10 @@ def write_proxy_config(
     cache: bool = False,
     relay: bool = True,
     store_url: str | None = None,
+    federated: str | None = None,
 ) -> None:
+    """``federated``: the URI of a second metastore, federated as ``fed`` (its databases are the
+    proxy's fed_<name>), whose database ``bench`` is writable."""
     path.write_text(
         "# written by tests/bench/bench_proxy.py\n"
         "server:\n"
@@ -414,7 +436,17 @@ def write_proxy_config(
         "  access-control-type: READ_AND_WRITE_AND_CREATE\n"
         f'  hive-version: "{hive_version}"\n'
         + ("  cache: {ttl-s: 600}\n" if cache else "")
-        + (f"store:\n  url: {store_url}\n" if store_url else ""),
+        + (f"store:\n  url: {store_url}\n" if store_url else "")
+        + (
+            "federated-meta-stores:\n"
+            f"  - name: {bench_txn.FED}\n"
+            f"    remote-meta-store-uris: {federated}\n"
+            "    access-control-type: READ_AND_WRITE_ON_DATABASE_WHITELIST\n"
+            f"    writable-database-white-list: [{DB}]\n"
+            f'    hive-version: "{hive_version}"\n'
+            if federated
+            else ""
+        ),
         encoding="utf-8",
     )
     from hmsproxy.app import load_config
@@ -581,6 +613,61 @@ def print_profile(path: Path, top: int = 25) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# interleaved runs
+
+
+def warm_up(pool: ClientPool, calls, paths, target, args) -> None:
+    """Each call on each path alone with ``args.clients`` clients (JIT, connection set-up, caches): not measured.
+    ``target(call, path)``: the (host, port) and the method (a name in METHODS) of a path's calls."""
+    for call in calls:
+        for path in paths:
+            endpoint, method = target(call, path)
+            pool.run([endpoint], call, args.clients, 0.75, args.warmup_calls, methods=[method])
+
+
+def interleaved_runs(pool: ClientPool, cases, paths, target, args, snapshot, budget_end: float = math.inf):
+    """Each case (call, clients) ``args.repeats`` times; ``target`` as for :func:`warm_up`.
+
+    Every path is measured in the same run, interleaved: at 1 client call by call (one client, a
+    connection per path), at N clients in time slices that all clients share. All paths so see the
+    same metastore (GC, JIT, caches) and the same other load; which path goes first rotates between
+    repeats. No run but the first repeat's starts after ``budget_end`` (time.monotonic()).
+    Returns ({(call, clients, path): [RunStats, one a repeat]}, whether the budget left runs out).
+    """
+    runs: dict[tuple[str, int, str], list[RunStats]] = {}
+    truncated = False
+    sliced_s = len(paths) * max(1, round(args.duration / args.slice)) * args.slice
+    for rep in range(args.repeats):
+        order = paths[rep % len(paths) :] + paths[: rep % len(paths)]  # who goes first rotates
+        for call, n in cases:
+            run_s = len(paths) * args.duration if n == 1 else sliced_s
+            if rep > 0 and time.monotonic() + run_s + 1 > budget_end:
+                truncated = True
+                continue
+            picked = [target(call, p) for p in order]
+            raw = pool.run(
+                [endpoint for endpoint, _ in picked],
+                call,
+                n,
+                run_s,
+                args.warmup_calls,
+                snapshot,
+                slice_s=0.0 if n == 1 else args.slice,
+                methods=[method for _, method in picked],
+            )
+            for i, path in enumerate(order):
+                stats = summarize(path, call, n, i, raw)
+                runs.setdefault((call, n, path), []).append(stats)
+                log(
+                    f"rep {rep + 1}/{args.repeats} {stats.call:<24} {stats.clients:>2} clients {stats.path:<6} "
+                    f"p50 {stats.p50_ms:6.2f}ms p99 {stats.p99_ms:6.2f}ms {stats.throughput:6.0f}/s; "
+                    f"CPU ms/call JVM {_f(stats.jvm_cpu_ms_per_call)} proxy {_f(stats.proxy_cpu_ms_per_call)}; "
+                    f"other load {_f(stats.foreign_cores)} cores"
+                )
+    return runs, truncated
+
+
+# --------------------------------------------------------------------------------------
 # statistics
 
 
@@ -682,9 +769,28 @@ class Row:
 
 
 def ratios(direct: list[RunStats], other: list[RunStats]) -> tuple[float, float]:
-    """(p50, throughput) of `other` to direct: the median over the repeats of the ratio within one run."""
+    """(p50, throughput) of `other` to direct: the median over the repeats of the ratio within one run
+    (NaN for a run in which direct made no call: one can outlast its time slices on a loaded machine)."""
     pairs = list(zip(direct, other, strict=True))
-    return statistics.median(o.p50_ms / d.p50_ms for d, o in pairs), statistics.median(o.throughput / d.throughput for d, o in pairs)
+
+    def over(a: float, b: float) -> float:
+        return a / b if b else math.nan
+
+    return statistics.median(over(o.p50_ms, d.p50_ms) for d, o in pairs), statistics.median(
+        over(o.throughput, d.throughput) for d, o in pairs
+    )
+
+
+def make_row(call: str, clients: int, runs: dict, direct_method: str = "", proxy_method: str = "") -> Row:
+    """The table row of a case from :func:`interleaved_runs`' runs: medians and ratios to direct (and the floor's, if measured)."""
+    direct, proxied = runs[(call, clients, "direct")], runs[(call, clients, "proxy")]
+    row = Row(call, clients, median_of(direct), median_of(proxied), direct_method=direct_method, proxy_method=proxy_method)
+    row.p50_ratio, row.throughput_ratio = ratios(direct, proxied)
+    forwarded = runs.get((call, clients, "floor"))
+    if forwarded:
+        row.floor = median_of(forwarded)
+        row.floor_p50_ratio, row.floor_throughput_ratio = ratios(direct, forwarded)
+    return row
 
 
 def median_of(runs: list[RunStats]) -> dict:
@@ -704,6 +810,17 @@ def median_of(runs: list[RunStats]) -> dict:
     out["calls"] = sum(r.calls for r in runs)
     out["repeats"] = len(runs)
     return out
+
+
+def load_note(runs: dict, cores: int | None) -> str | None:
+    """A line for runs in which other processes used more than a quarter of a core, else None."""
+    foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
+    if not foreign or max(foreign) <= 0.25:
+        return None
+    return (
+        f"note: other processes used up to {max(foreign):.2f} of {cores} cores during some runs "
+        f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy"
+    )
 
 
 def render_table(rows: list[Row]) -> str:
@@ -805,6 +922,19 @@ def parse_args(argv=None):
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
     p.add_argument("--no-cache", action="store_true", help="leave out the metadata cache's runs (tests/bench/bench_cache.py)")
     p.add_argument(
+        "--txn-slice",
+        type=float,
+        default=1.0,
+        help="seconds per time slice of the transactions' concurrent runs, whose calls take 0.2-0.5 s at 16 clients; "
+        "each path gets 3 slices a run, and a 1-client run lasts as long (default 1.0)",
+    )
+    p.add_argument("--txn-repeats", type=int, default=3, help="measured runs per transactions' case (default 3)")
+    p.add_argument(
+        "--no-txn",
+        action="store_true",
+        help="leave out the transactions' and locks' runs and their second metastore (tests/bench/bench_txn.py)",
+    )
+    p.add_argument(
         "--floor",
         action="store_true",
         help="also measure a raw byte forwarder (tests/bench/raw_forwarder.py) in front of the same metastore, "
@@ -896,71 +1026,21 @@ def main(argv=None) -> int:
             pids["floor"] = floor.pid
         paths = tuple(endpoints)
 
-        def snapshot():
-            snap = {k: _proc_cpu_s(v) for k, v in pids.items()}
-            snap["busy"] = _busy_cpu_s()
-            snap["wall"] = time.monotonic()
-            return snap
-
+        snapshot = snapshotter(pids)
         # Warm-up of both paths and both calls (JIT, connection set-up, caches): not measured.
         log("warming up both paths ...")
-        for call in CALLS:
-            for path in paths:
-                pool.run([endpoints[path]], call, args.clients, 0.75, args.warmup_calls, methods=[methods[call][path]])
+
+        def target(call: str, path: str) -> tuple[tuple[str, int], str]:
+            return endpoints[path], methods[call][path]
+
+        warm_up(pool, CALLS, paths, target, args)
         if profile_out is not None:
             os.kill(proxy.pid, signal.SIGUSR1)  # profile the measured runs only
 
         cases = [(call, n) for n in (1, args.clients) for call in CALLS]
-        runs: dict[tuple[str, int, str], list[RunStats]] = {}
-        truncated = False
-
-        def record(stats: RunStats, rep: int) -> None:
-            runs.setdefault((stats.call, stats.clients, stats.path), []).append(stats)
-            log(
-                f"rep {rep + 1}/{args.repeats} {stats.call:<24} {stats.clients:>2} clients {stats.path:<6} "
-                f"p50 {stats.p50_ms:6.2f}ms p99 {stats.p99_ms:6.2f}ms {stats.throughput:6.0f}/s; "
-                f"CPU ms/call JVM {_f(stats.jvm_cpu_ms_per_call)} proxy {_f(stats.proxy_cpu_ms_per_call)}; "
-                f"other load {_f(stats.foreign_cores)} cores"
-            )
-
-        # Both paths are measured in the same run, interleaved: at 1 client call by call
-        # (one client, a direct and a proxied connection), at N clients in time slices
-        # that all clients share. Both paths so see the same metastore (GC, JIT, caches)
-        # and the same other load; which path goes first alternates between repeats.
-        slices = max(1, round(args.duration / args.slice))
-        sliced_s = len(paths) * slices * args.slice
-        for rep in range(args.repeats):
-            order = paths[rep % len(paths) :] + paths[: rep % len(paths)]  # who goes first rotates
-            for call, n in cases:
-                run_s = len(paths) * args.duration if n == 1 else sliced_s
-                if rep > 0 and time.monotonic() + run_s + 1 > budget_end:
-                    truncated = True
-                    continue
-                raw = pool.run(
-                    [endpoints[p] for p in order],
-                    call,
-                    n,
-                    run_s,
-                    args.warmup_calls,
-                    snapshot,
-                    slice_s=0.0 if n == 1 else args.slice,
-                    methods=[methods[call][p] for p in order],
-                )
-                for i, path in enumerate(order):
-                    record(summarize(path, call, n, i, raw), rep)
-
-        rows = []
-        for call, n in cases:
-            direct, proxied = runs[(call, n, "direct")], runs[(call, n, "proxy")]
-            row = Row(
-                call, n, median_of(direct), median_of(proxied), direct_method=methods[call]["direct"], proxy_method=methods[call]["proxy"]
-            )
-            row.p50_ratio, row.throughput_ratio = ratios(direct, proxied)
-            if "floor" in paths:
-                forwarded = runs[(call, n, "floor")]
-                row.floor = median_of(forwarded)
-                row.floor_p50_ratio, row.floor_throughput_ratio = ratios(direct, forwarded)
-            rows.append(row)
+        sliced_s = len(paths) * max(1, round(args.duration / args.slice)) * args.slice
+        runs, truncated = interleaved_runs(pool, cases, paths, target, args, snapshot, budget_end)
+        rows = [make_row(call, n, runs, methods[call]["direct"], methods[call]["proxy"]) for call, n in cases]
         targets = evaluate_targets(rows)
         elapsed = time.monotonic() - started
 
@@ -1002,12 +1082,9 @@ def main(argv=None) -> int:
         for t in targets:
             floor_note = f" (floor in the same runs: {t['floor']:.2f}x)" if "floor" in t else ""
             print(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['value']:.2f}x{floor_note}")
-        foreign = [s.foreign_cores for v in runs.values() for s in v if s.foreign_cores is not None]
-        if foreign and max(foreign) > 0.25:
-            print(
-                f"note: other processes used up to {max(foreign):.2f} of {os.cpu_count()} cores during some runs "
-                f"(median {statistics.median(foreign):.2f}); figures from a busy machine are noisy"
-            )
+        note = load_note(runs, os.cpu_count())
+        if note:
+            print(note)
         print(f"\n(total {elapsed:.0f}s)")
 
         cache_lines: list[str] = []
@@ -1047,6 +1124,15 @@ def main(argv=None) -> int:
             print()
             print("\n".join(relay_lines))
 
+        txn_rows: list[Row] = []
+        txn_runs: dict = {}
+        txn_lines: list[str] = []
+        if not args.no_txn:
+            with bench_txn.stack(tmp, args.hive, args.clients, log) as (txn_endpoints, txn_pids):
+                txn_rows, txn_runs, txn_lines = bench_txn.measure(pool, txn_endpoints, txn_pids, args, log)
+            print()
+            print("\n".join(txn_lines))
+
         if args.json:
             doc = {
                 "hmsproxy_version": __version__,
@@ -1057,11 +1143,12 @@ def main(argv=None) -> int:
                 "python": platform.python_version(),
                 "thriftpy2": thriftpy2.__version__,
                 "settings": {k: v for k, v in vars(args).items() if k != "json"},
-                "rows": [asdict(r) for r in rows],
-                "runs": [asdict(s) for v in runs.values() for s in v],
+                "rows": [asdict(r) for r in rows + txn_rows],
+                "runs": [asdict(s) for v in (*runs.values(), *txn_runs.values()) for s in v],
                 "targets": targets,
                 "cache": cache_lines,
                 "relay": relay_lines,
+                "txn": txn_lines,
                 "elapsed_s": round(elapsed, 1),
             }
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

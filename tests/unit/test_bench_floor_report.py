@@ -1,23 +1,12 @@
 """The benchmark's report of the byte forwarder measured in the same runs (bench_proxy --floor)."""
 
 from tests.bench.bench_proxy import Row, RunStats, evaluate_targets, median_of, ratios, render_floor
+from tests.support.bench_runs import run_stats
 
 
 def _run(path: str, clients: int, p50_ms: float, throughput: float) -> RunStats:
-    return RunStats(
-        path=path,
-        call="get_table",
-        clients=clients,
-        calls=100,
-        path_time_s=1.0,
-        p50_ms=p50_ms,
-        p99_ms=p50_ms * 2,
-        mean_ms=p50_ms,
-        throughput=throughput,
-        jvm_cpu_ms_per_call=4.0,
-        proxy_cpu_ms_per_call=None if path == "direct" else {"proxy": 0.4, "floor": 0.15}[path],
-        client_cpu_ms_per_call=0.3,
-        foreign_cores=0.0,
+    return run_stats(
+        path, "get_table", clients, p50_ms, throughput, proxy_cpu_ms=None if path == "direct" else {"proxy": 0.4, "floor": 0.15}[path]
     )
 
 
