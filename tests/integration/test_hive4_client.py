@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -55,18 +56,24 @@ def hive4_client(tmp_path_factory):
     return run
 
 
+def answered(steps: dict, step: str) -> str:
+    """A step's answer; it must have succeeded."""
+    passed, value = steps[step]
+    assert passed, f"{step}: {value}"
+    return value
+
+
+def refused(steps: dict, step: str) -> str:
+    """A step's error; it must have failed."""
+    passed, value = steps[step]
+    assert not passed, f"{step} should have failed, answered {value}"
+    return value
+
+
 def check_everyday_work(steps: dict, db: str, fed: str, *, native: bool) -> None:
     """The answers of Hive4Client's steps; `native`: the primary is Hive 4 itself (no translation)."""
 
-    def ok(step: str) -> str:
-        passed, value = steps[step]
-        assert passed, f"{step}: {value}"
-        return value
-
-    def failed(step: str) -> str:
-        passed, value = steps[step]
-        assert not passed, f"{step} should have failed, answered {value}"
-        return value
+    ok, failed = partial(answered, steps), partial(refused, steps)
 
     # Databases and catalogs.
     assert fed.split(".")[0] in ok("databases")
@@ -169,15 +176,7 @@ def test_hive4_client_writes_a_transaction_on_a_hive_4_metastore(hive4_transacti
     """openTxn, allocateTableWriteId, lock, checkLock, heartbeat, commitTxn: Hive 4's own client through the proxy."""
     steps, name, db, before = hive4_transaction(primary)
 
-    def ok(step: str) -> str:
-        passed, value = steps[step]
-        assert passed, f"{step}: {value}"
-        return value
-
-    def failed(step: str) -> str:
-        passed, value = steps[step]
-        assert not passed, f"{step} should have failed, answered {value}"
-        return value
+    ok, failed = partial(answered, steps), partial(refused, steps)
 
     txn, write_id = int(ok("openTxn")), before + 1
     assert (ok("allocateTableWriteId"), ok("allocateAgain")) == (str(write_id), str(write_id))
