@@ -62,6 +62,9 @@ ARG EXTRAS=spark
 # openjdk-17-jre-headless: `hmsproxy dev hms` runs the metastore JVM, and PySpark its driver; a
 # proxy-only image (no spark extra) runs neither. (The man1 directory works around the JRE's
 # postinst on slim images.)
+# A fixed numeric uid/gid, so Kubernetes' runAsNonRoot can verify it.
+# /data is where `hmsproxy dev hms --state-dir /data` keeps Derby and the warehouse;
+# named volumes mounted there inherit this ownership.
 RUN set -eux; \
     case ",$EXTRAS," in *,spark,*) \
         mkdir -p /usr/share/man/man1; \
@@ -69,34 +72,20 @@ RUN set -eux; \
         apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
         rm -rf /var/lib/apt/lists/*; \
         java -version;; \
-    esac
-
-# A fixed numeric uid/gid, so Kubernetes' runAsNonRoot can verify it.
-# /data is where `hmsproxy dev hms --state-dir /data` keeps Derby and the warehouse;
-# named volumes mounted there inherit this ownership.
-RUN set -eux; \
+    esac; \
     groupadd --gid 10001 hmsproxy; \
     useradd --uid 10001 --gid 10001 --home-dir /home/hmsproxy --create-home \
         --shell /usr/sbin/nologin hmsproxy; \
     mkdir -p /etc/hmsproxy /data/warehouse; \
     chown -R 10001:10001 /data
 
-# The dependencies' venv (a cached layer while pyproject.toml is unchanged), then the package.
-COPY --from=build /opt/hmsproxy/venv /opt/hmsproxy/venv
-COPY --from=build /wheels /tmp/wheels
-RUN /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-cache-dir /tmp/wheels/hmsproxy-*.whl \
-    && rm -rf /tmp/wheels \
-    && /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk" \
-    && /opt/hmsproxy/venv/bin/hmsproxy --version
-COPY config/hmsproxy.example.yml /etc/hmsproxy/hmsproxy.example.yml
-
+# The image's settings come before the package: every step after a changed one is redone (and
+# with the vfs storage driver each step copies the whole file system), so a change of the source
+# redoes only the last three.
 ENV PATH=/opt/hmsproxy/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
-
-USER 10001:10001
 WORKDIR /home/hmsproxy
-
 EXPOSE 9083 9100
 
 # Liveness of the proxy on its operations port (http.port: 9100). Services that run other
@@ -106,3 +95,14 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 
 ENTRYPOINT ["hmsproxy"]
 CMD ["serve", "--config", "/etc/hmsproxy/hmsproxy.yml"]
+
+COPY config/hmsproxy.example.yml /etc/hmsproxy/hmsproxy.example.yml
+# The dependencies' venv (a cached layer while pyproject.toml is unchanged), then the package.
+COPY --from=build /opt/hmsproxy/venv /opt/hmsproxy/venv
+COPY --from=build /wheels /tmp/wheels
+RUN /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-cache-dir /tmp/wheels/hmsproxy-*.whl \
+    && rm -rf /tmp/wheels \
+    && python -c "import hmsproxy.protocol._thriftwalk" \
+    && hmsproxy --version
+
+USER 10001:10001

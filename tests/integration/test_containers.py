@@ -1,92 +1,208 @@
-"""The deployment artefacts run for real.
+"""The deployment artefacts run for real: the Dockerfile's images and the compose dev stack.
 
-* test_compose_stack_smoke: with a Docker engine (and the compose plugin), build the image
-  with the Docker SDK, bring docker-compose.yml up, run its `spark` service
-  (deploy/compose/smoke.py through thrift://hmsproxy:9083), check the output and the
-  proxy's /metrics, and remove everything. Skipped, with the reason, where no engine
-  answers (as on the development VMs, which have the docker CLI but no daemon).
-* test_smoke_script_through_local_proxy: the same smoke script, with no containers, against
-  the suite's real local metastores behind the session's proxy, so the script the
-  compose stack runs is tested on every run.
+`make test` starts a Docker engine where none answers (deploy/local/engine.sh: Debian's dockerd,
+vfs storage, no iptables) and makes the local images this machine needs because no registry is
+reachable (deploy/local/images.sh: a debootstrap bookworm base, PostgreSQL 15 from Debian). The
+tests use them when they are there, else the Dockerfile's and the compose file's defaults.
+
+* test_images_build_and_run_the_cli: the full image (hmsproxy[spark] + Java) and the proxy-only
+  image (EXTRAS empty: no pyspark, no Java) build; `hmsproxy --version` and `check-config` run in
+  them, as the non-root uid.
+* test_compose_stack_smoke: `docker compose up --wait` of docker-compose.yml (two metastores,
+  PostgreSQL, the proxy) on the compose file's own user-defined bridge network, the `spark`
+  service through thrift://hmsproxy:9083, a federated read, /readyz and /metrics from the host,
+  the proxy-only image's HEALTHCHECK turning healthy beside the stack, `docker compose down -v`.
+* test_smoke_script_through_local_proxy: the same smoke script with no containers, against the
+  suite's real local metastores behind the session's proxy.
+
+Without an engine (or the compose v2 plugin) the container tests skip with the reason, and fail
+with CI=true, where `make test` provides both.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import subprocess
 import sys
+import time
 import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
+import thriftpy2.rpc
+import yaml
 
+from hmsproxy import __version__
 from hmsproxy.dev.ports import free_port
+from hmsproxy.protocol import idl
+from tests.support.required import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
 SMOKE = REPO / "deploy" / "compose" / "smoke.py"
+COMPOSE_CONFIG = REPO / "deploy" / "compose" / "hmsproxy.yml"
+
+#: Made by deploy/local/images.sh; used when present (no registry here to pull the defaults from).
+LOCAL_BASE = os.environ.get("HMSPROXY_BASE_IMAGE", "hmsproxy-base:bookworm")
+LOCAL_POSTGRES = os.environ.get("HMSPROXY_POSTGRES_IMAGE", "hmsproxy-postgres:15")
+#: Fixed tags, so the next run's build finds its layers in the engine's cache.
+FULL_TAG = "hmsproxy:test"
+PROXY_TAG = "hmsproxy:test-proxy"
+UID = "10001"
 
 
-def _docker_client():
-    """A Docker SDK client whose engine answers, or skip the test with the reason."""
+@pytest.fixture(scope="module")
+def engine():
     try:
         import docker
     except ImportError as e:  # pragma: no cover - docker is in the test extra
-        pytest.skip(f"docker SDK not installed: {e}")
+        unavailable(f"docker SDK not installed: {e}")
     try:
-        client = docker.from_env(timeout=15)
+        client = docker.from_env(timeout=600)
         client.ping()
     except Exception as e:  # DockerException, connection errors, ...
-        pytest.skip(f"no Docker engine: {e}")
-    return client
-
-
-def _compose_command() -> list[str]:
-    """`docker compose` (v2 plugin) or `docker-compose`, or skip the test with the reason."""
-    reasons = []
-    docker = shutil.which("docker")
-    if docker:
-        probe = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=30)
-        if probe.returncode == 0:
-            return [docker, "compose"]
-        reasons.append((probe.stderr or probe.stdout).strip().splitlines()[0])
-    legacy = shutil.which("docker-compose")
-    if legacy:
-        return [legacy]
-    pytest.skip(f"no docker compose: {'; '.join(reasons) or 'neither docker compose nor docker-compose found'}")
-
-
-@pytest.fixture
-def docker_client():
-    client = _docker_client()
+        unavailable(f"no Docker engine: {e}")
     yield client
     client.close()
 
 
-def test_compose_stack_smoke(docker_client):
-    compose = _compose_command()
-    tag = f"hmsproxy:smoke-{uuid.uuid4().hex[:8]}"
+@pytest.fixture(scope="module")
+def compose_cmd() -> list[str]:
+    """`docker compose` (v2: `up --wait`); Debian's docker-compose 1.29 cannot wait for health."""
+    try:
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        unavailable("no docker CLI")
+    if probe.returncode != 0:
+        unavailable(f"no docker compose v2 plugin: {(probe.stderr or probe.stdout).strip()}")
+    return ["docker", "compose"]
+
+
+def _local(client, image: str) -> str | None:
+    try:
+        client.images.get(image)
+    except Exception:
+        return None
+    return image
+
+
+def _build(client, tag: str, **buildargs: str):
+    """Build `tag` from the Dockerfile (on the local base when there is one); drop the image it replaces."""
+    base = _local(client, LOCAL_BASE)
+    if base:
+        buildargs["BASE_IMAGE"] = base
+    old = _local(client, tag) and client.images.get(tag).id
+    try:
+        # Host networking: apt and pip reach the mirrors the way this machine does (dockerd runs
+        # without iptables, so a bridge has no route out).
+        image, _ = client.images.build(path=str(REPO), tag=tag, buildargs=buildargs, network_mode="host", rm=True, forcerm=True)
+    except Exception as e:  # BuildError carries the log
+        log = "".join(chunk.get("stream", "") for chunk in getattr(e, "build_log", []) or [])
+        pytest.fail(f"docker build {tag} failed: {e}\n{log[-10000:]}")
+    if old and old != image.id:
+        try:
+            client.images.remove(old)
+        except Exception:  # still used by a container: the engine keeps it
+            pass
+    return image
+
+
+@pytest.fixture(scope="module")
+def full_image(engine):
+    return _build(engine, FULL_TAG)
+
+
+@pytest.fixture(scope="module")
+def proxy_image(engine):
+    return _build(engine, PROXY_TAG, EXTRAS="")
+
+
+def _run(client, image, script: str) -> str:
+    """`sh -c script` in a throwaway container with no network; its output."""
+    out = client.containers.run(image.id, ["-c", script], entrypoint=["sh"], network_mode="none", remove=True, stderr=True)
+    return out.decode()
+
+
+CLI_CHECK = (
+    "hmsproxy --version && id -u && hmsproxy check-config --config /etc/hmsproxy/hmsproxy.example.yml >/dev/null && echo CONFIG OK"
+    " && (python -c 'import pyspark' 2>/dev/null && echo PYSPARK || echo NO PYSPARK)"
+    " && (command -v java >/dev/null && echo JAVA || echo NO JAVA)"
+)
+
+
+def test_images_build_and_run_the_cli(engine, full_image, proxy_image):
+    full = _run(engine, full_image, CLI_CHECK)
+    proxy = _run(engine, proxy_image, CLI_CHECK)
+    for out in (full, proxy):
+        assert __version__ in out.splitlines()[0], out
+        assert out.splitlines()[1] == UID, "the image runs as its non-root uid"
+        assert "CONFIG OK" in out, out
+    assert "PYSPARK" in full.splitlines() and "JAVA" in full.splitlines(), full
+    assert "NO PYSPARK" in proxy and "NO JAVA" in proxy, proxy
+    full_mb, proxy_mb = full_image.attrs["Size"] / 2**20, proxy_image.attrs["Size"] / 2**20
+    print(f"image sizes: full {full_mb:.0f} MiB, proxy-only {proxy_mb:.0f} MiB")
+    assert proxy_mb < full_mb - 300, "the proxy-only image carries neither pyspark nor Java"
+
+
+# ------------------------------------------------------------------------------------
+# the compose dev stack
+
+
+def _thrift(port: int):
+    return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=60_000)
+
+
+def _rss_kib(container) -> int:
+    """Resident memory of the container's hmsproxy process (under docker-init), in KiB."""
+    top = container.top(ps_args="-o rss,args")
+    rows = [dict(zip(top["Titles"], p)) for p in top["Processes"]]
+    return max(int(r["RSS"]) for r in rows if "hmsproxy" in r["COMMAND"] and "serve" in r["COMMAND"])
+
+
+def _wait_healthy(container, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        container.reload()
+        status = container.attrs["State"].get("Health", {}).get("Status")
+        if status == "healthy":
+            return time.monotonic() - started
+        assert container.status == "running", container.logs()[-5000:].decode()
+        time.sleep(0.5)
+    pytest.fail(f"{container.name} not healthy after {timeout}s: {container.attrs['State'].get('Health')}")
+
+
+def test_compose_stack_smoke(engine, compose_cmd, full_image, proxy_image):
     project = f"hmsproxy-smoke-{uuid.uuid4().hex[:8]}"
     thrift_port, ops_port = free_port(), free_port()
     env = {
         **os.environ,
-        "HMSPROXY_IMAGE": tag,
+        "HMSPROXY_IMAGE": FULL_TAG,
+        "HMSPROXY_PROXY_IMAGE": PROXY_TAG,
         "HMSPROXY_THRIFT_PORT": str(thrift_port),
         "HMSPROXY_OPS_PORT": str(ops_port),
     }
-    base = [*compose, "-p", project, "-f", str(COMPOSE)]
+    if _local(engine, LOCAL_POSTGRES):
+        env["POSTGRES_IMAGE"] = LOCAL_POSTGRES
+    base = [*compose_cmd, "-p", project, "-f", str(COMPOSE)]
 
     def run(*args: str, timeout: float) -> subprocess.CompletedProcess:
         return subprocess.run([*base, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
-    docker_client.images.build(path=str(REPO), dockerfile="Dockerfile", tag=tag, rm=True, forcerm=True)
+    sidecar = None
     try:
+        started = time.monotonic()
         up = run("up", "-d", "--no-build", "--wait", "--wait-timeout", "600", timeout=900)
         if up.returncode != 0:
             logs = run("logs", "--no-color", timeout=120)
             pytest.fail(f"docker compose up failed:\n{up.stderr}\n{logs.stdout[-20000:]}")
+        print(f"compose: up --wait healthy after {time.monotonic() - started:.0f}s")
+
+        # A table made directly on the federated metastore (inside the stack) ...
+        fed_table = f"t_{uuid.uuid4().hex[:8]}"
+        made = run("exec", "-T", "hms-federated", "python", "-c", CREATE_ON_FEDERATED, fed_table, timeout=120)
+        assert made.returncode == 0, made.stdout + made.stderr
 
         smoke = run("run", "--rm", "spark", timeout=900)
         output = smoke.stdout + smoke.stderr
@@ -96,18 +212,75 @@ def test_compose_stack_smoke(docker_client):
             assert row in output
         assert "federated_default" in output
 
+        # ... is read from the host through the proxy's published port, under its prefix.
+        client = _thrift(thrift_port)
+        try:
+            table = client.get_table("federated_default", fed_table)
+            assert table.tableName == fed_table and table.dbName == "federated_default"
+            assert [c.name for c in table.sd.cols] == ["id", "name"]
+            assert client.get_table("smoke", "items").parameters.get("spark.sql.sources.provider") == "parquet"
+        finally:
+            client.close()
+
         # The operations port is published and reports the calls Spark made.
         with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/readyz", timeout=10) as resp:
             assert resp.status == 200
         with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=10) as resp:
             metrics = resp.read().decode()
         assert "hmsproxy_requests_total" in metrics and 'backend="primary"' in metrics
-    finally:
-        run("--profile", "smoke", "down", "-v", "--remove-orphans", "--timeout", "30", timeout=300)
+        assert re.search(r'hmsproxy_requests_total\{[^}]*backend="federated"', metrics), "the federated read is counted"
+
+        proxy = engine.containers.get(_container_id(run, "hmsproxy"))
+        print(f"compose: hmsproxy resident memory after the smoke run {_rss_kib(proxy) / 1024:.0f} MiB")
+
+        # The proxy-only image beside the stack, its own HEALTHCHECK (sooner: interval 1s) turning healthy.
+        network = next(iter(proxy.attrs["NetworkSettings"]["Networks"]))
+        sidecar = engine.containers.run(
+            proxy_image.id,
+            detach=True,
+            name=f"{project}-proxy-only",
+            network=network,
+            environment={"PGPASSWORD": yaml.safe_load(COMPOSE.read_text())["services"]["hmsproxy"]["environment"]["PGPASSWORD"]},
+            volumes={str(COMPOSE_CONFIG): {"bind": "/etc/hmsproxy/hmsproxy.yml", "mode": "ro"}},
+            ports={"9083/tcp": ("127.0.0.1", None)},
+            healthcheck={"interval": 1_000_000_000, "start_period": 60_000_000_000},
+        )
+        _wait_healthy(sidecar, timeout=120)
+        sidecar.reload()
+        port = int(sidecar.attrs["NetworkSettings"]["Ports"]["9083/tcp"][0]["HostPort"])
+        client = _thrift(port)
         try:
-            docker_client.images.remove(tag, force=True)
-        except Exception:  # already gone, or still referenced: nothing more to clean here
-            pass
+            assert client.get_table("federated_default", fed_table).tableName == fed_table
+        finally:
+            client.close()
+    finally:
+        if sidecar is not None:
+            sidecar.remove(force=True)
+        down = run("--profile", "smoke", "down", "-v", "--remove-orphans", "--timeout", "30", timeout=300)
+        assert down.returncode == 0, down.stderr
+    left = engine.containers.list(all=True, filters={"label": f"com.docker.compose.project={project}"})
+    assert not left and not engine.volumes.list(filters={"label": f"com.docker.compose.project={project}"})
+
+
+def _container_id(run, service: str) -> str:
+    done = run("ps", "-q", service, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    return done.stdout.split()[0]
+
+
+#: Run with the image's Python inside hms-federated: a table on that metastore alone.
+CREATE_ON_FEDERATED = """
+import sys, thriftpy2.rpc
+from hmsproxy.protocol import idl
+t = idl.hive
+c = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", 9083, timeout=60000)
+cols = [t.FieldSchema(name="id", type="int"), t.FieldSchema(name="name", type="string")]
+serde = t.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={})
+sd = t.StorageDescriptor(cols=cols, inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+    outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", serdeInfo=serde, parameters={})
+c.create_table(t.Table(tableName=sys.argv[1], dbName="default", sd=sd, partitionKeys=[], parameters={}, tableType="MANAGED_TABLE"))
+c.close()
+"""
 
 
 @pytest.mark.spark
