@@ -21,6 +21,7 @@ with CI=true, where `make test` provides both.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -32,7 +33,6 @@ from pathlib import Path
 
 import pytest
 import thriftpy2.rpc
-import yaml
 
 from hmsproxy import __version__
 from hmsproxy.dev.ports import free_port
@@ -88,22 +88,48 @@ def _local(client, image: str) -> str | None:
     return image
 
 
+#: What the Dockerfile copies from the context (.dockerignore leaves out caches and built objects).
+BUILD_INPUTS = ("Dockerfile", "pyproject.toml", "setup.py", "README.md", "config/hmsproxy.example.yml")
+
+
+def _inputs_digest(buildargs: dict[str, str]) -> str:
+    digest = hashlib.sha256(repr(sorted(buildargs.items())).encode())
+    files = [REPO / name for name in BUILD_INPUTS] + sorted(
+        f for f in (REPO / "hmsproxy").rglob("*") if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".pyc", ".so")
+    )
+    for f in files:
+        digest.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _build(client, tag: str, **buildargs: str):
-    """Build `tag` from the Dockerfile (on the local base when there is one); drop the image it replaces."""
+    """Build `tag` from the Dockerfile (on the local base when there is one), unless the image of
+    that tag was built from the same files; drop the image it replaces."""
     base = _local(client, LOCAL_BASE)
     if base:
         buildargs["BASE_IMAGE"] = base
-    old = _local(client, tag) and client.images.get(tag).id
+    inputs = _inputs_digest(buildargs)
+    old = _local(client, tag) and client.images.get(tag)
+    if old and old.labels.get("org.hmsproxy.inputs") == inputs:
+        return old  # asking the engine costs a minute here: it hashes the venv it would copy
     try:
         # Host networking: apt and pip reach the mirrors the way this machine does (dockerd runs
         # without iptables, so a bridge has no route out).
-        image, _ = client.images.build(path=str(REPO), tag=tag, buildargs=buildargs, network_mode="host", rm=True, forcerm=True)
+        image, _ = client.images.build(
+            path=str(REPO),
+            tag=tag,
+            buildargs=buildargs,
+            labels={"org.hmsproxy.inputs": inputs},
+            network_mode="host",
+            rm=True,
+            forcerm=True,
+        )
     except Exception as e:  # BuildError carries the log
         log = "".join(chunk.get("stream", "") for chunk in getattr(e, "build_log", []) or [])
         pytest.fail(f"docker build {tag} failed: {e}\n{log[-10000:]}")
-    if old and old != image.id:
+    if old and old.id != image.id:
         try:
-            client.images.remove(old)
+            client.images.remove(old.id)
         except Exception:  # still used by a container: the engine keeps it
             pass
     return image
@@ -119,10 +145,52 @@ def proxy_image(engine):
     return _build(engine, PROXY_TAG, EXTRAS="")
 
 
-def _run(client, image, script: str) -> str:
-    """`sh -c script` in a throwaway container with no network; its output."""
-    out = client.containers.run(image.id, ["-c", script], entrypoint=["sh"], network_mode="none", remove=True, stderr=True)
-    return out.decode()
+class Stack:
+    """A compose project of docker-compose.yml on free host ports."""
+
+    def __init__(self, compose_cmd: list[str], env: dict[str, str]):
+        self.project = f"hmsproxy-smoke-{uuid.uuid4().hex[:8]}"
+        self.thrift_port, self.ops_port = int(env["HMSPROXY_THRIFT_PORT"]), int(env["HMSPROXY_OPS_PORT"])
+        self.env = env
+        self.base = [*compose_cmd, "-p", self.project, "-f", str(COMPOSE)]
+
+    def run(self, *args: str, timeout: float) -> subprocess.CompletedProcess:
+        return subprocess.run([*self.base, *args], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    def container(self, engine, service: str):
+        done = self.run("ps", "-q", service, timeout=60)
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr
+        return engine.containers.get(done.stdout.split()[0])
+
+
+@pytest.fixture(scope="module")
+def stack(engine, compose_cmd, full_image, proxy_image):
+    """`docker compose up --wait` of the dev stack (two metastores, PostgreSQL, the proxy on the
+    proxy-only image); `docker compose down -v` after the module, leaving nothing behind."""
+    env = {
+        **os.environ,
+        "HMSPROXY_IMAGE": FULL_TAG,
+        "HMSPROXY_PROXY_IMAGE": PROXY_TAG,
+        "HMSPROXY_THRIFT_PORT": str(free_port()),
+        "HMSPROXY_OPS_PORT": str(free_port()),
+    }
+    if _local(engine, LOCAL_POSTGRES):
+        env["POSTGRES_IMAGE"] = LOCAL_POSTGRES
+    s = Stack(compose_cmd, env)
+    try:
+        started = time.monotonic()
+        up = s.run("up", "-d", "--no-build", "--wait", "--wait-timeout", "600", timeout=900)
+        if up.returncode != 0:
+            logs = s.run("logs", "--no-color", timeout=120)
+            pytest.fail(f"docker compose up failed:\n{up.stderr}\n{logs.stdout[-20000:]}")
+        print(f"compose: up --wait healthy after {time.monotonic() - started:.0f}s")
+        yield s
+    finally:
+        down = s.run("--profile", "smoke", "down", "-v", "--remove-orphans", "--timeout", "30", timeout=300)
+        assert down.returncode == 0, down.stderr
+    label = f"com.docker.compose.project={s.project}"
+    assert not engine.containers.list(all=True, filters={"label": label}), "down -v removes every container"
+    assert not engine.volumes.list(filters={"label": label}), "down -v removes every volume"
 
 
 CLI_CHECK = (
@@ -132,9 +200,17 @@ CLI_CHECK = (
 )
 
 
-def test_images_build_and_run_the_cli(engine, full_image, proxy_image):
-    full = _run(engine, full_image, CLI_CHECK)
-    proxy = _run(engine, proxy_image, CLI_CHECK)
+def test_images_build_and_run_the_cli(engine, stack, full_image, proxy_image):
+    """The CLI in both images, in the stack's running containers (with vfs, a new container
+    copies the image's whole file system: these cost nothing more)."""
+    outputs = {}
+    for service, image in (("hms-primary", full_image), ("hmsproxy", proxy_image)):
+        container = stack.container(engine, service)
+        assert container.image.id == image.id
+        code, out = container.exec_run(["sh", "-c", CLI_CHECK])
+        outputs[service] = out.decode()
+        assert code == 0, outputs[service]
+    full, proxy = outputs["hms-primary"], outputs["hmsproxy"]
     for out in (full, proxy):
         assert __version__ in out.splitlines()[0], out
         assert out.splitlines()[1] == UID, "the image runs as its non-root uid"
@@ -144,6 +220,17 @@ def test_images_build_and_run_the_cli(engine, full_image, proxy_image):
     full_mb, proxy_mb = full_image.attrs["Size"] / 2**20, proxy_image.attrs["Size"] / 2**20
     print(f"image sizes: full {full_mb:.0f} MiB, proxy-only {proxy_mb:.0f} MiB")
     assert proxy_mb < full_mb - 300, "the proxy-only image carries neither pyspark nor Java"
+
+
+def test_proxy_image_healthcheck_is_healthy(engine, stack, proxy_image):
+    """The proxy service runs the image's own HEALTHCHECK (compose sets only its timings), and
+    `up --wait` returned once Docker reported it healthy."""
+    container = stack.container(engine, "hmsproxy")
+    check = container.attrs["Config"]["Healthcheck"]
+    assert check["Test"] == proxy_image.attrs["Config"]["Healthcheck"]["Test"]
+    assert check["Interval"] < proxy_image.attrs["Config"]["Healthcheck"]["Interval"]
+    health = container.attrs["State"]["Health"]
+    assert health["Status"] == "healthy" and health["Log"][-1]["ExitCode"] == 0, health
 
 
 # ------------------------------------------------------------------------------------
@@ -156,116 +243,45 @@ def _thrift(port: int):
 
 def _rss_kib(container) -> int:
     """Resident memory of the container's hmsproxy process (under docker-init), in KiB."""
-    top = container.top(ps_args="-o rss,args")
+    top = container.top(ps_args="-o pid,rss,args")
     rows = [dict(zip(top["Titles"], p)) for p in top["Processes"]]
     return max(int(r["RSS"]) for r in rows if "hmsproxy" in r["COMMAND"] and "serve" in r["COMMAND"])
 
 
-def _wait_healthy(container, timeout: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        container.reload()
-        status = container.attrs["State"].get("Health", {}).get("Status")
-        if status == "healthy":
-            return time.monotonic() - started
-        assert container.status == "running", container.logs()[-5000:].decode()
-        time.sleep(0.5)
-    pytest.fail(f"{container.name} not healthy after {timeout}s: {container.attrs['State'].get('Health')}")
+def test_compose_stack_smoke(engine, stack):
+    # A table made directly on the federated metastore (inside the stack) ...
+    fed_table = f"t_{uuid.uuid4().hex[:8]}"
+    made = stack.run("exec", "-T", "hms-federated", "python", "-c", CREATE_ON_FEDERATED, fed_table, timeout=120)
+    assert made.returncode == 0, made.stdout + made.stderr
 
+    smoke = stack.run("run", "--rm", "spark", timeout=900)
+    output = smoke.stdout + smoke.stderr
+    assert smoke.returncode == 0, output[-20000:]
+    assert "SMOKE OK: 3 rows through thrift://hmsproxy:9083" in output
+    for row in ("1\talpha", "2\tbeta", "3\tgamma"):
+        assert row in output
+    assert "federated_default" in output
 
-def test_compose_stack_smoke(engine, compose_cmd, full_image, proxy_image):
-    project = f"hmsproxy-smoke-{uuid.uuid4().hex[:8]}"
-    thrift_port, ops_port = free_port(), free_port()
-    env = {
-        **os.environ,
-        "HMSPROXY_IMAGE": FULL_TAG,
-        "HMSPROXY_PROXY_IMAGE": PROXY_TAG,
-        "HMSPROXY_THRIFT_PORT": str(thrift_port),
-        "HMSPROXY_OPS_PORT": str(ops_port),
-    }
-    if _local(engine, LOCAL_POSTGRES):
-        env["POSTGRES_IMAGE"] = LOCAL_POSTGRES
-    base = [*compose_cmd, "-p", project, "-f", str(COMPOSE)]
-
-    def run(*args: str, timeout: float) -> subprocess.CompletedProcess:
-        return subprocess.run([*base, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-
-    sidecar = None
+    # ... is read from the host through the proxy's published port, under its prefix.
+    client = _thrift(stack.thrift_port)
     try:
-        started = time.monotonic()
-        up = run("up", "-d", "--no-build", "--wait", "--wait-timeout", "600", timeout=900)
-        if up.returncode != 0:
-            logs = run("logs", "--no-color", timeout=120)
-            pytest.fail(f"docker compose up failed:\n{up.stderr}\n{logs.stdout[-20000:]}")
-        print(f"compose: up --wait healthy after {time.monotonic() - started:.0f}s")
-
-        # A table made directly on the federated metastore (inside the stack) ...
-        fed_table = f"t_{uuid.uuid4().hex[:8]}"
-        made = run("exec", "-T", "hms-federated", "python", "-c", CREATE_ON_FEDERATED, fed_table, timeout=120)
-        assert made.returncode == 0, made.stdout + made.stderr
-
-        smoke = run("run", "--rm", "spark", timeout=900)
-        output = smoke.stdout + smoke.stderr
-        assert smoke.returncode == 0, output[-20000:]
-        assert "SMOKE OK: 3 rows through thrift://hmsproxy:9083" in output
-        for row in ("1\talpha", "2\tbeta", "3\tgamma"):
-            assert row in output
-        assert "federated_default" in output
-
-        # ... is read from the host through the proxy's published port, under its prefix.
-        client = _thrift(thrift_port)
-        try:
-            table = client.get_table("federated_default", fed_table)
-            assert table.tableName == fed_table and table.dbName == "federated_default"
-            assert [c.name for c in table.sd.cols] == ["id", "name"]
-            assert client.get_table("smoke", "items").parameters.get("spark.sql.sources.provider") == "parquet"
-        finally:
-            client.close()
-
-        # The operations port is published and reports the calls Spark made.
-        with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/readyz", timeout=10) as resp:
-            assert resp.status == 200
-        with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=10) as resp:
-            metrics = resp.read().decode()
-        assert "hmsproxy_requests_total" in metrics and 'backend="primary"' in metrics
-        assert re.search(r'hmsproxy_requests_total\{[^}]*backend="federated"', metrics), "the federated read is counted"
-
-        proxy = engine.containers.get(_container_id(run, "hmsproxy"))
-        print(f"compose: hmsproxy resident memory after the smoke run {_rss_kib(proxy) / 1024:.0f} MiB")
-
-        # The proxy-only image beside the stack, its own HEALTHCHECK (sooner: interval 1s) turning healthy.
-        network = next(iter(proxy.attrs["NetworkSettings"]["Networks"]))
-        sidecar = engine.containers.run(
-            proxy_image.id,
-            detach=True,
-            name=f"{project}-proxy-only",
-            network=network,
-            environment={"PGPASSWORD": yaml.safe_load(COMPOSE.read_text())["services"]["hmsproxy"]["environment"]["PGPASSWORD"]},
-            volumes={str(COMPOSE_CONFIG): {"bind": "/etc/hmsproxy/hmsproxy.yml", "mode": "ro"}},
-            ports={"9083/tcp": ("127.0.0.1", None)},
-            healthcheck={"interval": 1_000_000_000, "start_period": 60_000_000_000},
-        )
-        _wait_healthy(sidecar, timeout=120)
-        sidecar.reload()
-        port = int(sidecar.attrs["NetworkSettings"]["Ports"]["9083/tcp"][0]["HostPort"])
-        client = _thrift(port)
-        try:
-            assert client.get_table("federated_default", fed_table).tableName == fed_table
-        finally:
-            client.close()
+        table = client.get_table("federated_default", fed_table)
+        assert table.tableName == fed_table and table.dbName == "federated_default"
+        assert [c.name for c in table.sd.cols] == ["id", "name"]
+        assert client.get_table("smoke", "items").parameters.get("spark.sql.sources.provider") == "parquet"
     finally:
-        if sidecar is not None:
-            sidecar.remove(force=True)
-        down = run("--profile", "smoke", "down", "-v", "--remove-orphans", "--timeout", "30", timeout=300)
-        assert down.returncode == 0, down.stderr
-    left = engine.containers.list(all=True, filters={"label": f"com.docker.compose.project={project}"})
-    assert not left and not engine.volumes.list(filters={"label": f"com.docker.compose.project={project}"})
+        client.close()
 
+    # The operations port is published and reports the calls Spark made.
+    with urllib.request.urlopen(f"http://127.0.0.1:{stack.ops_port}/readyz", timeout=10) as resp:
+        assert resp.status == 200
+    with urllib.request.urlopen(f"http://127.0.0.1:{stack.ops_port}/metrics", timeout=10) as resp:
+        metrics = resp.read().decode()
+    assert "hmsproxy_requests_total" in metrics and 'backend="primary"' in metrics
+    assert re.search(r'hmsproxy_requests_total\{[^}]*backend="federated"', metrics), "the federated read is counted"
 
-def _container_id(run, service: str) -> str:
-    done = run("ps", "-q", service, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    return done.stdout.split()[0]
+    proxy = stack.container(engine, "hmsproxy")
+    print(f"compose: hmsproxy resident memory after the smoke run {_rss_kib(proxy) / 1024:.0f} MiB")
 
 
 #: Run with the image's Python inside hms-federated: a table on that metastore alone.
