@@ -2,64 +2,90 @@
 # can also run a local Hive 2.3 metastore (`hmsproxy dev hms`, from the jars in pyspark's
 # wheel) and PySpark clients. See deploy/README.md.
 #
-#   docker build -t hmsproxy:dev .
+#   docker build -t hmsproxy:dev .                                   # full: hmsproxy[spark] + Java
+#   docker build --build-arg EXTRAS= -t hmsproxy:proxy .             # the proxy alone: no pyspark, no Java
 #   docker run -v $PWD/my.yml:/etc/hmsproxy/hmsproxy.yml:ro -p 9083:9083 -p 9100:9100 hmsproxy:dev
+#
+# BASE_IMAGE may be any Debian bookworm image: the official Python image (the default) brings
+# its own Python 3.11 in /usr/local, any other base gets bookworm's python3 (also 3.11); where
+# no registry is reachable, deploy/local/images.sh makes one with debootstrap.
 #
 # Ports: 9083 Thrift (server.port), 9100 operations HTTP: /metrics /healthz /readyz (http.port).
 # Both are set in the mounted configuration; the image only documents the convention.
+ARG BASE_IMAGE=python:3.11.13-slim-bookworm
 
-# ---- build: a virtualenv with hmsproxy and its dependencies (pyspark, thriftpy2, ...) ----
-FROM python:3.11.13-slim-bookworm AS build
+# ---- python: the base with a Python 3.11 interpreter and venv ----
+FROM ${BASE_IMAGE} AS python
+RUN set -eux; \
+    if ! command -v python3 >/dev/null; then \
+        apt-get update; \
+        apt-get install -y --no-install-recommends python3 python3-venv; \
+        rm -rf /var/lib/apt/lists/*; \
+    fi; \
+    python3 -c "import sys, venv; assert sys.version_info[:2] == (3, 11), sys.version"
+
+# ---- build: a virtualenv with the dependencies, and hmsproxy's wheel ----
+FROM python AS build
+# spark: pyspark, for `dev hms`, the jobs and PySpark clients; empty for a proxy-only image.
+ARG EXTRAS=spark
 
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# gcc: hmsproxy.protocol._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no compiler.
+# gcc: hmsproxy.protocol._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no
+# compiler. Python's headers come with the official image, and from python3-dev elsewhere.
 RUN set -eux; \
     apt-get update; \
-    apt-get install -y --no-install-recommends gcc libc6-dev; \
+    headers=$(python3 -c "import sysconfig, os; print('' if os.path.exists(sysconfig.get_path('include') + '/Python.h') else 'python3-dev')"); \
+    apt-get install -y --no-install-recommends gcc libc6-dev $headers; \
     rm -rf /var/lib/apt/lists/*; \
-    python -m venv /opt/hmsproxy/venv
+    python3 -m venv /opt/hmsproxy/venv
 
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
-COPY hmsproxy ./hmsproxy
-RUN /opt/hmsproxy/venv/bin/pip install . \
-    && /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk" \
-    && /opt/hmsproxy/venv/bin/hmsproxy --version
-
-# ---- runtime: slim Python + headless JRE 17 + the virtualenv, as a non-root user ----
-FROM python:3.11.13-slim-bookworm
-
-# openjdk-17-jre-headless: `hmsproxy dev hms` runs the metastore JVM, and PySpark its driver.
-# (The man1 directory works around the JRE's postinst on slim images.)
+# The dependencies first, from pyproject.toml alone: this layer is rebuilt only when they change,
+# not on every change of the source.
+COPY pyproject.toml ./
 RUN set -eux; \
-    mkdir -p /usr/share/man/man1; \
-    apt-get update; \
-    apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
-    rm -rf /var/lib/apt/lists/*; \
-    java -version
+    python3 -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+extras = [e for e in sys.argv[1].split(',') if e]; \
+print('\n'.join(p['dependencies'] + [d for e in extras for d in p['optional-dependencies'][e]]))" "$EXTRAS" > requirements.txt; \
+    /opt/hmsproxy/venv/bin/pip install -r requirements.txt
 
+COPY setup.py README.md ./
+COPY hmsproxy ./hmsproxy
+RUN /opt/hmsproxy/venv/bin/pip wheel --no-deps --wheel-dir /wheels .
+
+# ---- runtime: Python + headless JRE 17 (with spark) + the virtualenv, as a non-root user ----
+FROM python
+ARG EXTRAS=spark
+
+# openjdk-17-jre-headless: `hmsproxy dev hms` runs the metastore JVM, and PySpark its driver; a
+# proxy-only image (no spark extra) runs neither. (The man1 directory works around the JRE's
+# postinst on slim images.)
 # A fixed numeric uid/gid, so Kubernetes' runAsNonRoot can verify it.
 # /data is where `hmsproxy dev hms --state-dir /data` keeps Derby and the warehouse;
 # named volumes mounted there inherit this ownership.
 RUN set -eux; \
+    case ",$EXTRAS," in *,spark,*) \
+        mkdir -p /usr/share/man/man1; \
+        apt-get update; \
+        apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
+        rm -rf /var/lib/apt/lists/*; \
+        java -version;; \
+    esac; \
     groupadd --gid 10001 hmsproxy; \
     useradd --uid 10001 --gid 10001 --home-dir /home/hmsproxy --create-home \
         --shell /usr/sbin/nologin hmsproxy; \
     mkdir -p /etc/hmsproxy /data/warehouse; \
     chown -R 10001:10001 /data
 
-COPY --from=build /opt/hmsproxy/venv /opt/hmsproxy/venv
-COPY config/hmsproxy.example.yml /etc/hmsproxy/hmsproxy.example.yml
-
+# The image's settings come before the package: every step after a changed one is redone (and
+# with the vfs storage driver each step copies the whole file system), so a change of the source
+# redoes only the last three.
 ENV PATH=/opt/hmsproxy/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
-
-USER 10001:10001
 WORKDIR /home/hmsproxy
-
 EXPOSE 9083 9100
 
 # Liveness of the proxy on its operations port (http.port: 9100). Services that run other
@@ -69,3 +95,14 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 
 ENTRYPOINT ["hmsproxy"]
 CMD ["serve", "--config", "/etc/hmsproxy/hmsproxy.yml"]
+
+COPY config/hmsproxy.example.yml /etc/hmsproxy/hmsproxy.example.yml
+# The dependencies' venv (a cached layer while pyproject.toml is unchanged), then the package.
+COPY --from=build /opt/hmsproxy/venv /opt/hmsproxy/venv
+COPY --from=build /wheels /tmp/wheels
+RUN /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-cache-dir /tmp/wheels/hmsproxy-*.whl \
+    && rm -rf /tmp/wheels \
+    && python -c "import hmsproxy.protocol._thriftwalk" \
+    && hmsproxy --version
+
+USER 10001:10001

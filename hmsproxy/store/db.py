@@ -77,6 +77,9 @@ class Store:
             kwargs = {}
             if self.dialect == "postgresql" and "connect_timeout" not in url.query:
                 kwargs["connect_args"] = {"connect_timeout": 10}  # libpq waits forever otherwise
+            if self.dialect == "postgresql" and "+" not in url.drivername:
+                # The driver the package depends on: SQLAlchemy 2.1's default for postgresql:// is psycopg 3.
+                url = url.set(drivername="postgresql+psycopg2")
             return create_engine(url, pool_pre_ping=True, **kwargs)
         database = url.database
         memory = not database or database == ":memory:" or database.startswith("file::memory:")

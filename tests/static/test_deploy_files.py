@@ -230,18 +230,18 @@ def image_tag(image: str) -> str | None:
 # Dockerfile and .dockerignore
 
 
-def test_dockerfile_bases_are_pinned_python_slim():
+def test_dockerfile_base_is_a_build_arg_defaulting_to_pinned_python_slim():
+    args = dict(a.partition("=")[::2] for a in instructions("ARG"))
+    default = args.get("BASE_IMAGE")
+    assert default, "ARG BASE_IMAGE=... names the default base before the first FROM"
+    tag = image_tag(default)
+    assert tag and tag != "latest", f"BASE_IMAGE={default}: pin a version tag (or digest), never latest"
+    assert re.match(r"python:3\.11\.\d+-slim", default), f"BASE_IMAGE={default}: expected a pinned python:3.11.x-slim default"
     stages = set()
-    for args in instructions("FROM"):
-        flags, rest = split_flags(args)
+    for args_ in instructions("FROM"):
+        flags, rest = split_flags(args_)
         words = rest.split()
-        image = words[0]
-        if image in stages:
-            continue  # FROM an earlier stage
-        tag = image_tag(image)
-        assert tag and tag != "latest", f"FROM {image}: pin a version tag (or digest), never latest"
-        assert "$" not in image, f"FROM {image}: no build-arg images, the base must be visible here"
-        assert re.match(r"python:3\.11\.\d+-slim", image), f"FROM {image}: expected a pinned python:3.11.x-slim base"
+        assert words[0] in stages or words[0] == "${BASE_IMAGE}", f"FROM {words[0]}: every stage starts from BASE_IMAGE"
         if len(words) == 3 and words[1].upper() == "AS":
             stages.add(words[2])
     assert not re.search(r":latest\b", DOCKERFILE.read_text()), "no `latest` tags anywhere"
@@ -251,10 +251,22 @@ def test_dockerfile_installs_java_17_runtime_and_the_package():
     runs = " ".join(instructions("RUN"))
     assert "openjdk-17-jre-headless" in runs, "the metastore (dev hms) and PySpark need Java 17"
     assert "--no-install-recommends" in runs and "rm -rf /var/lib/apt/lists/*" in runs
-    assert re.search(r"pip install (\S+ )*\.(\s|$)", runs), "the package is installed with `pip install .`"
+    assert re.search(r"pip wheel (\S+ )*\.(\s|$)", runs), "the package's wheel is built from the context with `pip wheel .`"
     # The Java runtime is in the final stage, where the commands run.
     final_runs = " ".join(args for instr, args, _ in final_stage() if instr == "RUN")
     assert "openjdk-17-jre-headless" in final_runs
+    assert re.search(r"pip install (\S+ )*/tmp/wheels/hmsproxy-\*\.whl", final_runs), "the final stage installs the wheel"
+
+
+def test_pyspark_is_the_spark_extra_which_the_full_image_and_make_install():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not [d for d in project["dependencies"] if d.startswith("pyspark")], "the proxy alone needs no pyspark"
+    assert [d for d in project["optional-dependencies"]["spark"] if d.startswith("pyspark")]
+    args = dict(a.partition("=")[::2] for a in instructions("ARG"))
+    assert args["EXTRAS"] == "spark", "the image is the full one unless EXTRAS says otherwise"
+    assert re.search(r"pip install .*\.\[[^]]*spark", (REPO / "Makefile").read_text()), "make's venv (dev, jobs, tests) has Spark"
 
 
 def test_dockerfile_run_commands_are_valid_shell():
@@ -314,12 +326,13 @@ def test_dockerignore_matcher():
     assert not dockerignored("tests/keep", ["tests", "!tests/keep"])
 
 
-def test_dockerfile_runs_as_non_root_user_set_before_entrypoint():
+def test_dockerfile_runs_as_non_root_user():
     stage = final_stage()
     names = [instr for instr, _, _ in stage]
     assert "USER" in names and "ENTRYPOINT" in names
+    # The last USER is the one the ENTRYPOINT runs as, wherever it stands.
     user_at = max(i for i, n in enumerate(names) if n == "USER")
-    assert user_at < names.index("ENTRYPOINT"), "USER must come before ENTRYPOINT"
+    assert "RUN" not in names[user_at:], "nothing runs as root after USER"
     user = stage[user_at][1].split(":")[0]
     assert user not in ("root", "0"), "the image must not run as root"
     assert user.isdigit(), "use a numeric uid so Kubernetes' runAsNonRoot can verify it"
@@ -394,8 +407,11 @@ def test_compose_has_the_dev_stack_services():
     assert set(data["services"]) == HMSPROXY_SERVICES | OTHER_SERVICES
     for name in HMSPROXY_SERVICES:
         svc = data["services"][name]
-        assert interpolate(svc["image"]) == "hmsproxy:dev"
+        # The proxy runs the proxy-only image (no spark extra), the metastores and Spark the full one.
+        proxy_only = name == "hmsproxy"
+        assert interpolate(svc["image"]) == ("hmsproxy:proxy" if proxy_only else "hmsproxy:dev")
         assert svc["build"]["context"] == "." and (REPO / svc["build"]["dockerfile"]).resolve() == DOCKERFILE
+        assert svc["build"].get("args", {}).get("EXTRAS", "spark") == ("" if proxy_only else "spark")
 
 
 #: The Compose-spec keys this stack uses; anything else is most likely a typo (docker compose
@@ -443,7 +459,9 @@ def test_compose_images_are_tagged_not_latest():
         image = interpolate(svc["image"])
         tag = image_tag(image)
         assert tag and tag != "latest", f"{name}: image {image} needs an explicit tag"
-    assert image_tag(service("postgres")["image"]).split("-")[0] == "15"
+    postgres = service("postgres")["image"]
+    assert re.fullmatch(r"\$\{POSTGRES_IMAGE:-[^}]+\}", postgres), "the PostgreSQL image is a variable"
+    assert image_tag(interpolate(postgres)).split("-")[0] == "15"
 
 
 def test_compose_metastores_run_dev_hms_with_state_on_a_volume():
@@ -533,6 +551,9 @@ def test_compose_healthchecks_and_dependencies():
         if check.get("disable"):
             assert name == "spark", "only the one-shot client runs without a healthcheck"
             continue
+        if name == "hmsproxy":
+            assert "test" not in check, "the proxy runs the image's HEALTHCHECK (compose sets its timings)"
+            continue
         test = check["test"]
         assert isinstance(test, list) and test[0] in ("CMD", "CMD-SHELL"), f"{name}: healthcheck.test"
         assert {"interval", "timeout", "retries"} <= set(check), name
@@ -542,8 +563,9 @@ def test_compose_healthchecks_and_dependencies():
         if svc.get("command", [None])[0] == "dev":
             port = parse_cli(svc["command"]).port
             assert f"'127.0.0.1', {port}" in " ".join(test), f"{name}: healthcheck must probe port {port}"
-    # hmsproxy's check hits /healthz on the configured ops port.
-    assert f"127.0.0.1:{compose_config().http.port}/healthz" in " ".join(services["hmsproxy"]["healthcheck"]["test"])
+    # hmsproxy's check (the image's) hits /healthz on the configured ops port.
+    (image_check,) = instructions("HEALTHCHECK")
+    assert f"127.0.0.1:{compose_config().http.port}/healthz" in image_check
     for name, svc in services.items():
         for dep, cond in (svc.get("depends_on") or {}).items():
             assert dep in services, f"{name} depends on unknown service {dep}"
@@ -672,6 +694,54 @@ def test_k8s_container_fields_are_known():
     for probe in ("readinessProbe", "livenessProbe"):
         assert set(container[probe]) <= K8S_PROBE_KEYS, f"unknown {probe} fields"
         assert all(isinstance(v, int) for k, v in container[probe].items() if k.endswith(("Seconds", "Threshold")))
+
+
+#: Kubernetes versions whose OpenAPI schemas the manifests must satisfy (the kubectl on the
+#: development machines is 1.32; 1.37 is the newest the kubernetes-validate package ships).
+K8S_SCHEMA_VERSIONS = ("1.32", "1.37")
+
+
+def _validate_k8s(doc: dict) -> None:
+    import kubernetes_validate
+
+    for version in K8S_SCHEMA_VERSIONS:
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)  # strict: no unknown fields
+        except kubernetes_validate.ValidationError as e:
+            pytest.fail(f"{doc['kind']} {doc['metadata']['name']} is not valid Kubernetes {version}: {e.message} at {list(e.path)}")
+
+
+def test_k8s_manifests_match_the_kubernetes_schemas():
+    """Every object against the JSON schemas of the Kubernetes API (kubernetes-validate ships them)."""
+    objects = [d for docs in k8s_documents().values() for d in docs if d["kind"] != "Kustomization"]
+    assert len(objects) == 6
+    for doc in objects:
+        _validate_k8s(doc)
+    # A mistake the schemas catch and the checks above would not: a misspelt field.
+    broken = k8s_object("Deployment", "hmsproxy")
+    broken["spec"]["template"]["spec"]["containers"][0]["livenessprobe"] = {}
+    with pytest.raises(pytest.fail.Exception, match="livenessprobe"):
+        _validate_k8s(broken)
+
+
+def test_k8s_kustomize_output_matches_the_schemas():
+    """What `kubectl apply -k deploy/kubernetes` would send: kustomize's rendering, validated."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl to render the kustomization")
+    done = subprocess.run([kubectl, "kustomize", str(K8S)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rendered = [d for d in yaml.safe_load_all(done.stdout) if d]
+    kustomization = k8s_object("Kustomization")
+    assert {d["kind"] for d in rendered} == {"Namespace", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget"}
+    for doc in rendered:
+        _validate_k8s(doc)
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == kustomization["namespace"]
+    (deployment,) = [d for d in rendered if d["kind"] == "Deployment"]
+    (image,) = kustomization["images"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == f"{image.get('newName', image['name'])}:{image['newTag']}"
 
 
 def test_k8s_everything_in_one_namespace():

@@ -526,6 +526,13 @@ def test_unreachable_store_raises_store_error():
         Store("not a url")
 
 
+def test_plain_postgresql_url_uses_the_psycopg2_driver():
+    """postgresql://, as the docs and the deploy files write it, reaches the driver hmsproxy depends on."""
+    with pytest.raises(StoreError, match="store postgresql") as e:
+        Store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+    assert "No module named" not in str(e.value)
+
+
 def test_password_is_not_in_errors():
     with pytest.raises(StoreError) as e:
         Store("postgresql+psycopg2://nobody:s3cr3t@127.0.0.1:1/none?connect_timeout=2")
