@@ -109,27 +109,27 @@ def _build(client, tag: str, **buildargs: str):
     if base:
         buildargs["BASE_IMAGE"] = base
     inputs = _inputs_digest(buildargs)
-    old = _local(client, tag) and client.images.get(tag)
-    if old and old.labels.get("org.hmsproxy.inputs") == inputs:
-        return old  # asking the engine costs a minute here: it hashes the venv it would copy
+    current = _local(client, tag) and client.images.get(tag)
+    if current and current.labels.get("org.hmsproxy.inputs") == inputs:
+        return current  # asking the engine costs a minute here: it hashes the venv it would copy
+    # The build stage first, under a tag of its own: superseded, it is removed like the image,
+    # with the layers no later build shares (the vfs driver keeps every layer as a full copy).
+    _tagged_build(client, f"{tag}-stage", target="build", buildargs=buildargs)
+    return _tagged_build(client, tag, buildargs=buildargs, labels={"org.hmsproxy.inputs": inputs})
+
+
+def _tagged_build(client, tag: str, **kwargs):
+    old = _local(client, tag) and client.images.get(tag).id
     try:
         # Host networking: apt and pip reach the mirrors the way this machine does (dockerd runs
         # without iptables, so a bridge has no route out).
-        image, _ = client.images.build(
-            path=str(REPO),
-            tag=tag,
-            buildargs=buildargs,
-            labels={"org.hmsproxy.inputs": inputs},
-            network_mode="host",
-            rm=True,
-            forcerm=True,
-        )
+        image, _ = client.images.build(path=str(REPO), tag=tag, network_mode="host", rm=True, forcerm=True, **kwargs)
     except Exception as e:  # BuildError carries the log
         log = "".join(chunk.get("stream", "") for chunk in getattr(e, "build_log", []) or [])
         pytest.fail(f"docker build {tag} failed: {e}\n{log[-10000:]}")
-    if old and old.id != image.id:
+    if old and old != image.id:
         try:
-            client.images.remove(old.id)
+            client.images.remove(old)
         except Exception:  # still used by a container: the engine keeps it
             pass
     return image
