@@ -5,13 +5,18 @@ vfs storage, no iptables) and makes the local images this machine needs because 
 reachable (deploy/local/images.sh: a debootstrap bookworm base, PostgreSQL 15 from Debian). The
 tests use them when they are there, else the Dockerfile's and the compose file's defaults.
 
-* test_images_build_and_run_the_cli: the full image (hmsproxy[spark] + Java) and the proxy-only
-  image (EXTRAS empty: no pyspark, no Java) build; `hmsproxy --version` and `check-config` run in
-  them, as the non-root uid.
-* test_compose_stack_smoke: `docker compose up --wait` of docker-compose.yml (two metastores,
-  PostgreSQL, the proxy) on the compose file's own user-defined bridge network, the `spark`
-  service through thrift://hmsproxy:9083, a federated read, /readyz and /metrics from the host,
-  the proxy-only image's HEALTHCHECK turning healthy beside the stack, `docker compose down -v`.
+Both images are built (on the local base when there is one; skipped when the image of that tag
+was built from the same files), then one compose stack serves the module:
+
+* test_images_build_and_run_the_cli: `hmsproxy --version`, `check-config` and `id -u` (the
+  non-root uid) in the full image (hmsproxy[spark] + Java) and the proxy-only one (EXTRAS empty:
+  neither), run in the stack's containers; their sizes.
+* test_proxy_image_healthcheck_is_healthy: the proxy service runs the image's own HEALTHCHECK,
+  which `docker compose up --wait` saw turn healthy.
+* test_compose_stack_smoke: on the compose file's own user-defined bridge network, a table made
+  on hms-federated, the `spark` service through thrift://hmsproxy:9083, then from the host the
+  federated table read through the proxy, /readyz and /metrics; the proxy's resident memory.
+  `docker compose down -v` ends the module and must leave no container or volume.
 * test_smoke_script_through_local_proxy: the same smoke script with no containers, against the
   suite's real local metastores behind the session's proxy.
 
@@ -42,7 +47,6 @@ from tests.support.required import unavailable
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
 SMOKE = REPO / "deploy" / "compose" / "smoke.py"
-COMPOSE_CONFIG = REPO / "deploy" / "compose" / "hmsproxy.yml"
 
 #: Made by deploy/local/images.sh; used when present (no registry here to pull the defaults from).
 LOCAL_BASE = os.environ.get("HMSPROXY_BASE_IMAGE", "hmsproxy-base:bookworm")
@@ -109,27 +113,27 @@ def _build(client, tag: str, **buildargs: str):
     if base:
         buildargs["BASE_IMAGE"] = base
     inputs = _inputs_digest(buildargs)
-    old = _local(client, tag) and client.images.get(tag)
-    if old and old.labels.get("org.hmsproxy.inputs") == inputs:
-        return old  # asking the engine costs a minute here: it hashes the venv it would copy
+    current = _local(client, tag) and client.images.get(tag)
+    if current and current.labels.get("org.hmsproxy.inputs") == inputs:
+        return current  # asking the engine costs a minute here: it hashes the venv it would copy
+    # The build stage first, under a tag of its own: superseded, it is removed like the image,
+    # with the layers no later build shares (the vfs driver keeps every layer as a full copy).
+    _tagged_build(client, f"{tag}-stage", target="build", buildargs=buildargs)
+    return _tagged_build(client, tag, buildargs=buildargs, labels={"org.hmsproxy.inputs": inputs})
+
+
+def _tagged_build(client, tag: str, **kwargs):
+    old = _local(client, tag) and client.images.get(tag).id
     try:
         # Host networking: apt and pip reach the mirrors the way this machine does (dockerd runs
         # without iptables, so a bridge has no route out).
-        image, _ = client.images.build(
-            path=str(REPO),
-            tag=tag,
-            buildargs=buildargs,
-            labels={"org.hmsproxy.inputs": inputs},
-            network_mode="host",
-            rm=True,
-            forcerm=True,
-        )
+        image, _ = client.images.build(path=str(REPO), tag=tag, network_mode="host", rm=True, forcerm=True, **kwargs)
     except Exception as e:  # BuildError carries the log
         log = "".join(chunk.get("stream", "") for chunk in getattr(e, "build_log", []) or [])
         pytest.fail(f"docker build {tag} failed: {e}\n{log[-10000:]}")
-    if old and old.id != image.id:
+    if old and old != image.id:
         try:
-            client.images.remove(old.id)
+            client.images.remove(old)
         except Exception:  # still used by a container: the engine keeps it
             pass
     return image
