@@ -22,7 +22,7 @@ from hmsproxy.app import build_handler
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
-from hmsproxy.streaming.publish import STAGING
+from hmsproxy.streaming.publish import STAGING, publishing
 from hmsproxy.testing.builders import parquet_table
 from tests.support.federation import primary_only_config
 
@@ -93,13 +93,15 @@ def test_a_killed_writer_leaves_nothing_visible_and_the_next_one_cleans_up(reapi
         staged = Path(urlparse(location).path) / STAGING
         assert [p.name for p in staged.iterdir()] == [str(txnid)], "its files were staged"
         assert visible_rows(location) == []
-        # The metastore aborts the dead writer's transaction once it misses its heartbeats.
+        # The metastore aborts the dead writer's transaction and drops its batch's lock once they miss
+        # their heartbeats (the lock, taken a moment after the transaction opened, may outlive it by that moment).
         deadline = time.monotonic() + 60
         while True:
             states = {t.id: t.state for t in conn.ms.call("get_open_txns_info").open_txns}
-            if states.get(txnid) != hive.TxnState.OPEN:
+            locks = conn.ms.call("show_locks", hive.ShowLocksRequest(dbname="default", tablename="events")).locks or []
+            if states.get(txnid) != hive.TxnState.OPEN and txnid not in publishing(lock.agentInfo for lock in locks):
                 break
-            assert time.monotonic() < deadline, "the transaction was never aborted"
+            assert time.monotonic() < deadline, "the transaction was never aborted, or its lock never dropped"
             time.sleep(1)
         batch = conn.fetch_transaction_batch(1, DelimitedInputWriter(["id", "msg"], ",", ep))
         batch.begin_next_transaction()  # the partition's next writer removes what the dead one left
@@ -126,3 +128,55 @@ def test_an_idle_batch_is_kept_alive_by_its_heartbeats(reaping_proxy):
         batch.commit()
         batch.close()
         assert visible_rows(conn.location(conn.ms)) == [(1, "slow"), (2, "later")]
+
+
+def test_a_writer_publishing_right_now_is_left_alone_by_the_next_one(reaping_proxy, monkeypatch):
+    """Writer A's commit is marked and renaming when writer B's first transaction recovers the partition:
+    A's batch lock names its transactions, so B leaves A's files to A (CI once saw B rename them first)."""
+    import threading
+
+    from hmsproxy.streaming import publish
+
+    uri = f"thrift://127.0.0.1:{reaping_proxy.port}"
+    ep = HiveEndPoint(uri, "default", "events", ["2026-11-23"])
+    renaming, recovered = threading.Event(), threading.Event()
+    real_publish, a_thread = publish._publish, []
+
+    def paused_publish(filesystem, staging, root):
+        if threading.current_thread() in a_thread:  # A: marked, about to rename; B recovers now
+            renaming.set()
+            assert recovered.wait(60)
+        return real_publish(filesystem, staging, root)
+
+    monkeypatch.setattr(publish, "_publish", paused_publish)
+    errors = []
+
+    def writer_a() -> None:
+        try:
+            with ep.new_connection(auto_create_partition=True) as conn:
+                batch = conn.fetch_transaction_batch(1, DelimitedInputWriter(["id", "msg"], ",", ep))
+                batch.begin_next_transaction()
+                batch.write(b"1,from a")
+                batch.commit()
+                batch.close()
+        except Exception as e:  # reported in the test's thread
+            errors.append(e)
+
+    a = threading.Thread(target=writer_a)
+    a_thread.append(a)
+    a.start()
+    assert renaming.wait(60)
+    try:
+        with ep.new_connection() as conn:
+            batch = conn.fetch_transaction_batch(1, DelimitedInputWriter(["id", "msg"], ",", ep))
+            batch.begin_next_transaction()  # recovers the partition while A renames
+            recovered.set()
+            batch.write(b"2,from b")
+            batch.commit()
+            batch.close()
+            location = conn.location(conn.ms)
+    finally:
+        recovered.set()
+        a.join(60)
+    assert not errors, errors
+    assert visible_rows(location) == [(1, "from a"), (2, "from b")]
