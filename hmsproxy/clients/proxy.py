@@ -16,14 +16,13 @@ from __future__ import annotations
 import getpass
 import re
 
-from thriftpy2.protocol import TBinaryProtocolFactory
-from thriftpy2.thrift import TApplicationException, TClient
-from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory, TSocket
+from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.ddl.parser import DdlSyntaxError
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features import parse
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.client import open_client
 from hmsproxy.upstream.wire import parse_uri
 
 __all__ = ["DdlSyntaxError", "HmsProxyClient", "HmsProxyError", "ResultSet"]
@@ -40,15 +39,6 @@ class HmsProxyError(Exception):
     """The proxy refused or failed a statement; the message is the proxy's."""
 
 
-def _connect(host: str, port: int, timeout_ms: int, factory) -> TClient:
-    """thriftpy2.rpc.make_client's plain TCP case, without importing thriftpy2.rpc: it loads asyncio
-    for its async clients, a tenth of a second of every `hmsproxy sql`."""
-    transport = factory.get_transport(TSocket(host, port, socket_timeout=timeout_ms))
-    protocol = TBinaryProtocolFactory().get_protocol(transport)
-    transport.open()
-    return TClient(idl.HmsProxy, protocol)
-
-
 class HmsProxyClient:
     def __init__(
         self, uri: str = "thrift://127.0.0.1:9083", user: str | None = None, *, timeout_s: float = 60.0, transport: str = "buffered"
@@ -57,13 +47,7 @@ class HmsProxyClient:
         #: Who the statements run as (set_ugi); the OS user by default, as Hive's clients do.
         self.user = user or getpass.getuser()
         host, port = parse_uri(uri)
-        factory = TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()
-        self._client = _connect(host, port, int(timeout_s * 1000), factory)
-        try:
-            self._client.set_ugi(self.user, [])
-        except BaseException:
-            self._client.close()
-            raise
+        self._client = open_client(host, port, user=self.user, timeout_s=timeout_s, framed=transport == "framed")
 
     def execute(self, sql: str, database: str | None = None, *, spark=None) -> list[ResultSet]:
         """Run every statement of `sql` in order; one ResultSet per statement.

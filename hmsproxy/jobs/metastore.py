@@ -10,13 +10,13 @@ from __future__ import annotations
 import getpass
 from urllib.parse import urlparse
 
-import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
 from hmsproxy.files.partition_names import NAMES_PER_CALL
 from hmsproxy.jobs.errors import JobError, UsageError, error_text
 from hmsproxy.jobs.tables import parse_partition_name
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.client import open_client
 
 hive = idl.hive
 
@@ -45,18 +45,12 @@ class MetastoreClient:
         errors = []
         for host, port in parse_uris(uris):
             try:
-                self._client = thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=int(timeout_s * 1000))
+                self._client = open_client(host, port, user=self.user, timeout_s=timeout_s)
                 break
             except (TException, OSError) as e:
                 errors.append(f"{host}:{port}: {error_text(e)}")
         else:
             raise JobError(f"can't reach the metastore at {uris}: {'; '.join(errors)}")
-        try:
-            # Who the proxy's write rules and the metastore see as the caller, as Hive's clients do.
-            self._client.set_ugi(self.user, [])
-        except BaseException:
-            self._client.close()
-            raise
 
     def get_table(self, db: str, table: str):
         try:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import getpass
 import threading
 
-from thriftpy2.protocol import TBinaryProtocolFactory
-from thriftpy2.thrift import TClient, TException
-from thriftpy2.transport import TBufferedTransportFactory, TSocket
+from thriftpy2.thrift import TException
 
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.client import open_client
 from hmsproxy.streaming.errors import StreamingError
 from hmsproxy.upstream.wire import parse_uri
 
@@ -27,18 +26,11 @@ class Metastore:
         self.uri = uri
         self.user = user or getpass.getuser()
         host, port = parse_uri(uri)
-        transport = TBufferedTransportFactory().get_transport(TSocket(host, port, socket_timeout=int(timeout_s * 1000)))
         try:
-            transport.open()
+            self._client = open_client(host, port, user=self.user, timeout_s=timeout_s)
         except (TException, OSError) as e:
             raise StreamingError(f"can't reach the metastore at {uri}: {e}") from None
-        self._client = TClient(idl.HmsProxy, TBinaryProtocolFactory().get_protocol(transport))
         self._lock = threading.Lock()
-        try:
-            self._client.set_ugi(self.user, [])  # who the proxy's write rules and the metastore see
-        except BaseException:
-            self.close()
-            raise
 
     def call(self, method: str, *args):
         with self._lock:

@@ -85,11 +85,16 @@ class Bindings:
                 self._remember(primary, proxy_txn, place)
         return place
 
-    def locate_txn(self, proxy_txn: int, primary: str) -> Place:
+    def placed(self, proxy_txn: int, primary: str) -> Place | None:
+        """Where the transaction was placed: another metastore's id (its slot says so) or a binding;
+        None for an unbound id of the primary's."""
         slot, real = ids.decode(proxy_txn)
         if slot != ids.PRIMARY_SLOT:  # another metastore's transaction, as a merged view showed it
             return Place(self.metastore_of_slot(slot, primary), real)
-        return self.bound(proxy_txn, primary) or Place(primary, proxy_txn)
+        return self.bound(proxy_txn, primary)
+
+    def locate_txn(self, proxy_txn: int, primary: str) -> Place:
+        return self.placed(proxy_txn, primary) or Place(primary, proxy_txn)
 
     def bind(self, proxy_txn: int, metastore: str, primary: str, open_there: Callable[[], int], drop: Callable[[int], None]) -> Place:
         """Bind an unbound transaction to `metastore`: `open_there()` opens its transaction there (not

@@ -175,8 +175,8 @@ class Transactions(Feature):
         for proxy in rqst.txn_ids:
             place = self.locate_txn(call, proxy)
             groups.setdefault(place.metastore, {})[place.real] = proxy
-        if set(groups) <= {primary} and not any(self.bindings.bound(t, primary) for t in rqst.txn_ids):
-            return None  # all the primary's own: as it is
+        if set(groups) <= {primary}:
+            return None  # all the primary's, under their own ids: as it is
         result = call.spec.result_cls()
         for metastore, reals in groups.items():
             answer = self.call(
@@ -293,8 +293,11 @@ class Transactions(Feature):
     # -- shared by the rooms -------------------------------------------------------------------
 
     def locate_txn(self, call: Call, proxy_txn: int) -> Place:
+        return self._placed(call, proxy_txn) or Place(call.router.primary.name, proxy_txn)
+
+    def _placed(self, call: Call, proxy_txn: int) -> Place | None:
         try:
-            return self.bindings.locate_txn(proxy_txn, call.router.primary.name)
+            return self.bindings.placed(proxy_txn, call.router.primary.name)
         except UnknownId:
             raise ProxyError(f"hmsproxy: no such transaction txnid:{proxy_txn} (its id names no metastore)") from None
 
@@ -310,8 +313,8 @@ class Transactions(Feature):
         own = self.own_txns(call)
         if proxy_txn not in own:
             own.append(proxy_txn)
-        place = self.locate_txn(call, proxy_txn)
-        if place.metastore != primary or self.bindings.bound(proxy_txn, primary) is not None:
+        place = self._placed(call, proxy_txn)  # one look-up: an unbound id costs one store read
+        if place is not None:
             if place.metastore != metastore:
                 raise ProxyError(str(Crossing(proxy_txn, place.metastore, metastore)))
             return place
