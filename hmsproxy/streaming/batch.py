@@ -218,7 +218,11 @@ class TransactionBatch:
             isAcid=False,
         )
         request = hive.LockRequest(
-            component=[component], txnid=txnid, user=self.connection.user, hostname=self._host, agentInfo=agent or self.connection.agent_info
+            component=[component],
+            txnid=txnid,
+            user=self.connection.user,
+            hostname=self._host,
+            agentInfo=agent or self.connection.agent_info,
         )
         answer = self._call("lock", request)
         deadline, pause = time.monotonic() + self.lock_wait_s, 0.05
