@@ -258,12 +258,16 @@ def test_errors_name_what_the_client_named(mode, version, prefixed, manual):
 
 
 def test_write_the_table_for_the_docs():
-    """Runs last in this module: the rows the tests above saw, as Markdown, where asked."""
+    """Runs last in this module: what the tests above saw, as Markdown (a row a call, a column a version)."""
     target = os.environ.get("HMSPROXY_ERROR_NAMES_TABLE")
     if not target or not SEEN:
         pytest.skip("HMSPROXY_ERROR_NAMES_TABLE is not set")
-    lines = ["| through | Hive | call | exception | the metastore's message | the client's message |", "|---|---|---|---|---|---|"]
-    for mode, version, what, kind, before, after in sorted(SEEN, key=lambda r: (MODES.index(r[0]), r[2], r[1])):
-        lines.append(f"| {mode} | {version} | {what} | {kind} | `{before}` | `{after}` |")
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for mode, version, what, kind, before, after in SEEN:
+        cell = f"`{before}`" if before == after else f"`{before}` → `{after}`"
+        rows.setdefault((mode, what), {})[version] = f"{kind}: {cell}"
+    lines = [f"| through | call | {' | '.join(f'Hive {v}' for v in VERSIONS)} |", "|---|---|" + "---|" * len(VERSIONS)]
+    for (mode, what), by_version in sorted(rows.items(), key=lambda r: (MODES.index(r[0][0]), r[0][1])):
+        lines.append(f"| {mode} | {what} | {' | '.join(by_version.get(v, '') for v in VERSIONS)} |")
     with open(target, "w") as out:
         out.write("\n".join(lines) + "\n")
