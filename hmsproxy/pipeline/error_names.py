@@ -106,12 +106,12 @@ def names_of(call: Call) -> ClientNames | None:
         return None
     naming = route.naming
     databases = {}
-    for db in other_databases(call.spec, call.args) + _altered_db(call):
-        backend = split_catalog(db)[1].lower()
-        databases[backend] = naming.to_client(backend)
-    if route.backend_db:  # last: the name the client used wins over the alias to_client gives
-        client = split_catalog(call.client_db)[1].lower() if call.client_db else naming.to_client(route.backend_db)
-        databases[route.backend_db] = client
+    if route.backend_db:  # else nothing named a database, and the arguments kept the client's names
+        for db in other_databases(call.spec, call.args) + _altered_db(call):
+            backend = split_catalog(db)[1].lower()
+            databases[backend] = naming.to_client(backend)
+        # Last: the name the client used wins over the alias to_client gives.
+        databases[route.backend_db] = split_catalog(call.client_db)[1].lower() if call.client_db else naming.to_client(route.backend_db)
     tables = {(route.backend_db, backend): client for backend, client in route.renamed_tables}
     names = ClientNames(databases, tables, frozenset(c for c in (DEFAULT_CATALOG, route.catalog) if c))
     return names if names.differ else None

@@ -9,9 +9,12 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy.downstream.server import ProxyServer
-from hmsproxy.pipeline.error_names import ClientNames
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.error_names import ClientNames, names_of
 from hmsproxy.protocol import idl
-from hmsproxy.testing import FakeMetastore, database, table
+from hmsproxy.routing.methods import METHOD_SPECS
+from hmsproxy.routing.router import Route
+from hmsproxy.testing import FakeMetastore, args, database, table
 from tests.support.fake_handlers import call, fake_federation
 
 hive = idl.hive
@@ -131,4 +134,23 @@ def test_errors_of_a_renamed_database_are_never_relayed(tmp_path, metastores):
     finally:
         client.close()
         server.stop()
+        handler.close()
+
+
+def test_a_route_naming_no_database_renames_nothing_in_its_messages(tmp_path, metastores):
+    """A feature routing by id (transactions' send_to) names no database: the call's arguments keep the
+    client's names (nothing rewrote them), so none of them is taken for a metastore's name."""
+    handler = fake_federation(tmp_path, *metastores)
+    try:
+        router = handler.router
+        components = [hive.LockComponent(type=3, level=3, dbname="waggle_sales", tablename="t")] * 2
+        lock = Call(None, METHOD_SPECS["lock"], args("lock", rqst=hive.LockRequest(component=components, user="u", hostname="h")), router)
+        lock.route = Route(router.by_name["waggle"], "")
+        assert names_of(lock) is None
+        lock.route = router.route("waggle_sales")  # routed by its database: the arguments went out renamed
+        lock.client_db = "waggle_sales"
+        for c in components:
+            c.dbname = "sales"
+        assert names_of(lock).databases == {"sales": "waggle_sales"}
+    finally:
         handler.close()
