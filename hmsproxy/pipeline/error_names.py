@@ -130,6 +130,8 @@ def in_client_names(call: Call, result) -> None:
     route = call.route
     if route is None or (route.naming.identity and not route.renamed_tables):
         return  # the hot path: nothing renamed, nothing looked at
+    if getattr(result, "success", None) is not None:
+        return  # an answer: no exception beside it
     errors = [v for k, v in vars(result).items() if k != "success" and v is not None and getattr(v, "message", None)]
     if not errors:
         return
