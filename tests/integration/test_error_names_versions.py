@@ -240,6 +240,24 @@ def client_error(server: ProxyServer, case: Case):
     raise AssertionError(f"{case.method} through the proxy answered without an error")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def docs_table():
+    """After the module: what its tests saw, as Markdown (a row a call, a column a version), where asked."""
+    yield
+    target = os.environ.get("HMSPROXY_ERROR_NAMES_TABLE")
+    if not target or not SEEN:
+        return
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for mode, version, what, kind, before, after in SEEN:
+        cell = f"`{before}`" if before == after else f"`{before}` → `{after}`"
+        rows.setdefault((mode, what), {})[version] = f"{kind}: {cell}"
+    lines = [f"| through | call | {' | '.join(f'Hive {v}' for v in VERSIONS)} |", "|---|---|" + "---|" * len(VERSIONS)]
+    for (mode, what), by_version in sorted(rows.items(), key=lambda r: (MODES.index(r[0][0]), r[0][1])):
+        lines.append(f"| {mode} | {what} | {' | '.join(by_version.get(v, '') for v in VERSIONS)} |")
+    with open(target, "w") as out:
+        out.write("\n".join(lines) + "\n")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("mode", MODES)
 def test_errors_name_what_the_client_named(mode, version, prefixed, manual):
@@ -255,19 +273,3 @@ def test_errors_name_what_the_client_named(mode, version, prefixed, manual):
         named_by_metastore += backend_name in before.message
     # The cases prove something only where the metastore's message names the object at all.
     assert named_by_metastore, f"no {mode} case on Hive {version} names a database or table"
-
-
-def test_write_the_table_for_the_docs():
-    """Runs last in this module: what the tests above saw, as Markdown (a row a call, a column a version)."""
-    target = os.environ.get("HMSPROXY_ERROR_NAMES_TABLE")
-    if not target or not SEEN:
-        pytest.skip("HMSPROXY_ERROR_NAMES_TABLE is not set")
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for mode, version, what, kind, before, after in SEEN:
-        cell = f"`{before}`" if before == after else f"`{before}` → `{after}`"
-        rows.setdefault((mode, what), {})[version] = f"{kind}: {cell}"
-    lines = [f"| through | call | {' | '.join(f'Hive {v}' for v in VERSIONS)} |", "|---|---|" + "---|" * len(VERSIONS)]
-    for (mode, what), by_version in sorted(rows.items(), key=lambda r: (MODES.index(r[0][0]), r[0][1])):
-        lines.append(f"| {mode} | {what} | {' | '.join(by_version.get(v, '') for v in VERSIONS)} |")
-    with open(target, "w") as out:
-        out.write("\n".join(lines) + "\n")
