@@ -10,7 +10,7 @@ What Hive writes (docs/errors.md has each version's messages): `db.table` (2.3),
 (3.1 and 4.0 put the catalog first), `database hive.db` (4.0), the database alone as the whole
 message (2.3 and 3.1), `Database db already exists`, `Table t already exists`.
 
-Precision: a dotted name (`db.t`, `cat.db`, `cat.db.t`) is a name wherever it stands, except in a
+Precision: a dotted name (`db.t`, `cat.db`, `cat.db.t`, and `@cat#db`) is a name wherever it stands, except in a
 path or URI (`/warehouse/sales.db/t`); a longer chain (a Java class) never is. A bare word is a
 name only where Hive puts one: the whole message (or a nested `...Exception(message:db)`), in
 quotes, after `database`/`table`/`dbName:` or before ` database`; so a database called `default`
@@ -27,8 +27,8 @@ from hmsproxy.pipeline.call import Call
 from hmsproxy.routing.methods import other_databases
 from hmsproxy.routing.naming import split_catalog
 
-#: Hive's identifiers, and dotted chains of them (db.table, catalog.db.table).
-_CHAIN = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
+#: Hive's identifiers, dotted chains of them (db.table, catalog.db.table), and a Hive 3 client's "@catalog#db".
+_CHAIN = re.compile(r"@[A-Za-z0-9_]+#[A-Za-z0-9_]+|[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 #: The catalog Hive 3+ writes before a database when the client named none.
 DEFAULT_CATALOG = "hive"
 _QUOTES = "'\"`"
@@ -62,8 +62,11 @@ class ClientNames:
         text, start, end = m.group(), m.start(), m.end()
         if (start and message[start - 1] in "/\\") or message[end : end + 1] in ("/", "\\"):
             return text  # a path or URI: the metastore's files keep their names
-        parts = text.split(".")
         dbs = self.databases
+        if text[0] == "@":  # "@hive#db", as Hive 3 clients send a database's name
+            catalog, db = text[1:].split("#", 1)
+            return f"@{catalog}#{dbs[db]}" if db in dbs else text
+        parts = text.split(".")
         if len(parts) == 1:
             return self._bare(text, message, start, end)
         if len(parts) == 2:

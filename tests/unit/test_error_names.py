@@ -43,6 +43,8 @@ NAMES = ClientNames({"sales": "fed1_sales"}, {("sales", "items"): "loc_items"}, 
         ("There is no database named sales", "There is no database named fed1_sales"),
         ("no such database: 'sales'", "no such database: 'fed1_sales'"),
         ("Table(tableName:t, dbName:sales, owner:u)", "Table(tableName:t, dbName:fed1_sales, owner:u)"),
+        ("Unable to find database @hive#sales", "Unable to find database @hive#fed1_sales"),
+        ("@hive#salesman", "@hive#salesman"),
         # A renamed table, dotted or where a table name stands.
         ("sales.items table not found", "fed1_sales.loc_items table not found"),
         ("hive.sales.items table not found", "hive.fed1_sales.loc_items table not found"),
