@@ -28,6 +28,7 @@ from hmsproxy.pipeline.call import (
     Call,
     result_outcome,
 )
+from hmsproxy.pipeline.error_names import in_client_names
 from hmsproxy.pipeline.errors import (
     NOT_FOUND_TYPES,
     UNAVAILABLE_TYPES,
@@ -239,6 +240,7 @@ class Handler:
                 if answer is not None:
                     return answer
             raise
+        in_client_names(call, result)  # a declared exception's message, in the names the client used
         if call.client_db and has_table_lists(spec) and result.success is not None:
             result.success = filter_tables(spec, call.route, result.success)
         for hook in self.features.hooks("on_response", spec):

@@ -34,6 +34,9 @@ class Route:
     naming: MetastoreNaming
     backend_db: str
     catalog: str | None = None  # Hive 3 "@cat#" marker the client used, kept for the backend
+    #: (the metastore's table, the client's) for each table this route renames (a remote table's
+    #: local name), so that its error messages name the client's (pipeline/error_names.py).
+    renamed_tables: tuple[tuple[str, str], ...] = ()
 
     @property
     def metastore(self):

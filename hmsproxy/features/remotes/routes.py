@@ -55,8 +55,10 @@ class Routes:
         seen[ms.name] = ms.uris
         if link.remote_db != link.local_db:
             ms = replace(ms, database_name_mapping={link.remote_db: link.local_db})
-        call.route = Route(MetastoreNaming(ms, DatabaseResolution.MANUAL), link.remote_db, catalog)
-        if link.kind == "table" and link.local_table != link.remote_table:
+        renamed = link.kind == "table" and link.local_table != link.remote_table
+        tables = ((link.remote_table, link.local_table),) if renamed else ()
+        call.route = Route(MetastoreNaming(ms, DatabaseResolution.MANUAL), link.remote_db, catalog, renamed_tables=tables)
+        if renamed:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
         call.notes[self.feature.name] = link
 
