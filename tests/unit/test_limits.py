@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import time
 
 import pytest
 
@@ -177,6 +178,15 @@ def test_a_reload_applies_to_sessions_already_open(handler):
     assert [get_table(handler, alice).success is not None for _ in range(5)] == [True] * 5
 
 
+def test_set_ugi_counts_for_the_user_it_names(handler):
+    limited(handler, LimitsConfig(users=(("*", Rate(0.01, 1)),)))
+    for user in ("alice", "bob", "carol"):  # new connections: none has a user yet
+        session = Session(handler.backends, "10.0.0.1:1")
+        set_ugi = handler.dispatch(session, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=user, group_names=[]))
+        assert set_ugi.o1 is None, set_ugi.o1
+    assert "limit 'user bob: 0.01 calls/s'" in get_table(handler, session_of(handler, "bob")).o1.message
+
+
 def test_addresses_and_classes(handler):
     limited(handler, LimitsConfig(addresses=(("10.0.0.9", Rate(0.01, 1)),), classes=(("writes", Rate(0.01, 1)),)))
     far, near = session_of(handler, "alice", "10.0.0.9:1"), session_of(handler, "alice", "10.0.0.1:1")
@@ -200,11 +210,14 @@ def test_the_proxys_own_calls_for_a_client_are_not_counted_again(handler):
 
 
 def test_a_waiting_call_goes_once_its_token_comes(handler):
-    limited(handler, LimitsConfig(queue_s=5.0, users=(("*", Rate(20, 1)),)))
+    limited(handler, LimitsConfig(queue_s=5.0, users=(("*", Rate(2, 1)),)))
     alice = session_of(handler, "alice")
-    assert [get_table(handler, alice).success is not None for _ in range(3)] == [True] * 3  # two of them waited ~50 ms
+    start = time.monotonic()
+    assert [get_table(handler, alice).success is not None for _ in range(3)] == [True] * 3  # none refused
+    assert time.monotonic() - start >= 0.9  # a token every 0.5 s
     metrics = handler.features.get("metrics").render()[0].decode()
-    assert 'hmsproxy_limit_waits_total{limit="user:*"} 2.0' in metrics
+    waits = [line for line in metrics.splitlines() if line.startswith('hmsproxy_limit_waits_total{limit="user:*"}')]
+    assert waits and float(waits[0].rsplit(" ", 1)[1]) >= 1
 
 
 # -- the metastores' concurrency caps (upstream/slots.py) -------------------------------------------

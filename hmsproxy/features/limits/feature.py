@@ -100,7 +100,10 @@ class Limits(Feature):
         session = call.session
         if session.client_address == INTERNAL:
             return
-        verdict = limiter.admit(session.user or ANONYMOUS, address_of(session.client_address), CLASS_OF[call.spec.name])
+        user = session.user
+        if call.spec.name == "set_ugi":  # counts for the user it names, not for every new connection together
+            user = call.args.user_name
+        verdict = limiter.admit(user or ANONYMOUS, address_of(session.client_address), CLASS_OF[call.spec.name])
         if verdict.__class__ is Verdict:
             self._counts.add(self._counts.refused, verdict.label)
             raise Limited(f"hmsproxy: limit '{verdict.limit}' reached; retry in {math.ceil(verdict.retry_s * 10) / 10:.1f} s")
