@@ -1,6 +1,6 @@
 """Limits (hmsproxy/features/limits/, upstream/slots.py) over fake metastores: the config section, the
 buckets' arithmetic, the method classes, the refusal a client gets, reloads, metrics and audit, and
-the metastores' concurrency caps. The same through a real proxy and metastore: tests/integration/test_limits.py."""
+the metastores' concurrency caps. The same through a real proxy and metastore: tests/integration/test_limits_real_proxy.py."""
 
 from __future__ import annotations
 
