@@ -191,11 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 port, threads = runs[name]
                 took, counts = scenario(port, threads, args.seconds)
                 results[name].append((took, counts))
-                extra = (
-                    f", alice {counts[0] / (args.seconds + 2):.0f} answers/s {counts[1] / (args.seconds + 2):.0f} refusals/s"
-                    if counts
-                    else ""
-                )
+                extra = f", alice {counts[0]:.1f} answers/s {counts[1]:.0f} refusals/s" if counts else ""
                 log(f"rep {rep + 1}/{args.repeats} {name:<18} bob p50 {statistics.median(took):.2f} ms ({len(took)} calls){extra}")
         refusing, refusing_port = start_proxy(tmp, "refusing", metastore.uri, limits_section(args.rate, 0))
         proxies.append(refusing)
