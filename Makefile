@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint bench bench-limits bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ hive-jars: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)
+
+# Limits: a quiet user's get_table p50 while a noisy one loops get_partitions, without and with limits (docs/benchmark.md); ARGS="--seconds 3 --repeats 1" for a smoke run.
+bench-limits: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_limits $(ARGS)
 
 # Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.
 bench-skew: $(BIN)/.installed

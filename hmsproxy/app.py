@@ -1,8 +1,8 @@
 """The composition root: which features a proxy runs, and the one place that builds a handler.
 
 Every entry point (``hmsproxy serve``, ``dev up``, the tests' proxy) builds its handler
-here. FEATURES is in hook order: access control refuses before anything is answered,
-the catalog lists what the features after it contribute, audit and metrics observe
+here. FEATURES is in hook order: limits refuse or hold a call before any work, access
+control refuses before anything is answered, the catalog lists what the features after it contribute, audit and metrics observe
 everything. Adding a feature is one line here (see docs/architecture.md).
 """
 
@@ -18,6 +18,7 @@ from hmsproxy.features.audit import Audit
 from hmsproxy.features.catalog import Catalog
 from hmsproxy.features.dependent.feature import Dependent
 from hmsproxy.features.indexes.feature import Indexes
+from hmsproxy.features.limits.feature import Limits
 from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
@@ -28,6 +29,7 @@ from hmsproxy.pipeline.platform import ConfigSection, Feature
 from hmsproxy.store import Store
 
 FEATURES: tuple[type[Feature], ...] = (
+    Limits,  # rates per user, address and method class, metastores' concurrency caps: before any work
     AccessControl,  # who may write where (Waggle Dance's access-control types)
     Audit,  # one JSON line per call
     Metrics,  # /metrics

@@ -3,6 +3,9 @@
 Features (pipeline/platform.py) may have any of these hook methods (mitmproxy-style,
 named after the moment they run); each is optional:
 
+- ``on_arrival(call)``: first, for every call of every kind (local, fan-out, routed), before
+  any work, a relay shortcut included: may refuse by raising ProxyError, or wait (limits). Sees only
+  the session and the method: the arguments may not be decoded yet. Its verdict is never remembered.
 - ``on_request(call)``: before routing. May set ``call.route`` itself, answer
   locally by returning a ``<method>_result``, or refuse by raising ProxyError.
 - ``on_routed(call)``: after routing, before the backend is called. Same verdicts.

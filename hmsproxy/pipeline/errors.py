@@ -42,6 +42,14 @@ class InvalidRequest(ProxyError):
     outcome = "refused"
 
 
+class Limited(ProxyError):
+    """A call over one of the configured limits (features/limits/, upstream/slots.py): the message names
+    the limit and when to retry."""
+
+    preferred = ("MetaException", *REFUSED_TYPES)
+    outcome = "limited"
+
+
 class NotFound(ProxyError):
     preferred = NOT_FOUND_TYPES
     outcome = "not_found"

@@ -32,6 +32,7 @@ from hmsproxy.pipeline.error_names import in_client_names
 from hmsproxy.pipeline.errors import (
     NOT_FOUND_TYPES,
     UNAVAILABLE_TYPES,
+    Limited,
     NotFound,
     ProxyError,
     declared_result,
@@ -53,6 +54,7 @@ from hmsproxy.routing.visibility import filter_tables, has_table_lists
 from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.cache.metadata import cache_summary
 from hmsproxy.upstream.session import Session
+from hmsproxy.upstream.slots import BackendBusy
 from hmsproxy.upstream.wire import BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -152,6 +154,8 @@ class Handler:
             self.shortcuts.forget_all()  # before it takes effect: no read decided from here on reuses an older decision
         call = Call(session, spec, args, self.router, message)  # one config snapshot for the whole call
         try:
+            for hook in self.features.hooks("on_arrival", spec):  # limits: before any work
+                hook(call)
             result = self._handle(call)
             if result is RELAYED:  # already sent to the client undecoded
                 call.outcome, call.error = call.relayed_outcome
@@ -164,6 +168,9 @@ class Handler:
         except ProxyError as e:
             call.outcome, call.error = e.outcome, str(e)
             return declared_result(spec, e.preferred, str(e))
+        except BackendBusy as e:  # the metastore's concurrency cap (upstream/slots.py)
+            call.outcome, call.error = Limited.outcome, str(e)
+            return declared_result(spec, Limited.preferred, str(e))
         except UnknownDatabase as e:
             call.outcome, call.error = NOT_FOUND, str(e)
             return declared_result(spec, NOT_FOUND_TYPES, f"hmsproxy: {e}")

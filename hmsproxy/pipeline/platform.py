@@ -2,7 +2,7 @@
 
 A feature is a class (see ``Feature``) that may bring any of:
 
-- hooks on the calls it cares about (``methods`` or ``wants``): ``on_request``, ``on_routed``,
+- hooks on the calls it cares about (``methods`` or ``wants``): ``on_arrival``, ``on_request``, ``on_routed``,
   ``on_unavailable``, ``on_response``, ``on_complete`` (see call.py for the verdicts each may give);
 - its own config section (``config_section``), parsed and validated by the config loader and
   handed over again on every reload through ``configure``;
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: The hooks a feature may have, in the order a call meets them (call.py says what each may do).
-HOOKS = ("on_request", "on_routed", "on_unavailable", "on_response", "on_complete")
+HOOKS = ("on_arrival", "on_request", "on_routed", "on_unavailable", "on_response", "on_complete")
 
 
 class FeatureError(ValueError):

@@ -24,6 +24,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.slots import BackendSlots
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
 from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection
 
@@ -105,6 +106,8 @@ class Backends:
         self.extra: dict[str, MetastoreConfig] = {}
         #: Sessions enter() every call here; it trips metastores that stop answering.
         self.breaker = Breaker(self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up)
+        #: Each metastore's cap on concurrent calls (slots.py; the limits feature sets them).
+        self.slots = BackendSlots()
         #: Metastores with a `cache:`: their metadata caches and notification-log followers.
         self.caches: dict[str, MetadataCache] = {}
         self._followers: dict[str, NotificationFollower] = {}

@@ -3,7 +3,8 @@ the `set_ugi` identity and backend connections.
 
 thriftpy2 connections are not thread-safe, so each session owns its own; a
 fan-out uses each connection from at most one worker at a time. Every backend call
-here runs inside the metastore's circuit breaker (`breaker.guard`, breaker.py).
+here runs inside the metastore's circuit breaker (`breaker.guard`, breaker.py), holding one of its
+concurrency slots when it has a cap (`slots.taken`, slots.py: waiting for a slot is not the breaker's business).
 """
 
 from __future__ import annotations
@@ -113,14 +114,14 @@ class Session:
         return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
 
     def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        with self.backends.breaker.guard(metastore.name):
+        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name):
             conn, kept = self._kept_or_new(metastore, read_only)
             return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept))
 
     def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, `catalog_field` appended to each struct
         if given (relay.py): (message type, body start)."""
-        with self.backends.breaker.guard(metastore.name):
+        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name):
             read_only = METHOD_SPECS[method].reads
             conn, kept = self._kept_or_new(metastore, read_only)
             return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept))
@@ -133,7 +134,7 @@ class Session:
         if conn is None or not conn.is_open:
             return None
         backends = self.backends
-        with backends.breaker.guard(metastore.name):
+        with backends.slots.taken(metastore.name), backends.breaker.guard(metastore.name):
             try:
                 answer = conn.relay(method, request, self.reply_sink, catalog_field)
             except BackendUnavailable as e:  # raised before anything reached the client

@@ -10,13 +10,13 @@ import uuid
 from contextlib import closing
 
 import pytest
-import thriftpy2.rpc
 
 from hmsproxy.app import FEATURES, build_handler
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import shortcuts
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
+from tests.support.proxy_clients import client_as
 from tests.support.refusing_feature import NoBob
 
 hive = idl.hive
@@ -44,12 +44,6 @@ def a_table(metastores):
         direct.create_table(table("default", name))
         yield name
         direct.drop_table("default", name, True)
-
-
-def client_as(server, user: str):
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
-    client.set_ugi(user, [])
-    return closing(client)
 
 
 def test_alternating_callers_are_each_refused_or_served_with_shortcuts_on(guarded_proxy, a_table):
