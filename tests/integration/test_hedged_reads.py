@@ -18,7 +18,7 @@ from hmsproxy.app import build_handler
 from hmsproxy.config.model import HedgeConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.support.ha_pair import ha_config, stalled, start_ha_pair
+from tests.support.ha_pair import ha_config, plain_table, stalled, start_ha_pair
 from tests.support.required import unavailable
 
 #: Long enough for any hedged read on a loaded 2-core machine; a read without the hedge waits for
@@ -46,7 +46,7 @@ def proxy(pair):
     try:
         location = (pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
         client.create_database(idl.hive.Database(name="hedged", locationUri=location, parameters={}))
-        client.create_table(_table("hedged", "t"))
+        client.createplain_table(plain_table("hedged", "t"))
     finally:
         client.close()
     yield server
@@ -58,27 +58,11 @@ def _client(server, timeout_s: float = READ_WAIT_S + BACKEND_TIMEOUT_S + 30):
     return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=int(timeout_s * 1000))
 
 
-def _table(db: str, name: str):
-    hive = idl.hive
-    cols = [hive.FieldSchema(name="id", type="int", comment="")]
-    serde = hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={})
-    sd = hive.StorageDescriptor(
-        cols=cols,
-        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-        serdeInfo=serde,
-        parameters={},
-        bucketCols=[],
-        sortCols=[],
-    )
-    return hive.Table(tableName=name, dbName=db, sd=sd, partitionKeys=[], parameters={}, tableType="MANAGED_TABLE")
-
-
 def _read_answers(server, deadline_s: float) -> str:
     """get_table on a new client connection (the proxy then connects to the first instance first)."""
     client = _client(server, deadline_s)
     try:
-        return client.get_table("hedged", "t").tableName
+        return client.getplain_table("hedged", "t").tableName
     finally:
         client.close()
 
@@ -93,7 +77,7 @@ def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy
         kept = _client(proxy)
         try:
             for _ in range(20):  # one session: after its first hedge, its connection is the answering instance's
-                assert kept.get_table("hedged", "t").tableName == "t"
+                assert kept.getplain_table("hedged", "t").tableName == "t"
         finally:
             kept.close()
     st = stats["primary"]
@@ -102,8 +86,8 @@ def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy
     # After SIGCONT the stopped instance takes calls again: a write, answered by it (the first URI).
     client = _client(proxy)
     try:
-        client.create_table(_table("hedged", "after_resume"))
-        assert client.get_table("hedged", "after_resume").tableName == "after_resume"
+        client.createplain_table(plain_table("hedged", "after_resume"))
+        assert client.getplain_table("hedged", "after_resume").tableName == "after_resume"
     finally:
         client.close()
 
@@ -115,7 +99,7 @@ def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
     def write() -> None:
         client = _client(proxy)
         try:
-            client.create_table(_table("hedged", "while_stopped"))
+            client.createplain_table(plain_table("hedged", "while_stopped"))
             outcome["answer"] = "created"
         except Exception as e:  # the stopped instance never answers it: a timeout or the breaker's error
             outcome["answer"] = e
@@ -144,7 +128,7 @@ def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
             time.sleep(0.5)
     client = _client(proxy)
     try:
-        client.create_table(_table("hedged", "after_write"))
+        client.createplain_table(plain_table("hedged", "after_write"))
         names = client.get_all_tables("hedged")
     finally:
         client.close()

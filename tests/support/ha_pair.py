@@ -56,6 +56,24 @@ def ha_config(pair: HaPair, hedge, *, backend_timeout_s: float = 120.0):
     return Config(server, DatabaseResolution.PREFIXED, primary, store=temp_store())
 
 
+def plain_table(db: str, name: str):
+    """A one-column text table `db.name` to create through any client."""
+    from hmsproxy.protocol import idl
+
+    hive = idl.hive
+    serde = hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={})
+    sd = hive.StorageDescriptor(
+        cols=[hive.FieldSchema(name="id", type="int", comment="")],
+        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        serdeInfo=serde,
+        parameters={},
+        bucketCols=[],
+        sortCols=[],
+    )
+    return hive.Table(tableName=name, dbName=db, sd=sd, partitionKeys=[], parameters={}, tableType="MANAGED_TABLE")
+
+
 def create_database(server, prefix: str = "hms_ha") -> str:
     """A new database in `server` (tests/support/postgres.py's PostgresServer); its JDBC URL."""
     import psycopg2
@@ -71,7 +89,7 @@ def create_database(server, prefix: str = "hms_ha") -> str:
     return f"jdbc:postgresql://127.0.0.1:{server.port}/{name}?user=postgres"
 
 
-def start_ha_pair(server, root: Path, *, log=None, log_level: str = "WARN") -> HaPair:
+def start_ha_pair(server, root: Path, *, log=None, log_level: str = "WARN", fast_start: bool = True) -> HaPair:
     """Two 2.3 metastores on one new database of `server`, the first started (schema made) before the second."""
     jdbc_url = create_database(server)
     warehouse = root / "warehouse"
