@@ -97,7 +97,15 @@ def start_ha_pair(server, root: Path, *, log=None, log_level: str = "WARN", fast
     conf = {"hive.metastore.warehouse.dir": warehouse.as_uri()}
     made = [
         LocalMetastore(
-            free_port(), root / name, name=name, jdbc_url=jdbc_url, hive_conf=conf, log=log, log_level=log_level, notifications=False
+            free_port(),
+            root / name,
+            name=name,
+            jdbc_url=jdbc_url,
+            hive_conf=conf,
+            log=log,
+            log_level=log_level,
+            notifications=False,
+            fast_start=fast_start,
         )
         for name in ("ha_a", "ha_b")
     ]
