@@ -151,6 +151,7 @@ class Hedging:
         self.backends = backends
         self.windows: dict[str, LatencyWindow] = {}
         self.stats: dict[str, HedgeStats] = {}
+        self._lock = threading.Lock()
         self._timer = _Timer()
 
     def applies(self, metastore: MetastoreConfig, method: str, read_only: bool) -> bool:
@@ -184,12 +185,15 @@ class Hedging:
             result = self.backends.send(conn, method, args, race.unless_lost(session._reopen(metastore, read_only, method, kept)))
         except BackendUnavailable as e:
             error = e
-        finally:
-            winner = race.primary_finished(error is None)
+        except BaseException:  # an answer all the same (TApplicationException), or not the network's fault
+            race.primary_finished(True)
+            race.cut_hedge()
+            raise
+        winner = race.primary_finished(error is None)
         if winner == "primary":
             window.add(time.monotonic() - started)
             if race.hedge_started:
-                stats.primary_wins += 1
+                self.count(name, "primary_wins")
                 race.cut_hedge()
             return result
         if race.hedge_started:
@@ -200,6 +204,12 @@ class Hedging:
         # Neither answered (a primary that did is the winner): the metastore is down as far as this read can tell.
         self.backends.mark_down(name, error.reason)
         raise error
+
+    def count(self, name: str, what: str) -> None:
+        """One more of HedgeStats' `what` (several threads count: callers, the timer, hedges)."""
+        stats = self._stats(name)
+        with self._lock:
+            setattr(stats, what, getattr(stats, what) + 1)
 
     def close(self) -> None:
         self._timer.close()
@@ -246,37 +256,39 @@ class _Race:
             if self.primary_done:
                 return
             self.hedge_started = True
-        self.hedging._stats(self.metastore.name).hedged += 1
+        self.hedging.count(self.metastore.name, "hedged")
         threading.Thread(target=self._hedge, name=f"hmsproxy-hedge-{self.metastore.name}", daemon=True).start()
 
     def _hedge(self) -> None:
-        backends, session = self.hedging.backends, self.session
+        backends, session, name = self.hedging.backends, self.session, self.metastore.name
         uris = _uris(self.metastore, self.read_only)
-        primary = session.kept_connection(self.metastore, self.read_only)
-        conn = backends.connection_to(self.metastore, _next_uris(uris, primary.uri if primary is not None else None))
-        self.hedge_conn = conn
-        result = None
+        conn = result = None
         try:
+            primary = session.kept_connection(self.metastore, self.read_only)
+            conn = self.hedge_conn = backends.connection_to(self.metastore, _next_uris(uris, primary.uri if primary is not None else None))
             if self.winner is None:
                 conn.open()
-                if session.user is not None and self.winner is None:
-                    backends.send(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups))
-                if self.winner is None:
-                    started = time.monotonic()
-                    result = backends.send(conn, self.method, self.args)
-                    self.hedging._window(self.metastore.name).add(time.monotonic() - started)
+            if session.user is not None and self.winner is None:
+                backends.send(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups))
+            if self.winner is None:
+                started = time.monotonic()
+                result = backends.send(conn, self.method, self.args)
+                self.hedging._window(name).add(time.monotonic() - started)
         except Exception as e:  # lost, cut by the caller, or the next URI failed too: the primary's outcome stands
-            log.info("hedged %s to metastore '%s' got no answer: %s", self.method, self.metastore.name, e)
-        with self.lock:
-            won = result is not None and self.winner is None
+            log.info("hedged %s to metastore '%s' got no answer: %s", self.method, name, e)
+        won = False
+        try:
+            with self.lock:
+                won = result is not None and self.winner is None
+                if won:
+                    self.winner, self.hedge_result = "hedge", result
             if won:
-                self.winner, self.hedge_result = "hedge", result
-        if won:
-            conn.uris = tuple(uris)  # the session's connection now: in the metastore's order (only opening used it)
-            self.hedging._stats(self.metastore.name).hedge_wins += 1
-        else:
-            conn.close()
-        self.hedge_done.set()
+                conn.uris = tuple(uris)  # the session's connection now: in the metastore's order (only opening used it)
+                self.hedging.count(name, "hedge_wins")
+            elif conn is not None:
+                conn.close()
+        finally:
+            self.hedge_done.set()  # the caller may wait for it: whatever happened above
         if won:
             self._cut_primary()
 

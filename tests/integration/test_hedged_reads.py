@@ -46,7 +46,7 @@ def proxy(pair):
     try:
         location = (pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
         client.create_database(idl.hive.Database(name="hedged", locationUri=location, parameters={}))
-        client.createplain_table(plain_table("hedged", "t"))
+        client.create_table(plain_table("hedged", "t"))
     finally:
         client.close()
     yield server
@@ -62,7 +62,7 @@ def _read_answers(server, deadline_s: float) -> str:
     """get_table on a new client connection (the proxy then connects to the first instance first)."""
     client = _client(server, deadline_s)
     try:
-        return client.getplain_table("hedged", "t").tableName
+        return client.get_table("hedged", "t").tableName
     finally:
         client.close()
 
@@ -77,7 +77,7 @@ def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy
         kept = _client(proxy)
         try:
             for _ in range(20):  # one session: after its first hedge, its connection is the answering instance's
-                assert kept.getplain_table("hedged", "t").tableName == "t"
+                assert kept.get_table("hedged", "t").tableName == "t"
         finally:
             kept.close()
     st = stats["primary"]
@@ -86,8 +86,8 @@ def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy
     # After SIGCONT the stopped instance takes calls again: a write, answered by it (the first URI).
     client = _client(proxy)
     try:
-        client.createplain_table(plain_table("hedged", "after_resume"))
-        assert client.getplain_table("hedged", "after_resume").tableName == "after_resume"
+        client.create_table(plain_table("hedged", "after_resume"))
+        assert client.get_table("hedged", "after_resume").tableName == "after_resume"
     finally:
         client.close()
 
@@ -99,7 +99,7 @@ def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
     def write() -> None:
         client = _client(proxy)
         try:
-            client.createplain_table(plain_table("hedged", "while_stopped"))
+            client.create_table(plain_table("hedged", "while_stopped"))
             outcome["answer"] = "created"
         except Exception as e:  # the stopped instance never answers it: a timeout or the breaker's error
             outcome["answer"] = e
@@ -128,7 +128,7 @@ def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
             time.sleep(0.5)
     client = _client(proxy)
     try:
-        client.createplain_table(plain_table("hedged", "after_write"))
+        client.create_table(plain_table("hedged", "after_write"))
         names = client.get_all_tables("hedged")
     finally:
         client.close()
