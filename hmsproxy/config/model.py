@@ -39,9 +39,9 @@ class MappedTables:
 @dataclass(frozen=True)
 class HedgeConfig:
     """Hedged reads over a metastore's several URIs (hmsproxy/upstream/hedging.py): a read not answered
-    within its threshold is also sent to the next URI, and the first answer wins."""
+    within its threshold is also sent to the next URI, and the first answer wins. Off (`hedge:` absent,
+    false or `enabled: false`) is no HedgeConfig at all: MetastoreConfig.hedge is None."""
 
-    enabled: bool = True
     #: The threshold is this percentile of the metastore's recent read latencies...
     percentile: float = 95.0
     #: ...but never below min_ms (hedging a fast read costs a second metastore call) nor above max_ms.
