@@ -98,20 +98,22 @@ class LatencyWindow:
 
 
 class _Timer:
-    """One thread that runs callbacks at their deadlines. A read's deadline costs a heap push; the thread
-    is woken only when a deadline is earlier than every one it waits for (deadlines mostly grow)."""
+    """One thread that starts each race's hedge at its deadline. A read's deadline costs a heap push;
+    the thread is woken only when a deadline is earlier than every one it waits for (deadlines mostly
+    grow), and when it wakes it drops every finished race at the heap's head, so it sleeps until the
+    first race still running: about one wake-up per threshold, not one per read."""
 
     def __init__(self):
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._heap: list[tuple[float, int, _Race]] = []
         self._cond = threading.Condition(threading.Lock())
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def at(self, deadline: float, fn: Callable[[], None]) -> None:
+    def at(self, deadline: float, race: _Race) -> None:
         with self._cond:
             earliest = not self._heap or deadline < self._heap[0][0]
-            heapq.heappush(self._heap, (deadline, next(self._seq), fn))
+            heapq.heappush(self._heap, (deadline, next(self._seq), race))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="hmsproxy-hedge-timer", daemon=True)
                 self._thread.start()
@@ -119,22 +121,25 @@ class _Timer:
                 self._cond.notify()
 
     def _run(self) -> None:
+        heap = self._heap
         while True:
             due = []
             with self._cond:
                 while not self._closed:
                     now = time.monotonic()
-                    while self._heap and self._heap[0][0] <= now:
-                        due.append(heapq.heappop(self._heap)[2])
+                    while heap and (heap[0][2].primary_done or heap[0][0] <= now):
+                        race = heapq.heappop(heap)[2]
+                        if not race.primary_done:
+                            due.append(race)
                     if due:
                         break
-                    self._cond.wait(self._heap[0][0] - now if self._heap else None)
+                    self._cond.wait(heap[0][0] - now if heap else None)
                 if self._closed:
                     return
-            for fn in due:
+            for race in due:
                 try:
-                    fn()
-                except Exception:  # a callback's failure must not stop every later hedge
+                    race.start_hedge()
+                except Exception:  # one failure must not stop every later hedge
                     log.exception("starting a hedged read failed")
 
     def close(self) -> None:
@@ -178,7 +183,7 @@ class Hedging:
         stats.threshold_s = threshold
         race = _Race(self, session, metastore, method, args, read_only)
         started = time.monotonic()
-        self._timer.at(started + threshold, race.start_hedge)
+        self._timer.at(started + threshold, race)
         result = error = None
         try:
             conn, kept = session._kept_or_new(metastore, read_only)
@@ -225,7 +230,7 @@ class _Race:
         self.winner: str | None = None  # "primary" or "hedge"
         self.primary_done = False
         self.hedge_started = False
-        self.hedge_done = threading.Event()
+        self.hedge_done: threading.Event | None = None  # made when the hedge starts (most reads never hedge)
         self.hedge_conn: Connection | None = None
         self.hedge_result = None
 
@@ -255,7 +260,7 @@ class _Race:
         with self.lock:
             if self.primary_done:
                 return
-            self.hedge_started = True
+            self.hedge_started, self.hedge_done = True, threading.Event()
         self.hedging.count(self.metastore.name, "hedged")
         threading.Thread(target=self._hedge, name=f"hmsproxy-hedge-{self.metastore.name}", daemon=True).start()
 
@@ -305,7 +310,7 @@ class _Race:
     def cut_hedge(self) -> None:
         """The primary won: a hedge still waiting for its answer stops now (its thread closes the connection)."""
         conn = self.hedge_conn
-        if conn is not None and not self.hedge_done.is_set():
+        if conn is not None and self.hedge_done is not None and not self.hedge_done.is_set():
             _abort(conn)
 
 
