@@ -156,3 +156,23 @@ def test_the_hedge_key_of_a_metastore(tmp_path):
         own_error(tmp_path, head + ", hedge: {percentile: 100}}\n"), "hmsproxy.yml", "primary-meta-store.hedge.percentile", "below 100"
     )
     assert_error(own_error(tmp_path, head + ", hedge: {after: 5}}\n"), "hmsproxy.yml", "primary-meta-store.hedge.after", "unknown key")
+
+
+def test_hedges_and_wins_are_metrics(pair):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from hmsproxy.features.metrics import _BackendCollector
+
+    backends, hung, _ = pair
+    session = Session(backends)
+    assert _get_table(session).tableName == "orders"
+    hung.add(A)
+    assert _get_table(session).tableName == "orders"
+    registry = CollectorRegistry()
+    registry.register(_BackendCollector(backends))
+    text = generate_latest(registry).decode()
+    assert 'hmsproxy_hedged_total{backend="pair"} 1.0' in text
+    assert 'hmsproxy_hedge_wins_total{backend="pair",winner="hedge"} 1.0' in text
+    assert 'hmsproxy_hedge_wins_total{backend="pair",winner="primary"} 0.0' in text
+    assert 'hmsproxy_hedge_threshold_seconds{backend="pair"} 0.2' in text  # max-ms: too few reads yet
+    session.close()
