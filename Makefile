@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-limits bench-skew bench-dependent bench-index bench-stream check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint bench bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,10 @@ bench-index: $(BIN)/.installed
 # Streaming ingest: rows/s per writer (CSV, JSON) and commit latency through the proxy vs direct (docs/benchmark.md); ARGS="--quick" for a smoke run.
 bench-stream: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_stream $(ARGS)
+
+# Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
+bench-hedge: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_hedge $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

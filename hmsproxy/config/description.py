@@ -119,6 +119,7 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
         rows.append(("latency", f"{ms.latency_ms} ms (fan-out deadline {deadline} ms)"))
         rows.append(("hive version", ms.hive_version or "probed on first connect"))
         rows.append(("metadata cache", _describe_cache(ms.cache)))
+        rows.append(("hedged reads", _describe_hedge(ms)))
 
         role = "primary" if ms.primary else "federated"
         lines.append("")
@@ -128,6 +129,18 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
             label_text = f"{label}:" if label else ""
             lines.append(f"  {label_text:<{width + 1}}  {value}")
     return "\n".join(lines) + "\n"
+
+
+def _describe_hedge(ms) -> str:
+    hedge = ms.hedge
+    if hedge is None:
+        return "off"
+    if len(ms.uris) < 2:
+        return "on, but with one URI nothing is hedged"
+    return (
+        f"a read not answered within the p{hedge.percentile:g} of its recent reads "
+        f"(at least {hedge.min_ms} ms, at most {hedge.max_ms} ms) also goes to the next URI; the first answer wins"
+    )
 
 
 def _describe_cache(cache) -> str:

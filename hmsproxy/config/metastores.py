@@ -48,6 +48,7 @@ from hmsproxy.config.model import (
     AccessControlType,
     CacheConfig,
     DatabaseResolution,
+    HedgeConfig,
     MappedTables,
     MetastoreConfig,
 )
@@ -69,6 +70,7 @@ _METASTORE_KEYS = (
     # hmsproxy's own; Waggle Dance ignores them, so they may also appear in a federation file.
     "hive-version",
     "cache",
+    "hedge",
 )
 
 _WD_METASTORE_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
@@ -185,6 +187,9 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
             )
 
     cache = _parse_cache(ctx, sub("cache"), section["cache"]) if present(section, "cache") else None
+    hedge = _parse_hedge(ctx, sub("hedge"), section["hedge"]) if present(section, "hedge") else None
+    if hedge is not None and len(uris) < 2:
+        ctx.warn(sub("hedge"), "does nothing: remote-meta-store-uris names one URI, and a read is hedged to the next one")
 
     metastore = MetastoreConfig(
         name=name,
@@ -200,6 +205,7 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
         latency_ms=latency,
         hive_version=hive_version,
         cache=cache,
+        hedge=hedge,
     )
     return _Parsed(metastore, path, prefix_defaulted)
 
@@ -207,18 +213,25 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
 _CACHE_KEYS = ("max-entries", "max-bytes", "ttl-s", "follow-notifications", "poll-interval-s", "serve-stale")
 
 
-def _parse_cache(ctx: Ctx, path: str, raw: Any) -> CacheConfig | None:
-    """`cache: true` or a mapping of _CACHE_KEYS (`cache: false` or absent: none)."""
+def _switched(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]) -> Callable[[str, Any, Callable], Any] | None:
+    """A metastore's optional part given as `true` (its defaults), `false` or absent (None), or a
+    mapping of `keys`: then how to read one key, `value(key, default, reader)`."""
     if raw is False or raw is None:
         return None
-    if raw is True:
-        return CacheConfig()
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), _CACHE_KEYS)
-    defaults = CacheConfig()
+    section = {} if raw is True else read_section(ctx, path, read_mapping(ctx, path, raw), keys)
 
-    def number(key: str, default, reader):
+    def value(key: str, default, reader):
         return reader(ctx, join_key(path, key), section[key]) if present(section, key) else default
 
+    return value
+
+
+def _parse_cache(ctx: Ctx, path: str, raw: Any) -> CacheConfig | None:
+    """`cache: true` or a mapping of _CACHE_KEYS (`cache: false` or absent: none)."""
+    number = _switched(ctx, path, raw, _CACHE_KEYS)
+    if number is None:
+        return None
+    defaults = CacheConfig()
     return CacheConfig(
         max_entries=number("max-entries", defaults.max_entries, lambda c, p, v: read_int(c, p, v, minimum=1)),
         max_bytes=number("max-bytes", defaults.max_bytes, lambda c, p, v: read_int(c, p, v, minimum=1024)),
@@ -227,6 +240,25 @@ def _parse_cache(ctx: Ctx, path: str, raw: Any) -> CacheConfig | None:
         poll_interval_s=number("poll-interval-s", defaults.poll_interval_s, read_positive_number),
         serve_stale=number("serve-stale", defaults.serve_stale, read_bool),
     )
+
+
+_HEDGE_KEYS = ("enabled", "percentile", "min-ms", "max-ms")
+
+
+def _parse_hedge(ctx: Ctx, path: str, raw: Any) -> HedgeConfig | None:
+    """`hedge: true` or a mapping of _HEDGE_KEYS (`hedge: false`, `enabled: false` or absent: none)."""
+    value = _switched(ctx, path, raw, _HEDGE_KEYS)
+    if value is None or not value("enabled", True, read_bool):
+        return None
+    defaults = HedgeConfig()
+    percentile = value("percentile", defaults.percentile, read_positive_number)
+    if not 0 < percentile < 100:
+        raise ctx.error(join_key(path, "percentile"), f"must be above 0 and below 100 (95 is the 95th percentile), got {percentile:g}")
+    min_ms = value("min-ms", defaults.min_ms, lambda c, p, v: read_int(c, p, v, minimum=1))
+    max_ms = value("max-ms", defaults.max_ms, lambda c, p, v: read_int(c, p, v, minimum=1))
+    if max_ms < min_ms:
+        raise ctx.error(join_key(path, "max-ms"), f"must not be below min-ms ({min_ms}), got {max_ms}")
+    return HedgeConfig(percentile=percentile, min_ms=min_ms, max_ms=max_ms)
 
 
 def _parse_mapped_tables(ctx: Ctx, path: str, value: Any) -> tuple[MappedTables, ...]:

@@ -37,6 +37,19 @@ class MappedTables:
 
 
 @dataclass(frozen=True)
+class HedgeConfig:
+    """Hedged reads over a metastore's several URIs (hmsproxy/upstream/hedging.py): a read not answered
+    within its threshold is also sent to the next URI, and the first answer wins. Off (`hedge:` absent,
+    false or `enabled: false`) is no HedgeConfig at all: MetastoreConfig.hedge is None."""
+
+    #: The threshold is this percentile of the metastore's recent read latencies...
+    percentile: float = 95.0
+    #: ...but never below min_ms (hedging a fast read costs a second metastore call) nor above max_ms.
+    min_ms: int = 50
+    max_ms: int = 2000
+
+
+@dataclass(frozen=True)
 class CacheConfig:
     """A metastore's metadata cache (hmsproxy/upstream/cache/): answers of caller-independent reads."""
 
@@ -74,6 +87,8 @@ class MetastoreConfig:
     hive_version: str | None = None
     #: The metadata cache in front of it; None: no cache (the default).
     cache: CacheConfig | None = None
+    #: Hedged reads over `uris`; None: off (the default). Needs two URIs at least to do anything.
+    hedge: HedgeConfig | None = None
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from hmsproxy.dev import lifetime
+from hmsproxy.dev import lifetime, maven
 from hmsproxy.dev.jvm import (
     ADD_OPENS,
     FAST_START_JVM_FLAGS,
@@ -126,6 +126,27 @@ def write_derby_mapping(conf_dir: Path) -> None:
     (package / f"package-{DERBY_MAPPING}.orm").write_text(_DERBY_ORM, encoding="utf-8")
 
 
+#: The PostgreSQL JDBC driver's fetch name (poms/hive-postgresql-jdbc.xml) for hmsproxy.dev.maven.
+POSTGRESQL_JDBC = "postgresql-jdbc"
+
+
+def postgresql_driver_jars() -> Path:
+    """The directory holding the PostgreSQL JDBC driver, fetched with Maven on first use."""
+    return maven.fetch(POSTGRESQL_JDBC, ("dependency:copy-dependencies@lib",)) / "lib"
+
+
+def _postgresql_properties(jdbc_url: str) -> dict[str, str]:
+    """hive-site settings for a metastore database in PostgreSQL (see LocalMetastore's jdbc_url)."""
+    return {
+        "javax.jdo.option.ConnectionURL": jdbc_url,
+        "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
+        # The Derby mapping override (_DERBY_ORM) is Derby's; PostgreSQL takes DataNucleus' defaults.
+        "datanucleus.mapping": "postgres",
+        # hive.in.test makes 2.3 create its transaction tables with Derby's SQL; not on PostgreSQL.
+        "hive.in.test": "false",
+    }
+
+
 def _log_command(logf, title: str, cmd: list[str]) -> None:
     """A header and the command line in the metastore's log, before the process writes to it."""
     logf.write(f"\n===== hmsproxy.dev.metastore: {title} =====\n$ {' '.join(cmd)}\n".encode())
@@ -163,6 +184,10 @@ class LocalMetastore:
     benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS`.
     ``hive_version`` is "2.3" (pyspark's jars), "3.1" or "4.0" (fetched on first start).
     ``notifications=False`` never adds the notification listener (see the module notes).
+    ``jdbc_url`` (``jdbc:postgresql://host:port/db?user=...``) keeps the metastore's state in that
+    PostgreSQL database instead of Derby, so several metastores can share it (an HA pair); the
+    driver is fetched once (:func:`postgresql_driver_jars`). DataNucleus creates the schema: start
+    one metastore on a new database before the others.
     """
 
     def __init__(
@@ -181,7 +206,9 @@ class LocalMetastore:
         log_level: str = "INFO",
         hive_version: str = "2.3",
         notifications: bool = True,
+        jdbc_url: str | None = None,
     ) -> None:
+        self.jdbc_url = jdbc_url
         self.version = version_facts(hive_version)  # ValueError for an unknown version, before anything starts
         self.hive_version = hive_version
         self.port = int(port)
@@ -271,6 +298,8 @@ class LocalMetastore:
         if self.notifications_enabled:
             assert self.version.listener is not None
             props.update(self.version.listener.hive_conf)
+        if self.jdbc_url is not None:
+            props.update(_postgresql_properties(self.jdbc_url))
         props.update(self.version.hive_conf)
         props.update(self.hive_conf)
         return props
@@ -322,7 +351,10 @@ class LocalMetastore:
             cmd.append(f"-Dlog4j2.configurationFile={self.conf_dir / LOG_CONFIG_NAME}")
         cmd += [f"-D{k}={v}" for k, v in self.system_properties().items()]
         cmd += self.jvm_args
-        cmd += ["-cp", self.version.classpath(self.conf_dir, with_listener=self.notifications_enabled)]
+        classpath = self.version.classpath(self.conf_dir, with_listener=self.notifications_enabled)
+        if self.jdbc_url is not None:
+            classpath += f":{postgresql_driver_jars() / '*'}"
+        cmd += ["-cp", classpath]
         return cmd
 
     def _env(self) -> dict[str, str]:
@@ -349,7 +381,7 @@ class LocalMetastore:
             self.warehouse_dir.mkdir(parents=True, exist_ok=True)
             (self.state_dir / "tmp").mkdir(parents=True, exist_ok=True)
             self.write_config()
-            cold = not self.db_dir.exists()
+            cold = self.jdbc_url is None and not self.db_dir.exists()
             cmd = self.command()
             t0 = time.monotonic()
             if cold and self.version.schema_tool_class:

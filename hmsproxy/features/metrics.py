@@ -53,7 +53,7 @@ class _BackendCollector:
                 error.add_metric([name, state.last_error[:MAX_ERROR_LABEL]], 1.0)
             timeouts.add_metric([name], state.fanout_timeouts)
             relayed.add_metric([name], state.relayed)
-        return [up, error, timeouts, relayed, *_cache_metrics(self.backends.caches)]
+        return [up, error, timeouts, relayed, *_cache_metrics(self.backends.caches), *_hedge_metrics(self.backends.hedging.stats)]
 
 
 class _CallCounts:
@@ -97,6 +97,24 @@ class _CallCounts:
                 cumulative.append((bound, total))
             duration.add_metric(list(key), cumulative, sum_value=spread[-1])
         return [calls, duration]
+
+
+def _hedge_metrics(stats: dict) -> list:
+    """Hedged reads per metastore (upstream/hedging.py): how many, which side answered first, the threshold."""
+    hedged = CounterMetricFamily("hmsproxy_hedged", "Reads also sent to the next URI after the hedge threshold", labels=["backend"])
+    wins = CounterMetricFamily("hmsproxy_hedge_wins", "Hedged reads by the side whose answer was used", labels=["backend", "winner"])
+    threshold = GaugeMetricFamily(
+        "hmsproxy_hedge_threshold_seconds",
+        "How long a read waits before it is hedged (a percentile of recent reads, bounded)",
+        labels=["backend"],
+    )
+    for name, st in list(stats.items()):
+        hedged.add_metric([name], st.hedged)
+        wins.add_metric([name, "primary"], st.primary_wins)
+        wins.add_metric([name, "hedge"], st.hedge_wins)
+        if st.threshold_s is not None:
+            threshold.add_metric([name], st.threshold_s)
+    return [hedged, wins, threshold]
 
 
 def _cache_metrics(caches: dict) -> list:

@@ -27,6 +27,8 @@ of these four ways that applies, in this order; the code below reads in the same
    - the answer is a table list to filter (mapped tables);
    - the metastore has a metadata cache: its reads belong to the cache (step 3), its writes must
      invalidate it;
+   - the call is a read the metastore hedges (upstream/hedging.py: two instances may answer, and
+     the loser must not have written to the client);
    - the call may need translating for the metastore's Hive version (relayed once it has answered);
    - the answer needs a catalog added in a shape the copier cannot (a struct nesting them);
    - a feature's on_response needs the decoded answer (`Feature.needs_result`; asked last: dearest).
@@ -69,6 +71,7 @@ ROUTED_BY_FEATURE = "a feature routed it"
 RENAMED = "the route renames the database or names a catalog"
 TABLES_TO_FILTER = "a table list to filter"
 CACHED = "the metastore has a metadata cache"
+HEDGED = "a read the metastore hedges"
 MAY_TRANSLATE = "the call may need translating"
 CATALOG_SHAPE = "a catalog to add where the copier can't"
 NEEDS_RESULT = "a feature needs the decoded answer"
@@ -159,6 +162,8 @@ class FastPath:
         name = route.metastore.name
         if name in self.backends.caches:
             return CACHED
+        if route.metastore.hedge is not None and self.backends.hedging.applies(route.metastore, spec.name, spec.reads):
+            return HEDGED
         if spec.name in TRANSLATIONS and spec.name not in self.backends.state(name).present_methods:
             return MAY_TRANSLATE  # the full path translates it (and learns whether the metastore has it)
         plan = _plan(call)

@@ -24,6 +24,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
+from hmsproxy.upstream.hedging import Hedging
 from hmsproxy.upstream.slots import BackendSlots
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
 from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection
@@ -112,6 +113,8 @@ class Backends:
         self.caches: dict[str, MetadataCache] = {}
         self._followers: dict[str, NotificationFollower] = {}
         self._cached_uris: dict[str, tuple[str, ...]] = {}
+        #: Hedged reads for metastores with several URIs and a `hedge:` (hedging.py).
+        self.hedging = Hedging(self)
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -197,8 +200,11 @@ class Backends:
         return tr if tr.needed_on(version_tuple(self.metastore(name).hive_version)) else None
 
     def new_connection(self, metastore: MetastoreConfig, *, read_only: bool = False) -> Connection:
+        return self.connection_to(metastore, metastore.read_only_uris if (read_only and metastore.read_only_uris) else metastore.uris)
+
+    def connection_to(self, metastore: MetastoreConfig, uris: tuple[str, ...]) -> Connection:
+        """A (not yet open) connection to `metastore` tried over `uris` in that order."""
         server = self.config.server
-        uris = metastore.read_only_uris if (read_only and metastore.read_only_uris) else metastore.uris
         return self._connect(
             metastore.name,
             tuple(uris),
@@ -223,6 +229,7 @@ class Backends:
 
     def close(self) -> None:
         self.breaker.close()
+        self.hedging.close()
         for name in list(self.caches):
             self._drop_cache(name)
 
@@ -244,6 +251,16 @@ class Backends:
         """Call `method` over `conn`, translating for the backend's version; returns the result struct.
         `reopen`: a new connection for a read whose kept connection turns out closed from the other end."""
         return self._watched(conn, method, reopen, lambda c: self._call(c, method, args))
+
+    def send(self, conn: Connection, method: str, args, reopen: Callable[[], Connection] | None = None):
+        """call() that leaves the metastore's state alone when it fails: a hedged read's two attempts
+        (hedging.py), one of which is cut on purpose; it marks the metastore down when neither answers."""
+        try:
+            answer = self._call(conn, method, args)
+        except BackendUnavailable as e:
+            answer = self._call(_again(e, reopen, method), method, args)
+        self.mark_up(conn.metastore)
+        return answer
 
     def _call(self, conn: Connection, method: str, args):
         name = conn.metastore

@@ -115,6 +115,9 @@ class Session:
 
     def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
         with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name):
+            hedging = self.backends.hedging
+            if metastore.hedge is not None and hedging.applies(metastore, method, read_only):
+                return hedging.call(self, metastore, method, args, read_only)
             conn, kept = self._kept_or_new(metastore, read_only)
             return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept))
 
@@ -155,6 +158,19 @@ class Session:
             return known
         with self.backends.breaker.guard(metastore.name):  # it may connect and call, like call()
             return self.backends.knows_catalogs(self._connection(metastore, False))
+
+    def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
+        """The connection a call to `metastore` would take now, if there is one (open or not)."""
+        return self._conns.get(_conn_key(metastore, read_only))
+
+    def replace_connection(self, metastore: MetastoreConfig, read_only: bool, conn: Connection) -> None:
+        """`conn` becomes the connection calls to `metastore` take; the one it replaces is closed
+        (a hedged read's winner replaces the loser: hedging.py)."""
+        with self._lock:
+            old = self._conns.get(_conn_key(metastore, read_only))
+            self._conns[_conn_key(metastore, read_only)] = conn
+        if old is not None and old is not conn:
+            old.close()
 
     def discard(self, metastore_name: str) -> None:
         """Forget connections to a metastore (after a timed-out call left one in an unknown state)."""

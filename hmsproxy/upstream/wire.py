@@ -135,6 +135,16 @@ class ThriftConnection:
             except Exception:  # closing a broken socket may fail; it is gone either way
                 pass
 
+    def abort(self) -> None:
+        """From another thread: shut the socket down, so a call blocked on it fails at once (the
+        calling thread then closes the connection). A hedged read's loser (hedging.py) ends so."""
+        sock = self._socket
+        if sock is not None and self._proto is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed or never connected: nothing waits on it
+                pass
+
     def call(self, method: str, args):
         """Send `args` (a `<method>_args` struct); return the `<method>_result` struct.
 

@@ -16,7 +16,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, HedgeConfig, MetastoreConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import fastpath
 from hmsproxy.pipeline.call import Call
@@ -168,6 +168,11 @@ def test_why_the_relay_is_declined(metastore):
         assert plan_for(handler, name="sales") == fastpath.RELAY_OFF
     with proxy(metastore, config=replace(CONFIG, primary=replace(PRIMARY, cache=CacheConfig(follow_notifications=False)))) as (handler, _):
         assert plan_for(handler, name="sales") == fastpath.CACHED
+    pair = replace(PRIMARY, uris=(*PRIMARY.uris, "thrift://standby:9083"), hedge=HedgeConfig())
+    with proxy(metastore, config=replace(CONFIG, primary=pair)) as (handler, _):
+        assert plan_for(handler, name="sales") == fastpath.HEDGED  # a loser must not have written to the client
+    with proxy(metastore, config=replace(CONFIG, primary=replace(PRIMARY, hedge=HedgeConfig()))) as (handler, _):
+        assert isinstance(plan_for(handler, name="sales"), RelayPlan)  # one URI: nothing to hedge to
 
 
 def test_a_call_a_feature_routed_is_neither_relayed_nor_remembered(metastore):
