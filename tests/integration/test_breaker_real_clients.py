@@ -25,10 +25,9 @@ from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, S
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, fake_connect
-from hmsproxy.testing.builders import parquet_table
 from tests.support.federation import prefixed_config, temp_store
 from tests.support.ops import handler_metric
-from tests.support.stopped import sigcont, sigstop
+from tests.support.stopped import empty_table, in_flight, sigcont, sigstop
 
 hive = idl.hive
 
@@ -73,22 +72,6 @@ def poll(fn, timeout_s: float, interval_s: float = 0.1):
     return time.monotonic() - started
 
 
-def in_flight(fn, since: float) -> tuple[threading.Thread, dict]:
-    """fn() on a thread of its own, started: the dict gets its "result" or "error", and "at" (seconds after `since`)."""
-    outcome: dict = {}
-
-    def run():
-        try:
-            outcome["result"] = fn()
-        except Exception as e:
-            outcome["error"] = e
-        outcome["at"] = time.monotonic() - since
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
-
-
 def with_frozen(base: Config, uri: str, **server) -> Config:
     """`base` plus metastore `frozen` (prefix frozen_) at `uri`, with the breaker's default settings."""
     defaults = ServerConfig()
@@ -102,11 +85,7 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
     from pymetastore.metastore import HMS
 
     ms = private_metastore
-    backend = ms.client()
-    try:
-        backend.create_table(parquet_table("default", "stall", (ms.warehouse_dir / "stall").as_uri()))
-    finally:
-        backend.close()
+    empty_table(ms, "stall")
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri)
     assert config.server.probe_after_s == 3.0  # the default: the first call fails about 6 s into the hang
     server = serve(config)

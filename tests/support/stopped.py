@@ -5,14 +5,18 @@ and that thread stops the others as they next reach the kernel: on a loaded mach
 other threads may run on for a while, long enough to answer a call sent just after kill()
 returned (test_operations.py's frozen primary once answered within its 500 ms deadline that
 way). `sigstop` returns only when /proc shows every thread stopped, so nothing answers after it.
+Also: `in_flight`, a call left waiting on its own thread; `empty_table`, one to ask for.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from pathlib import Path
+
+from hmsproxy.testing.builders import parquet_table
 
 #: A bound on waiting for the stop to take effect, reached only if it never does.
 STOP_PATIENCE_S = 30.0
@@ -46,3 +50,30 @@ def sigstop(pid: int) -> float:
 
 def sigcont(pid: int) -> None:
     os.kill(pid, signal.SIGCONT)
+
+
+def in_flight(fn, since: float | None = None) -> tuple[threading.Thread, dict]:
+    """fn() on a thread of its own, started (a call left waiting on a stopped metastore): the dict
+    gets its "result" or "error", and "at", the seconds from `since` (default: now) to its end."""
+    since = time.monotonic() if since is None else since
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["result"] = fn()
+        except Exception as e:
+            outcome["error"] = e
+        outcome["at"] = time.monotonic() - since
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def empty_table(metastore, name: str) -> None:
+    """An empty Parquet table `default.<name>` on `metastore` (a dev LocalMetastore), made directly."""
+    client = metastore.client()
+    try:
+        client.create_table(parquet_table("default", name, (metastore.warehouse_dir / name).as_uri()))
+    finally:
+        client.close()

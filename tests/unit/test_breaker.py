@@ -26,6 +26,7 @@ from hmsproxy.upstream.wire import BackendUnavailable
 from tests.support.fake_handlers import call
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
+from tests.support.stopped import in_flight
 
 AFTER = 3.0
 #: What the fake wall clock says whenever it is asked (a trip is dated by it).
@@ -379,21 +380,6 @@ def wait_until(fn):
     while not fn():
         assert time.monotonic() < deadline, f"condition not reached within {PATIENCE_S} s"
         time.sleep(0.02)
-
-
-def in_flight(fn) -> tuple[threading.Thread, dict]:
-    """fn() on a thread of its own, started; the dict gets its "result" or its "error"."""
-    outcome: dict = {}
-
-    def run():
-        try:
-            outcome["result"] = fn()
-        except Exception as e:
-            outcome["error"] = e
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
 
 
 def test_a_hung_metastore_fails_waiting_and_new_calls_at_once_and_recovers(hanging_handler):
