@@ -155,6 +155,48 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
         shut(server)
 
 
+def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(metastores, private_metastore):
+    """The relay (answers copied undecoded, the hot path) waits in its own socket read: cut the same way."""
+    ms = private_metastore
+    base = prefixed_config(ms.uri, metastores[1].uri)
+    defaults = ServerConfig()
+    server = serve(
+        replace(base, server=replace(base.server, probe_after_s=defaults.probe_after_s, backend_timeout_s=defaults.backend_timeout_s))
+    )
+    client, stuck_client = client_for(server.port), client_for(server.port)
+    stopped = False
+    try:
+        relayed = server.handler.backends.state("primary").relayed
+        assert stuck_client.get_database("default").name == "default"
+        assert server.handler.backends.state("primary").relayed > relayed  # this call takes the relay
+        hung_at = time.monotonic()
+        sigstop(ms.pid)
+        stopped = True
+        stuck, outcome = in_flight(lambda: stuck_client.get_database("default"), hung_at)
+        stuck.join(PATIENCE_S)
+        assert not stuck.is_alive()
+        message = getattr(outcome.get("error"), "message", None) or repr(outcome)
+        assert "metastore 'primary'" in message and "not answering since" in message, message
+        assert outcome["at"] < FAIL_WITHIN_S, outcome
+        sigcont(ms.pid)
+        stopped = False
+
+        def primary_answers() -> bool:
+            try:
+                return stuck_client.get_database("default").name == "default"  # the same client connection goes on
+            except hive.MetaException:
+                return False
+
+        poll(primary_answers, RESUMED_S, 0.02)
+        print(f"\nbreaker, relayed call: failed {outcome['at']:.1f} s into the hang")
+    finally:
+        if stopped:
+            sigcont(ms.pid)
+        client.close()
+        stuck_client.close()
+        shut(server)
+
+
 def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_call_cut(metastores, private_metastore):
     ms = private_metastore
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri, probe_after_s=ALIVE_PROBE_AFTER_S)
