@@ -70,7 +70,8 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
     lines.append(
         f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s, "
-        f"probe a metastore after {server.probe_after_s:g} s without an answer"
+        f"probe a metastore after {server.probe_after_s:g} s without an answer "
+        f"(a failed probe fails its waiting and new calls, about {2 * server.probe_after_s:g} s into a hang)"
     )
     lines.extend(_describe_operations(config, feature_sections))
     if prefixed:

@@ -114,7 +114,8 @@ class ServerConfig:
     #: Seconds a backend call may take before the client gets an error.
     backend_timeout_s: float = 600.0
     #: Seconds a backend call may go unanswered before its metastore is probed on a new
-    #: connection, which must answer as fast; a failed probe trips the breaker (breaker.py).
+    #: connection, which must answer as fast; a failed probe trips the breaker (breaker.py),
+    #: failing the calls waiting on it too: with 3 s, about 6 s after a metastore hangs.
     probe_after_s: float = 3.0
     tls: TlsConfig | None = None
     #: Processes sharing the Thrift port (SO_REUSEPORT), to use every core.

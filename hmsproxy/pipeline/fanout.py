@@ -38,17 +38,19 @@ class FanOut:
         `primary_required=False`: the primary's failure leaves it out too (a call that lists nothing)."""
         start = time.monotonic()
         read_only = METHOD_SPECS[method].reads
-        futures = [(n, self.executor.submit(session.call, n.metastore, method, make_args(n), read_only=read_only)) for n in namings]
+        # Each leg on connections of its own (session.Leg): one left behind at its deadline never
+        # shares a connection with this session's next calls.
+        legs = [(n, session.leg(n.name)) for n in namings]
+        futures = [(n, leg, self.executor.submit(leg.run, n.metastore, method, make_args(n), read_only=read_only)) for n, leg in legs]
         answers = []
-        for naming, fut in futures:
+        for naming, leg, fut in futures:
             deadline = start + (self.base_timeout_ms + naming.metastore.latency_ms) / 1000
             try:
                 answers.append((naming, fut.result(timeout=max(0.0, deadline - time.monotonic()))))
                 continue
             except FutureTimeout:
                 reason = f"no answer within {self.base_timeout_ms + naming.metastore.latency_ms} ms"
-                # The connection may still receive the late reply; it can't be reused.
-                session.discard(naming.name)
+                leg.abandon(f"{reason} (the fan-out's deadline)")  # its call ends now, its connection is closed
                 session.backends.note_timeout(naming.name, reason)  # also counted for /metrics
             except BackendUnavailable as e:
                 reason = e.reason

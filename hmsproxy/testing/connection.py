@@ -67,6 +67,8 @@ class FakeConnection:
         self.uri: str | None = None
         self._client: ClientState | None = None  # the server's memory of this connection
         self._seqid = 0
+        #: (uri, reason) once cut(): as wire.ThriftConnection, it never carries another call.
+        self.cut_as: tuple[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"<FakeConnection {self.metastore} -> {self.fake!r}{' open' if self.is_open else ''}>"
@@ -76,12 +78,20 @@ class FakeConnection:
         return self._client is not None
 
     def open(self) -> None:
+        if self.cut_as is not None:
+            raise BackendUnavailable(self.metastore, *self.cut_as, cut=True)
         if not self.fake.up:
             raise BackendUnavailable(self.metastore, ", ".join(self.uris), self.fake.down_reason)
         self._client, self.uri = ClientState(), self.uris[0]
 
     def close(self) -> None:
         self._client = None  # a new connection is a new session: set_ugi must be sent again
+
+    def cut(self, uri: str, reason: str) -> None:
+        """As wire.ThriftConnection.cut: every later use raises BackendUnavailable(cut=True). (A fake's
+        call never waits, so there is no call in flight to end; tests that hang one wrap it.)"""
+        if self.cut_as is None:
+            self.cut_as = (uri, reason)
 
     def call(self, method: str, args):
         result_cls = getattr(idl.HmsProxy, method + "_result")
@@ -112,6 +122,9 @@ class FakeConnection:
 
     def _request(self, method: str, args, oneway: bool) -> bytes:
         """The call message for `args` (as it is when already bytes), on an open connection to an up metastore."""
+        if self.cut_as is not None:
+            self.close()
+            raise BackendUnavailable(self.metastore, *self.cut_as, cut=True)
         if self._client is None:
             self.open()
         if not self.fake.up:  # the metastore went away under an open connection

@@ -242,7 +242,8 @@ class Backends:
             except BackendUnavailable as e:  # for a relay: raised before anything reached the client
                 answer = send(_again(e, reopen, method))
         except BackendUnavailable as e:
-            self.mark_down(conn.metastore, e.reason)
+            if not e.cut:  # cut: the breaker tripped it (already down) or a fan-out stopped waiting (slow, not down)
+                self.mark_down(conn.metastore, e.reason)
             raise
         self.mark_up(conn.metastore)
         return answer

@@ -1,17 +1,20 @@
-"""The circuit breaker: a metastore that stops answering fails new calls at once.
+"""The circuit breaker: a metastore that stops answering fails its calls at once, waiting or new.
 
-Sessions register every backend call while it runs (`with breaker.guard(name):`, which is
-`enter`/`leave`: one dict entry, so the hot path stays cheap). One watchdog thread per Backends looks at those calls a few
-times a second. When a call has had no answer for `server.probe-after-s`, its metastore is
-probed on a new connection that must answer within the same time. The probe decides, not
-the slow call:
+Sessions register every backend call while it runs (`with breaker.guard(name) as watched:`,
+which is `enter`/`leave`: one dict entry, so the hot path stays cheap) and the connection it
+uses (`watched.uses(conn)`). One watchdog thread per Backends looks at those calls a few times a
+second. When a call has had no answer for `server.probe-after-s`, its metastore is probed on a
+new connection that must answer within the same time. The probe decides, not the slow call:
 
-- it answers: the metastore is slow but alive, nothing changes (it is probed again at most
-  every probe-after-s while calls stay unanswered);
+- it answers: the metastore is slow but alive, nothing changes and no call is cut (it is probed
+  again at most every probe-after-s while calls stay unanswered);
 - it does not: the metastore is *tripped*: new calls fail at once with BackendUnavailable
-  naming it and since when it has not answered; calls already in flight keep waiting (up to
-  backend-timeout-s). The watchdog keeps probing it (half-open), and the first answer, to a
-  probe or to any call, lets calls through again.
+  naming it, its URI and since when it has not answered, and so do the calls already waiting on
+  it: their connections are cut (Connection.cut shuts the socket down, so the blocked read
+  returns and the call raises the same error) and never used again. With the defaults
+  (probe-after-s 3) the first call fails about 6 s after the metastore stopped answering. The
+  watchdog keeps probing it (half-open), and the first answer, to a probe or to any call, lets
+  calls through again.
 
 The watchdog starts with the first call and ends after a while without calls or trips, so an
 idle or closed Backends has no thread.
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from hmsproxy.upstream.wire import BackendUnavailable
+from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,19 @@ class Trip:
 
     def error(self, metastore: str) -> BackendUnavailable:
         return BackendUnavailable(metastore, self.uri, self.reason)
+
+
+class InFlight:
+    """One backend call now in flight: its metastore, when it started, the connection it uses."""
+
+    __slots__ = ("metastore", "started", "conn", "cut")
+
+    def __init__(self, metastore: str, started: float):
+        self.metastore = metastore
+        self.started = started
+        self.conn: Connection | None = None
+        #: A trip cut it (Breaker._cut_calls).
+        self.cut = False
 
 
 def _spawn(name: str, fn: Callable[[], None]) -> None:
@@ -90,8 +106,8 @@ class Breaker:
         self._spawn = spawn
         self._watch = watch
         self._tokens = itertools.count()
-        #: token -> (metastore, monotonic start): every backend call now in flight.
-        self._calls: dict[int, tuple[str, float]] = {}
+        #: token -> every backend call now in flight.
+        self._calls: dict[int, InFlight] = {}
         self._tripped: dict[str, Trip] = {}
         self._probing: set[str] = set()
         #: metastore -> monotonic start of its last probe (probes are rate-limited by it).
@@ -110,17 +126,33 @@ class Breaker:
         if trip is not None:
             raise trip.error(metastore)
         token = next(self._tokens)
-        self._calls[token] = (metastore, self._clock())
+        self._calls[token] = InFlight(metastore, self._clock())
         if not self._running:  # read after the call is registered: see _watchdog's exit
             self._start()
         return token
 
+    def uses(self, token: int, conn: Connection) -> None:
+        """The call `token` goes over `conn` (it may call again on a new one): a trip cuts it there.
+        Raises BackendUnavailable if the metastore was tripped since the call entered."""
+        call = self._calls[token]
+        call.conn = conn
+        # Read after conn is set, as _cut_calls sets the trip before it reads conn: one of the two
+        # sees the other, so no call slips through a trip uncut.
+        trip = self._tripped.get(call.metastore)
+        if trip is not None:
+            raise trip.error(call.metastore)
+
     def leave(self, token: int) -> None:
-        self._calls.pop(token, None)
+        call = self._calls.pop(token, None)
+        if call is not None and call.cut and call.conn is not None:
+            # A call cut as its answer came leaves a shut-down socket behind: its own thread, the
+            # connection's owner, closes it so nothing uses it again.
+            call.conn.close()
 
     def guard(self, metastore: str) -> Guard:
-        """``with breaker.guard(name):`` around one backend call: `enter` before it, `leave` after,
-        whatever happens (a tripped metastore raises at ``with``, before the call)."""
+        """``with breaker.guard(name) as watched:`` around one backend call: `enter` before it, `leave`
+        after, whatever happens (a tripped metastore raises at ``with``, before the call);
+        `watched.uses(conn)` once it has its connection."""
         return Guard(self, metastore)
 
     # -- state ----------------------------------------------------------------------------
@@ -156,9 +188,9 @@ class Breaker:
         now = self._clock()
         after = self._probe_after_s()
         oldest: dict[str, float] = {}
-        for metastore, started in self._calls.copy().values():  # copy(): one C call, safe while others add and remove
-            if started < oldest.get(metastore, now):
-                oldest[metastore] = started
+        for call in self._calls.copy().values():  # copy(): one C call, safe while others add and remove
+            if call.started < oldest.get(call.metastore, now):
+                oldest[call.metastore] = call.started
         due = []
         with self._lock:
             for metastore, started in oldest.items():
@@ -197,13 +229,27 @@ class Breaker:
         since = self._wall_clock() - waited
         reason = (
             f"not answering since {datetime.fromtimestamp(since).astimezone().isoformat(timespec='seconds')} "
-            f"(a call waited {waited:.1f} s; a probe on a new connection failed: {failure.reason}); "
-            f"new calls fail at once until it answers again"
+            f"(a call had no answer for {waited:.1f} s, and a probe on a new connection failed: {failure.reason}); "
+            f"its calls fail at once until it answers again"
         )
+        trip = Trip(failure.uri, since, reason)
         with self._lock:
-            self._tripped[metastore] = Trip(failure.uri, since, reason)
-        self._on_trip(metastore, reason)
+            self._tripped[metastore] = trip
+        cut = self._cut_calls(metastore, trip)
+        self._on_trip(metastore, f"{reason} ({cut} waiting call{'s' if cut != 1 else ''} failed)" if cut else reason)
         self._start()  # keep probing it even when no call is in flight
+
+    def _cut_calls(self, metastore: str, trip: Trip) -> int:
+        """Fail the calls waiting on a tripped metastore: each one's connection is cut, so its thread
+        raises the trip's error (wire.Connection.cut). How many were cut."""
+        cut = 0
+        for call in self._calls.copy().values():
+            conn = call.conn  # read after the trip is set: see uses()
+            if call.metastore == metastore and conn is not None:
+                call.cut = True
+                conn.cut(trip.uri, trip.reason)
+                cut += 1
+        return cut
 
     def _start(self) -> None:
         if not self._watch:
@@ -252,8 +298,14 @@ class Guard:
         self._breaker = breaker
         self._metastore = metastore
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Guard:
         self._token = self._breaker.enter(self._metastore)
+        return self
+
+    def uses(self, conn: Connection) -> Connection:
+        """Register `conn` as the connection this call goes over (Breaker.uses); returns it."""
+        self._breaker.uses(self._token, conn)
+        return conn
 
     def __exit__(self, *exc) -> None:
         self._breaker.leave(self._token)

@@ -45,6 +45,7 @@ from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 if TYPE_CHECKING:
     from hmsproxy.upstream.backends import Backends
+    from hmsproxy.upstream.breaker import Guard
     from hmsproxy.upstream.session import Session
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ class Hedging:
         stats = self.stats.get(name)
         return stats if stats is not None else self.stats.setdefault(name, HedgeStats())
 
-    def call(self, session: Session, metastore: MetastoreConfig, method: str, args, read_only: bool):
+    def call(self, session: Session, metastore: MetastoreConfig, method: str, args, read_only: bool, watched: Guard):
         """`method`'s `<method>_result` from whichever of the primary and (after the threshold) the hedge
         answers first. Raises the primary's BackendUnavailable when neither answers."""
         name = metastore.name
@@ -186,8 +187,8 @@ class Hedging:
         self._timer.at(started + threshold, race)
         result = error = None
         try:
-            conn, kept = session._kept_or_new(metastore, read_only)
-            result = self.backends.send(conn, method, args, race.unless_lost(session._reopen(metastore, read_only, method, kept)))
+            conn, kept = session._kept_or_new(metastore, read_only, watched)
+            result = self.backends.send(conn, method, args, race.unless_lost(session._reopen(metastore, read_only, method, kept, watched)))
         except BackendUnavailable as e:
             error = e
         except BaseException:  # an answer all the same (TApplicationException), or not the network's fault

@@ -1,10 +1,13 @@
 """Per-client-connection state (downstream: one client; upstream: its metastore connections):
 the `set_ugi` identity and backend connections.
 
-thriftpy2 connections are not thread-safe, so each session owns its own; a
-fan-out uses each connection from at most one worker at a time. Every backend call
-here runs inside the metastore's circuit breaker (`breaker.guard`, breaker.py), holding one of its
-concurrency slots when it has a cap (`slots.taken`, slots.py: waiting for a slot is not the breaker's business).
+thriftpy2 connections are not thread-safe, so each session owns its own; a fan-out
+leg (`Leg`) owns the connections it uses while it runs, so a straggler the fan-out stopped
+waiting for never shares one with the session. Every backend call here runs inside the
+metastore's circuit breaker (`breaker.guard`, breaker.py), which knows the connection it uses:
+a trip cuts it. Each call also holds one of its
+metastore's concurrency slots when it has a cap (`slots.taken`, slots.py: waiting for a slot is
+not the breaker's business).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.breaker import Guard
 from hmsproxy.upstream.cache.calls import through_cache
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
@@ -64,11 +68,16 @@ class Session:
             state = self._states.setdefault(feature.name, feature.new_session_state())
         return state
 
-    def _connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection:
-        return self._kept_or_new(metastore, read_only)[0]
+    def leg(self, metastore_name: str) -> Leg:
+        """A session for one fan-out leg to `metastore_name`, made on this session's thread (Leg)."""
+        return Leg(self, metastore_name)
 
-    def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool) -> tuple[Connection, bool]:
-        """(the connection, whether it was kept from an earlier call rather than opened now)."""
+    def _connection(self, metastore: MetastoreConfig, read_only: bool, watched: Guard) -> Connection:
+        return self._kept_or_new(metastore, read_only, watched)[0]
+
+    def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool, watched: Guard) -> tuple[Connection, bool]:
+        """(the connection, whether it was kept from an earlier call rather than opened now), registered
+        with the breaker as the one the `watched` call goes over."""
         key = _conn_key(metastore, read_only)
         uris = tuple(metastore.read_only_uris if key[1] else metastore.uris)
         moved = None
@@ -81,12 +90,14 @@ class Session:
                 self._conns[key] = conn
         if moved is not None:
             moved.close()
+        watched.uses(conn)
         kept = conn.is_open
         if not kept:
             try:
                 conn.open()
             except BackendUnavailable as e:
-                self.backends.mark_down(metastore.name, e.reason)
+                if not e.cut:  # a cut call says nothing new of the metastore
+                    self.backends.mark_down(metastore.name, e.reason)
                 raise
             self.backends.probe_version(conn)
             if self.user is not None:
@@ -94,13 +105,13 @@ class Session:
                 self.backends.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
         return conn, kept
 
-    def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool):
+    def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool, watched: Guard):
         """How a read (or a call safe to repeat: MethodSpec.repeatable) on a kept connection goes again
         should the metastore have closed it meanwhile (wire.BackendUnavailable.gone_before_answer);
         None for anything else."""
         if not kept or not METHOD_SPECS[method].repeatable:
             return None
-        return lambda: self._connection(metastore, read_only)
+        return lambda: self._connection(metastore, read_only, watched)
 
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct.
@@ -114,20 +125,20 @@ class Session:
         return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
 
     def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name):
+        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name) as watched:
             hedging = self.backends.hedging
             if metastore.hedge is not None and hedging.applies(metastore, method, read_only):
-                return hedging.call(self, metastore, method, args, read_only)
-            conn, kept = self._kept_or_new(metastore, read_only)
-            return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept))
+                return hedging.call(self, metastore, method, args, read_only, watched)
+            conn, kept = self._kept_or_new(metastore, read_only, watched)
+            return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept, watched))
 
     def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, `catalog_field` appended to each struct
         if given (relay.py): (message type, body start)."""
-        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name):
+        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name) as watched:
             read_only = METHOD_SPECS[method].reads
-            conn, kept = self._kept_or_new(metastore, read_only)
-            return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept))
+            conn, kept = self._kept_or_new(metastore, read_only, watched)
+            return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept, watched))
 
     def relay_again(self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: bytes | None) -> tuple[int, bytes] | None:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
@@ -137,13 +148,14 @@ class Session:
         if conn is None or not conn.is_open:
             return None
         backends = self.backends
-        with backends.slots.taken(metastore.name), backends.breaker.guard(metastore.name):
+        with backends.slots.taken(metastore.name), backends.breaker.guard(metastore.name) as watched:
             try:
-                answer = conn.relay(method, request, self.reply_sink, catalog_field)
+                answer = watched.uses(conn).relay(method, request, self.reply_sink, catalog_field)
             except BackendUnavailable as e:  # raised before anything reached the client
                 if e.gone_before_answer:
                     return None
-                backends.mark_down(metastore.name, e.reason)
+                if not e.cut:
+                    backends.mark_down(metastore.name, e.reason)
                 raise
         backends.relayed(metastore.name)
         return answer
@@ -156,8 +168,8 @@ class Session:
         known = self.backends.state(metastore.name).knows_catalogs
         if known is not None:  # the common case, on every relayed call: no connection needed to tell
             return known
-        with self.backends.breaker.guard(metastore.name):  # it may connect and call, like call()
-            return self.backends.knows_catalogs(self._connection(metastore, False))
+        with self.backends.breaker.guard(metastore.name) as watched:  # it may connect and call, like call()
+            return self.backends.knows_catalogs(self._connection(metastore, False, watched))
 
     def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
         """The connection a call to `metastore` would take now, if there is one (open or not)."""
@@ -187,6 +199,70 @@ class Session:
             conns, self._conns = list(self._conns.values()), {}
         for conn in conns:
             conn.close()
+
+
+class Leg(Session):
+    """One fan-out leg's session (pipeline/fanout.py): `run` calls its metastore on a worker thread
+    while the client's session waits for it, at most until a deadline.
+
+    It has the session's identity and feature state but connections of its own: made on the
+    session's thread, it takes the session's kept connections to its metastore, and `run` gives
+    them back when it ends, unless the fan-out stopped waiting first (`abandon`): then its
+    connections are cut (the call ends at once) and closed by the leg itself. So a straggler
+    never shares a connection with the session's later calls, and only its own thread closes one.
+    """
+
+    def __init__(self, session: Session, metastore_name: str):
+        vars(self).update(vars(session))  # identity, feature state, served_stale goes to the session
+        self._session = session
+        self._served_stale = session._served_stale
+        self.reply_sink = None  # fan-outs never relay
+        self._abandoned: str | None = None
+        self._lock = threading.Lock()
+        with session._lock:
+            self._conns = {k: session._conns.pop(k) for k in [k for k in session._conns if k[0] == metastore_name]}
+
+    def run(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
+        """Session.call on this leg's connections; they go back to the session afterwards (unless abandoned)."""
+        try:
+            return self.call(metastore, method, args, read_only=read_only)
+        finally:
+            self._end()
+
+    def abandon(self, reason: str) -> None:
+        """The fan-out stops waiting (another thread): the call ends now with `reason` (Connection.cut)
+        and the leg's connections never go back to the session."""
+        with self._session._lock:
+            self._abandoned = reason
+        with self._lock:
+            conns = list(self._conns.values())
+        for conn in conns:
+            conn.cut(conn.uri or ", ".join(conn.uris), reason)
+
+    def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool, watched: Guard) -> tuple[Connection, bool]:
+        if self._abandoned is not None:  # a leg that started after its deadline (the pool was busy)
+            raise BackendUnavailable(metastore.name, ", ".join(metastore.uris), self._abandoned, cut=True)
+        conn, kept = super()._kept_or_new(metastore, read_only, watched)
+        if self._abandoned is not None:  # abandoned while it connected: abandon() may not have seen it
+            conn.cut(conn.uri or ", ".join(conn.uris), self._abandoned)
+        return conn, kept
+
+    def _end(self) -> None:
+        session, closing = self._session, []
+        with self._lock:
+            conns, self._conns = self._conns, {}
+        with session._lock:
+            for key, conn in conns.items():
+                there = session._conns.get(key)
+                if self._abandoned is None and conn.is_open and (there is None or not there.is_open):
+                    session._conns[key] = conn
+                else:
+                    closing.append(conn)
+        for conn in closing:
+            conn.close()
+
+    def close(self) -> None:
+        pass  # run() gives its connections back or closes them
 
 
 def _conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
@@ -27,7 +28,7 @@ from hmsproxy.protocol.relay import RelayBroken, copy_body
 class BackendUnavailable(Exception):
     """A metastore could not be reached or the connection broke mid-call."""
 
-    def __init__(self, metastore: str, uri: str, reason: str, *, gone_before_answer: bool = False):
+    def __init__(self, metastore: str, uri: str, reason: str, *, gone_before_answer: bool = False, cut: bool = False):
         super().__init__(f"metastore '{metastore}' ({uri}) is unavailable: {reason}")
         self.metastore = metastore
         self.uri = uri
@@ -36,6 +37,9 @@ class BackendUnavailable(Exception):
         #: idle connection the metastore, or a firewall between, dropped): a read may go again on
         #: a new connection. Never set for a timeout: a metastore that hangs is not asked twice.
         self.gone_before_answer = gone_before_answer
+        #: The proxy itself ended the call (Connection.cut: the breaker tripped the metastore, or a
+        #: fan-out stopped waiting): the reason says why; the call is not sent again.
+        self.cut = cut
 
 
 class Connection(Protocol):
@@ -67,6 +71,11 @@ class Connection(Protocol):
 
         Raises BackendUnavailable before anything reached `sink`, RelayBroken after.
         """
+
+    def cut(self, uri: str, reason: str) -> None:
+        """End the call waiting on this connection now, from another thread: it raises
+        BackendUnavailable(uri, reason, cut=True) (RelayBroken if part of a relayed answer had
+        gone out), and the connection never carries another call. Never raises."""
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
@@ -102,12 +111,18 @@ class ThriftConnection:
         self._socket = None  # the open connection's socket: relay() reads and writes it directly
         self._seqid = 0
         self.uri: str | None = None
+        #: (uri, reason) once cut(): every later use raises that.
+        self._cut: tuple[str, str] | None = None
+        #: cut() comes from another thread: it and close() never touch the socket at once.
+        self._closing = threading.Lock()
 
     @property
     def is_open(self) -> bool:
         return self._proto is not None
 
     def open(self) -> None:
+        if self._cut is not None:
+            raise self._cut_error()
         errors = []
         for uri in self.uris:
             host, port = parse_uri(uri)
@@ -117,23 +132,44 @@ class ThriftConnection:
             try:
                 trans.open()
             except (TTransportException, OSError) as e:
-                errors.append(f"{uri}: {_reason(e)}")
+                errors.append(f"{uri}: {_reason(e, self._connect_ms / 1000)}")
                 continue
-            self._proto = TCyBinaryProtocol(trans, strict_read=False)
-            self._recorder = recorder
-            self._socket = sock.sock
             _kernel_timeouts(sock.sock, self._call_ms / 1000)
-            self.uri = uri
-            return
+            with self._closing:
+                if self._cut is None:
+                    self._proto = TCyBinaryProtocol(trans, strict_read=False)
+                    self._recorder = recorder
+                    self._socket = sock.sock
+                    self.uri = uri
+                    return
+            trans.close()  # cut while it connected
+            raise self._cut_error()
         raise BackendUnavailable(self.metastore, ", ".join(self.uris), "; ".join(errors))
 
     def close(self) -> None:
-        proto, self._proto = self._proto, None
-        if proto is not None:
-            try:
-                proto.trans.close()
-            except Exception:  # closing a broken socket may fail; it is gone either way
-                pass
+        with self._closing:
+            proto, self._proto, self._socket = self._proto, None, None
+            if proto is not None:
+                try:
+                    proto.trans.close()
+                except Exception:  # closing a broken socket may fail; it is gone either way
+                    pass
+
+    def cut(self, uri: str, reason: str) -> None:
+        """End the call waiting on this connection now (Connection.cut). Called from another thread:
+        it only shuts the socket down, so the owner's blocked read returns; the owner closes it."""
+        with self._closing:
+            if self._cut is None:
+                self._cut = (uri, reason)
+            if self._socket is not None:
+                try:
+                    self._socket.shutdown(socket.SHUT_RDWR)
+                except OSError:  # not connected any more: nothing waits on it
+                    pass
+
+    def _cut_error(self) -> BackendUnavailable:
+        uri, reason = self._cut
+        return BackendUnavailable(self.metastore, uri, reason, cut=True)
 
     def abort(self) -> None:
         """From another thread: shut the socket down, so a call blocked on it fails at once (the
@@ -187,10 +223,15 @@ class ThriftConnection:
             raise self._broken(e, answering) from e
 
     def _broken(self, e: Exception, answering: bool) -> BackendUnavailable:
-        """The connection after a socket, transport or decode error: closed (its stream is unusable)."""
+        """The connection after a socket, transport or decode error: closed (its stream is unusable).
+        An error that cut() caused is reported as the cut's reason, not as the closed socket it saw."""
         uri = self.uri or ", ".join(self.uris)
         self.close()
-        return BackendUnavailable(self.metastore, uri, _reason(e), gone_before_answer=not answering and _closed_by_peer(e))
+        if self._cut is not None:
+            return self._cut_error()
+        return BackendUnavailable(
+            self.metastore, uri, _reason(e, self._call_ms / 1000), gone_before_answer=not answering and _closed_by_peer(e)
+        )
 
     def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as bytes: shortcuts.py);
@@ -229,14 +270,15 @@ class ThriftConnection:
             copy_body(body_start, sock.recv, sink, catalog_field if mtype == TMessageType.REPLY else None, complete=end == len(head))
         except Exception as e:
             self.close()
-            raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {_reason(e)}") from e
+            why = self._cut[1] if self._cut is not None else _reason(e, self._call_ms / 1000)
+            raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {why}") from e
         return mtype, body_start
 
 
 def _kernel_timeouts(sock: socket.socket, seconds: float) -> None:
     """Make `sock` blocking and leave its timeout to the kernel (SO_RCVTIMEO, SO_SNDTIMEO): Python polls
     a socket that has a timeout before each send and receive, two more system calls on every call.
-    A timeout then surfaces as BlockingIOError (`_reason` says "timed out")."""
+    A timeout then surfaces as BlockingIOError (`_reason` says "no answer within N s")."""
     sock.settimeout(None)
     whole = int(seconds)
     timeval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
@@ -251,9 +293,9 @@ def _closed_by_peer(e: Exception) -> bool:
     return isinstance(e, (ConnectionResetError, BrokenPipeError))
 
 
-def _reason(e: Exception) -> str:
+def _reason(e: Exception, timeout_s: float) -> str:
     if isinstance(e, BlockingIOError):  # a blocking socket's kernel timeout ran out (_kernel_timeouts)
-        return "timed out"
+        return f"no answer within {timeout_s:g} s"
     text = getattr(e, "message", None) or str(e) or type(e).__name__
     cause = e.__cause__ or e.__context__
     if cause is not None and str(cause) and str(cause) not in text:

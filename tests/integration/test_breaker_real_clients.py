@@ -1,17 +1,18 @@
-"""The circuit breaker through real Thrift clients: a real Hive metastore stopped with SIGSTOP
-trips and recovers; a backend that is only slow (a real Thrift server over a fake metastore,
-answering probes) is never tripped.
+"""The circuit breaker through real clients: a real Hive metastore stopped with SIGSTOP fails the
+calls waiting on it (a thriftpy2 client's and pymetastore's get_table) within 10 s on the default
+settings, other metastores answer throughout, and it is used again within a second of SIGCONT; a
+real metastore that is only slow (stopped for less than a probe's window: probes answered) and a
+backend that takes its time (a real Thrift server over a fake, answering probes) never have a call
+cut. (A Spark query in flight: tests/spark/test_breaker_spark.py.)
 
-Timing bounds come from the scenario, never from how fast this machine is: "fails at once" means
-before the timeout a call sent to the stopped metastore would wait for (backend-timeout-s, the
-fan-out deadline), with room to spare either way. How soon the breaker probes and trips is shown
-on a fake clock in tests/unit/test_breaker.py.
+Timing bounds are the issue's (10 s to fail, 1 s to come back), or come from the scenario, never
+from how fast this machine is. How soon the breaker probes and trips is shown on a fake clock in
+tests/unit/test_breaker.py.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from dataclasses import replace
@@ -26,11 +27,14 @@ from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, fake_connect
 from tests.support.federation import prefixed_config, temp_store
 from tests.support.ops import handler_metric
+from tests.support.stopped import empty_table, in_flight, sigcont, sigstop
 
 hive = idl.hive
 
-#: probe-after-s of the SIGSTOP test: short for the test, long enough for a real metastore on a busy machine.
-PROBE_AFTER_S = 2.0
+#: The issue's bounds: a call waiting on a hung metastore fails within this long of the hang, on
+#: the default settings; the metastore is used again within RESUMED_S of SIGCONT.
+FAIL_WITHIN_S = 10.0
+RESUMED_S = 1.0
 #: How long to wait for something that takes well under a second when it works (a resumed
 #: metastore answering again, a call in flight ending): reached only when it never happens.
 PATIENCE_S = 60.0
@@ -38,6 +42,10 @@ PATIENCE_S = 60.0
 #: 20-second call behaves the same: HMSPROXY_TEST_SLOW_CALL_S=20.
 SLOW_CALL_S = float(os.environ.get("HMSPROXY_TEST_SLOW_CALL_S", "8"))
 SLOW_PROBE_AFTER_S = 1.0
+#: The real slow metastore: probed after 4 s without an answer, stopped for 5 s, so the probe
+#: started at 4 s is answered at 5 s, 3 s before its own deadline.
+ALIVE_PROBE_AFTER_S = 4.0
+ALIVE_STOP_S = 5.0
 
 
 def client_for(port: int):
@@ -64,87 +72,168 @@ def poll(fn, timeout_s: float, interval_s: float = 0.1):
     return time.monotonic() - started
 
 
-def test_a_stopped_metastore_fails_new_calls_fast_and_is_used_again_after_sigcont(metastores, private_metastore):
-    ms = private_metastore
-    base = prefixed_config(metastores[0].uri, metastores[1].uri)
-    frozen = MetastoreConfig("frozen", (ms.uri,), database_prefix="frozen_")
+def with_frozen(base: Config, uri: str, **server) -> Config:
+    """`base` plus metastore `frozen` (prefix frozen_) at `uri`, with the breaker's default settings."""
+    defaults = ServerConfig()
+    server = {"probe_after_s": defaults.probe_after_s, "backend_timeout_s": defaults.backend_timeout_s} | server
+    frozen = MetastoreConfig("frozen", (uri,), database_prefix="frozen_")
     # Fan-outs keep the 60 s deadline of prefixed_config: only the breaker can make them quick.
-    config = replace(base, federated=(*base.federated, frozen), server=replace(base.server, probe_after_s=PROBE_AFTER_S))
-    # What a call sent to the stopped metastore waits for: its backend timeout, or a fan-out's deadline.
-    backend_timeout_s = config.server.backend_timeout_s
-    fanout_deadline_s = config.server.fanout_timeout_ms / 1000
+    return replace(base, federated=(*base.federated, frozen), server=replace(base.server, **server))
+
+
+def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_used_again_after_sigcont(metastores, private_metastore):
+    from pymetastore.metastore import HMS
+
+    ms = private_metastore
+    empty_table(ms, "stall")
+    config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri)
+    assert config.server.probe_after_s == 3.0  # the default: the first call fails about 6 s into the hang
     server = serve(config)
     client, stuck_client = client_for(server.port), client_for(server.port)
     stopped = False
     try:
-        assert client.get_database("frozen_default").name == "frozen_default"
-        assert stuck_client.get_database("frozen_default").name == "frozen_default"
-        probe_started = time.monotonic()
-        server.handler.backends.probe("frozen", PROBE_AFTER_S)  # what a probe costs on a live metastore
-        probe_s = time.monotonic() - probe_started
+        with HMS.create(host="127.0.0.1", port=server.port) as pymeta:
+            assert pymeta.get_table("frozen_default", "stall").name == "stall"
+            assert stuck_client.get_database("frozen_default").name == "frozen_default"
 
-        os.kill(ms.pid, signal.SIGSTOP)  # TCP stays open, nothing answers
-        stopped, stopped_at = True, time.monotonic()
-        in_flight: dict = {}
+            hung_at = time.monotonic()
+            stop_s = sigstop(ms.pid)  # TCP stays open, nothing answers
+            stopped = True
+            waiting = [
+                in_flight(lambda: stuck_client.get_database("frozen_default"), hung_at),
+                in_flight(lambda: pymeta.get_table("frozen_default", "stall"), hung_at),
+            ]
+            # Other metastores answer throughout: each call while the two wait gets its answer.
+            others = 0
+            while any(t.is_alive() for t, _ in waiting):
+                assert time.monotonic() - hung_at < PATIENCE_S, "the calls waiting on the stopped metastore never ended"
+                assert client.get_database("default").name == "default"
+                assert client.get_database("waggle_default").name == "waggle_default"
+                others += 2
+                time.sleep(0.1)
+            for _, outcome in waiting:
+                error = outcome.get("error")
+                message = getattr(error, "message", None) or str(error)
+                assert "result" not in outcome, outcome  # the stopped metastore cannot have answered
+                assert "metastore 'frozen'" in message and ms.uri in message and "not answering since" in message, message
+                assert outcome["at"] < FAIL_WITHIN_S, outcome
+            thrift_s, pymeta_s = (outcome["at"] for _, outcome in waiting)
+            assert handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 0
 
-        def call_in_flight():
-            started = time.monotonic()
-            in_flight["name"] = stuck_client.get_database("frozen_default").name
-            in_flight["s"] = time.monotonic() - started
+            # New calls fail at once, with the same error; fan-outs leave it out without waiting.
+            with pytest.raises(hive.MetaException) as err:
+                client.get_database("frozen_default")
+            assert err.value.message == waiting[0][1]["error"].message
+            names = client.get_all_databases()
+            assert "default" in names and "waggle_default" in names and "frozen_default" not in names
 
-        stuck = threading.Thread(target=call_in_flight, daemon=True)
-        stuck.start()
+            sigcont(ms.pid)
+            stopped = False
 
-        # The in-flight call gets no answer, the probe neither: the metastore is marked down (after
-        # probe-after-s and the probe's own probe-after-s), before the call in flight would end by
-        # its backend timeout, which is what the breaker is for.
-        poll(lambda: handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 0, backend_timeout_s / 2)
-        started = time.monotonic()
-        with pytest.raises(hive.MetaException) as err:
-            client.get_database("frozen_default")
-        failed_at = time.monotonic()
-        message = err.value.message
-        assert "metastore 'frozen'" in message and ms.uri in message and "not answering since" in message, message
-        # Sent to the stopped metastore, it would have failed after backend-timeout-s ("timed out").
-        assert failed_at - started < backend_timeout_s / 2
-        fail_fast_s = failed_at - stopped_at
+            def frozen_answers() -> bool:
+                try:
+                    return client.get_database("frozen_default").name == "frozen_default"
+                except hive.MetaException:
+                    return False
 
-        # Other metastores and fan-outs don't wait for it.
-        assert client.get_database("default").name == "default"
-        assert client.get_database("waggle_default").name == "waggle_default"
-        started = time.monotonic()
-        names = client.get_all_databases()
-        fanout_s = time.monotonic() - started
-        assert "default" in names and "waggle_default" in names and "frozen_default" not in names
-        # Waiting for the stopped metastore, the fan-out would have left it out only at its deadline.
-        assert fanout_s < fanout_deadline_s / 2, fanout_s
-        assert stuck.is_alive()  # calls in flight keep waiting
-
-        os.kill(ms.pid, signal.SIGCONT)
-        stopped, resumed_at = False, time.monotonic()
-
-        def frozen_answers() -> bool:
-            try:
-                return client.get_database("frozen_default").name == "frozen_default"
-            except hive.MetaException:
-                return False
-
-        poll(frozen_answers, PATIENCE_S, 0.2)  # the half-open probe (or the call in flight) answers
-        recover_s = time.monotonic() - resumed_at
-        assert "frozen_default" in client.get_all_databases()
-        assert handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 1
-        stuck.join(PATIENCE_S)
-        assert in_flight["name"] == "frozen_default"  # the call in flight got its answer after SIGCONT
+            recover_s = poll(frozen_answers, RESUMED_S, 0.02)  # the half-open probe answers
+            assert handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 1
+            # The clients whose calls were cut go on, on their same connections to the proxy.
+            assert pymeta.get_table("frozen_default", "stall").name == "stall"
+            assert stuck_client.get_database("frozen_default").name == "frozen_default"
+            assert "frozen_default" in client.get_all_databases()
         print(
-            f"\nbreaker: probe on a live metastore {probe_s * 1000:.0f} ms; a new call failed {fail_fast_s:.1f} s after SIGSTOP "
-            f"(probe-after-s {PROBE_AFTER_S:g}); fan-out without it {fanout_s:.2f} s; used again {recover_s:.2f} s after SIGCONT; "
-            f"the call in flight waited {in_flight['s']:.1f} s"
+            f"\nbreaker (defaults, probe-after-s 3): SIGSTOP took {stop_s * 1000:.0f} ms to stop every thread; the waiting "
+            f"thriftpy2 call failed {thrift_s:.1f} s and pymetastore's get_table {pymeta_s:.1f} s after the hang; "
+            f"{others} calls to other metastores answered meanwhile; used again {recover_s:.2f} s after SIGCONT"
         )
     finally:
         if stopped:
-            os.kill(ms.pid, signal.SIGCONT)
+            sigcont(ms.pid)
         client.close()
         stuck_client.close()
+        shut(server)
+
+
+def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(metastores, private_metastore):
+    """The relay (answers copied undecoded, the hot path) waits in its own socket read: cut the same way."""
+    ms = private_metastore
+    base = prefixed_config(ms.uri, metastores[1].uri)
+    defaults = ServerConfig()
+    server = serve(
+        replace(base, server=replace(base.server, probe_after_s=defaults.probe_after_s, backend_timeout_s=defaults.backend_timeout_s))
+    )
+    client, stuck_client = client_for(server.port), client_for(server.port)
+    stopped = False
+    try:
+        relayed = server.handler.backends.state("primary").relayed
+        assert stuck_client.get_database("default").name == "default"
+        assert server.handler.backends.state("primary").relayed > relayed  # this call takes the relay
+        hung_at = time.monotonic()
+        sigstop(ms.pid)
+        stopped = True
+        stuck, outcome = in_flight(lambda: stuck_client.get_database("default"), hung_at)
+        stuck.join(PATIENCE_S)
+        assert not stuck.is_alive()
+        message = getattr(outcome.get("error"), "message", None) or repr(outcome)
+        assert "metastore 'primary'" in message and "not answering since" in message, message
+        assert outcome["at"] < FAIL_WITHIN_S, outcome
+        sigcont(ms.pid)
+        stopped = False
+
+        def primary_answers() -> bool:
+            try:
+                return stuck_client.get_database("default").name == "default"  # the same client connection goes on
+            except hive.MetaException:
+                return False
+
+        poll(primary_answers, RESUMED_S, 0.02)
+        print(f"\nbreaker, relayed call: failed {outcome['at']:.1f} s into the hang")
+    finally:
+        if stopped:
+            sigcont(ms.pid)
+        client.close()
+        stuck_client.close()
+        shut(server)
+
+
+def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_call_cut(metastores, private_metastore):
+    ms = private_metastore
+    config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri, probe_after_s=ALIVE_PROBE_AFTER_S)
+    server = serve(config)
+    breaker = server.handler.backends.breaker
+    probes = []
+    probe = breaker._probe
+
+    def counted(name, timeout_s):
+        probe(name, timeout_s)
+        probes.append(name)  # answered
+
+    breaker._probe = counted
+    client = client_for(server.port)
+    stopped = False
+    try:
+        assert client.get_database("frozen_default").name == "frozen_default"
+        started = time.monotonic()
+        sigstop(ms.pid)  # longer than probe-after-s, shorter than the probe's own window after it
+        stopped = True
+        slow, outcome = in_flight(lambda: client.get_database("frozen_default"), started)
+        while time.monotonic() - started < ALIVE_STOP_S:
+            assert breaker.trip("frozen") is None
+            time.sleep(0.1)
+        sigcont(ms.pid)
+        stopped = False
+        slow.join(PATIENCE_S)
+        assert outcome.get("result") is not None and outcome["result"].name == "frozen_default", outcome  # not cut
+        assert outcome["at"] >= ALIVE_PROBE_AFTER_S  # it was slow enough to be probed...
+        poll(lambda: "frozen" in probes, PATIENCE_S)  # ...and the probe answered (after the call, or before)
+        assert breaker.trip("frozen") is None
+        assert handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 1
+        print(f"\nslow real metastore: a {outcome['at']:.1f} s call, {len(probes)} probe(s) answered, not cut")
+    finally:
+        if stopped:
+            sigcont(ms.pid)
+        client.close()
         shut(server)
 
 

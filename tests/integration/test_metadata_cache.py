@@ -23,6 +23,7 @@ from tests.integration.test_breaker_real_clients import poll, shut
 from tests.integration.test_breaker_real_clients import serve as serve_config
 from tests.support.federation import prefixed_config
 from tests.support.required import unavailable
+from tests.support.stopped import sigstop
 
 
 def client_for(server: ProxyServer, timeout_ms: int = 60_000):
@@ -157,7 +158,7 @@ def test_serve_stale_answers_while_a_metastore_is_down(metastores, private_metas
     stopped = False
     try:
         assert client.get_table("frozen_default", "kept").tableName == "kept"
-        os.kill(ms.pid, signal.SIGSTOP)
+        sigstop(ms.pid)  # returns once every thread has stopped (tests/support/stopped.py)
         stopped = True
         hung = threading.Thread(target=lambda: _ignore(lambda: stuck.get_database("frozen_default")), daemon=True)
         hung.start()

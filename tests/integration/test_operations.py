@@ -25,6 +25,7 @@ from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import federation_yaml, leave_out_after, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
+from tests.support.stopped import sigstop
 
 hive = idl.hive
 
@@ -121,7 +122,9 @@ def test_ops_http_follows_a_frozen_and_a_stopped_primary(own_proxy, private_meta
         client = client_for(server.port)
         try:
             assert "default" in client.get_all_databases()
-            os.kill(ms.pid, signal.SIGSTOP)  # a hung primary: connections open, no answers
+            # A hung primary: connections open, no answers. sigstop returns once every thread has
+            # stopped: kill() alone returns before, and a thread still running answered once.
+            sigstop(ms.pid)
             try:
                 with pytest.raises(hive.MetaException, match="primary metastore 'primary' failed: no answer within 500 ms"):
                     client.get_all_databases()

@@ -19,12 +19,14 @@ from hmsproxy.app import build_handler
 from hmsproxy.config.model import StoreConfig
 from hmsproxy.ops.readiness import PrimaryCheck
 from hmsproxy.protocol import idl
-from hmsproxy.testing import FakeMetastore, database, fake_connect
+from hmsproxy.testing import FakeMetastore, args, database, fake_connect, unwrap
 from hmsproxy.upstream.breaker import IDLE_EXIT_S, RETRY_S, TICK_S, Breaker
+from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.wire import BackendUnavailable
 from tests.support.fake_handlers import call
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
+from tests.support.stopped import in_flight
 
 AFTER = 3.0
 #: What the fake wall clock says whenever it is asked (a trip is dated by it).
@@ -138,13 +140,49 @@ def test_a_failed_probe_trips_the_metastore_new_calls_fail_at_once(rig):
     message = str(err.value)
     assert message.startswith("metastore 'dw' (thrift://dw:9083) is unavailable: not answering since ")
     assert "a probe on a new connection failed: timed out" in message and "fail at once" in message
-    assert events == [("down", "dw", trip.reason)]
+    assert events == [("down", "dw", trip.reason)]  # (no call had its connection yet: none was cut)
     # The primary's call was watched too, but its probe answered; its new calls go through.
     assert b.trip("primary") is None
     b.leave(b.enter("primary"))
-    # Calls in flight are not touched: they leave when they end.
     b.leave(in_flight)
     b.leave(other)
+
+
+class Conn:
+    """What the breaker needs of a connection: cut(), close()."""
+
+    def __init__(self):
+        self.cut_as = None
+        self.closed = False
+
+    def cut(self, uri, reason):
+        self.cut_as = (uri, reason)
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_trip_cuts_the_calls_waiting_on_the_metastore_and_only_those(rig):
+    b, clock, probes, events = rig
+    waiting, other, late = b.enter("dw"), b.enter("primary"), b.enter("dw")
+    waiting_conn, other_conn = Conn(), Conn()
+    b.uses(waiting, waiting_conn)
+    b.uses(other, other_conn)
+    probes.failing["dw"] = "no answer within 3 s"
+    clock.now += AFTER
+    b.tick()
+    trip = b.trip("dw")
+    # Cut with the very error new calls get; the slow-but-alive primary's call is left alone.
+    assert waiting_conn.cut_as == (trip.uri, trip.reason) and other_conn.cut_as is None
+    assert events == [("down", "dw", f"{trip.reason} (1 waiting call failed)")]  # the log says so
+    # A call that had entered but not yet got its connection fails as it takes one, before sending.
+    with pytest.raises(BackendUnavailable, match="not answering since"):
+        b.uses(late, Conn())
+    b.leave(late)
+    b.leave(waiting)
+    assert waiting_conn.closed  # its thread closes the cut connection: never used again
+    b.leave(other)
+    assert not other_conn.closed  # kept for the session's next call
 
 
 def test_a_tripped_metastore_is_probed_until_it_answers(rig):
@@ -282,6 +320,12 @@ class Hang:
 class _Hanging:
     def __init__(self, hang: Hang, inner, timeout_s: float):
         self._hang, self._inner, self._timeout_s = hang, inner, timeout_s
+        self._cut = threading.Event()
+
+    def cut(self, uri, reason):
+        """As a socket shut down under a blocked read: the waiting call returns (and raises the cut's error)."""
+        self._inner.cut(uri, reason)
+        self._cut.set()
 
     def __getattr__(self, name):
         inner = getattr(self._inner, name)
@@ -303,9 +347,11 @@ class _Hanging:
         metastore = self._inner.metastore
         self._hang.sent[(metastore, method)] += 1
         resumed = self._hang.hung.get(metastore)
-        if resumed is not None and not resumed.wait(self._timeout_s):
-            self._inner.close()
-            raise BackendUnavailable(metastore, self._inner.uris[0], "timed out")
+        deadline = time.monotonic() + self._timeout_s
+        while resumed is not None and not resumed.wait(0.01) and not self._cut.is_set():
+            if time.monotonic() > deadline:
+                self._inner.close()
+                raise BackendUnavailable(metastore, self._inner.uris[0], "timed out")
 
 
 @pytest.fixture
@@ -336,22 +382,26 @@ def wait_until(fn):
         time.sleep(0.02)
 
 
-def test_a_hung_metastore_fails_new_calls_at_once_and_recovers(hanging_handler):
+def test_a_hung_metastore_fails_waiting_and_new_calls_at_once_and_recovers(hanging_handler):
     handler, hang = hanging_handler
-    assert call(handler, "get_database", name="waggle_sales").name == "waggle_sales"
+    session = Session(handler.backends, "test")  # one client's, kept through the hang
+
+    def call_on(method, **fields):
+        return unwrap(handler.dispatch(session, method, args(method, **fields)))
+
+    assert call_on("get_database", name="waggle_sales").name == "waggle_sales"
     assert "waggle_sales" in call(handler, "get_all_databases")
     fanned_out = hang.sent[("waggle", "get_all_databases")]
     assert fanned_out >= 1  # while it answers, a fan-out asks it
     hang.stop("waggle")
-    in_flight = {}
-
-    def stuck_call():
-        in_flight["result"] = call(handler, "get_database", name="waggle_sales")
-
-    stuck = threading.Thread(target=stuck_call, daemon=True)
-    stuck.start()
+    stuck, waited = in_flight(lambda: call_on("get_database", name="waggle_sales"))
     wait_until(lambda: handler.backends.breaker.trip("waggle") is not None)
     assert handler_metric(handler, "hmsproxy_backend_up", backend="waggle") == 0
+    # The call waiting on it fails too (its connection cut), with the error new calls get; the
+    # hung metastore has not answered, so nothing else could have ended it.
+    stuck.join(PATIENCE_S)
+    assert not stuck.is_alive() and "waggle" in hang.hung
+    assert isinstance(waited["error"], idl.hive.MetaException) and "not answering since" in waited["error"].message
     sent = hang.sent[("waggle", "get_database")]  # the first call and the one in flight reached it
 
     # At once: the new call fails without reaching the hung metastore (where it would wait 30 s).
@@ -359,6 +409,7 @@ def test_a_hung_metastore_fails_new_calls_at_once_and_recovers(hanging_handler):
         call(handler, "get_database", name="waggle_sales")
     assert hang.sent[("waggle", "get_database")] == sent
     assert "metastore 'waggle'" in err.value.message and "not answering since" in err.value.message
+    assert err.value.message == waited["error"].message
     # Other metastores, and fan-outs (whose deadline here is 60 s), don't wait for it: the
     # fan-out is not even sent there.
     assert call(handler, "get_database", name="default").name == "default"
@@ -367,17 +418,16 @@ def test_a_hung_metastore_fails_new_calls_at_once_and_recovers(hanging_handler):
 
     hang.resume("waggle")
     wait_until(lambda: handler.backends.breaker.trip("waggle") is None)  # the half-open probe answers
-    assert call(handler, "get_database", name="waggle_sales").name == "waggle_sales"
-    stuck.join(PATIENCE_S)
-    assert in_flight["result"].name == "waggle_sales"  # the call in flight waited and got its answer
+    # The session whose call was cut goes on, on a new connection.
+    assert call_on("get_database", name="waggle_sales").name == "waggle_sales"
+    session.close()
     assert handler_metric(handler, "hmsproxy_backend_up", backend="waggle") == 1
 
 
 def test_a_hung_primary_fails_fan_outs_at_once_and_readiness_names_it(hanging_handler):
     handler, hang = hanging_handler
     hang.stop("primary")
-    stuck = threading.Thread(target=lambda: call(handler, "get_database", name="default"), daemon=True)
-    stuck.start()
+    stuck, _ = in_flight(lambda: call(handler, "get_database", name="default"))
     wait_until(lambda: handler.backends.breaker.trip("primary") is not None)
     with pytest.raises(idl.hive.MetaException, match="primary metastore 'primary' failed: not answering since"):
         call(handler, "get_all_databases")
@@ -392,8 +442,7 @@ def test_a_hung_primary_fails_fan_outs_at_once_and_readiness_names_it(hanging_ha
 def test_a_reload_that_changes_a_tripped_metastore_forgets_the_trip(hanging_handler):
     handler, hang = hanging_handler
     hang.stop("waggle")
-    stuck = threading.Thread(target=lambda: call(handler, "get_database", name="waggle_sales"), daemon=True)
-    stuck.start()
+    stuck, _ = in_flight(lambda: call(handler, "get_database", name="waggle_sales"))
     wait_until(lambda: handler.backends.breaker.trip("waggle") is not None)
     config = handler.config
     handler.apply_config(replace(config, server=replace(config.server, probe_after_s=0.3)))
