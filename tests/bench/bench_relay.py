@@ -3,9 +3,16 @@
 path (``relay: false``), with each proxy process's memory growth. tests/bench/bench_proxy.py runs
 it after the other rows, against the same metastore.
 
+Paths: ``direct``; ``fast`` (a Hive 2.3 client's call, ``get_partitions('bench', ...)``);
+``fast-h3`` (a separate relaying proxy, called as a Hive 3.1 HiveMetaStoreClient does:
+``get_partitions('@hive#bench', ...)``); ``full`` (a proxy with ``relay: false``).
+
 On a Hive 2.3 metastore, which leaves the Hive 3 catalog unset in each Partition, the fast path
-appends it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
-warm-up round checks that both proxies' answers are equal and hold the metastore's partitions.
+inserts it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
+warm-up round checks that the proxies' answers are equal and hold the metastore's partitions.
+
+Alone (``python -m tests.bench.bench_relay --sizes 10000,100000``) it starts its own Hive 2.3
+metastore and grows bench.big to each size in turn, with fresh proxies for each.
 """
 
 from __future__ import annotations
@@ -15,12 +22,17 @@ import time
 from pathlib import Path
 
 BIG_TABLE = "big"
+#: The database as each path's client names it: a Hive 3.1 client prepends the catalog.
+NAMED_AS = {"fast-h3": "@hive#bench"}
 #: Target: fast path get_partitions latency / direct.
 TARGET_RATIO = 1.1
+#: Target: the relaying proxy's memory growth (peak - start) / the answer's size.
+TARGET_MEMORY_SHARE = 0.1
 
 
-def seed_big(metastore, partitions: int) -> int:
-    """bench.big with `partitions` partitions (bench.events' columns); returns the answer's size in bytes."""
+def seed_big(metastore, partitions: int, have: int = 0, batch: int = 1000) -> int:
+    """bench.big with `partitions` partitions (bench.events' columns), from `have` made before (0:
+    the table too); returns the answer's size in bytes."""
     import copy
 
     from thriftpy2.utils import serialize
@@ -28,16 +40,17 @@ def seed_big(metastore, partitions: int) -> int:
     from hmsproxy.protocol import idl
     from tests.bench.bench_proxy import DB, TABLE
 
-    client = metastore.client()
+    client = metastore.client(timeout_s=600)
     try:
-        table = copy.deepcopy(client.get_table(DB, TABLE))
-        table.tableName = BIG_TABLE
-        table.sd.location = None
-        client.create_table(table)
+        if not have:
+            table = copy.deepcopy(client.get_table(DB, TABLE))
+            table.tableName = BIG_TABLE
+            table.sd.location = None
+            client.create_table(table)
         sd = client.get_table(DB, BIG_TABLE).sd
-        for start in range(0, partitions, 1000):
+        for start in range(have, partitions, batch):
             parts = []
-            for i in range(start, min(partitions, start + 1000)):
+            for i in range(start, min(partitions, start + batch)):
                 psd = copy.deepcopy(sd)
                 psd.location = f"{sd.location}/ds=p{i:06d}"
                 parts.append(idl.hive.Partition(values=[f"p{i:06d}"], dbName=DB, tableName=BIG_TABLE, sd=psd, parameters={"numFiles": "1"}))
@@ -74,7 +87,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
             for path in order:
                 cpu0 = _proc_cpu_s(pids.get(path))
                 t0 = time.perf_counter()
-                got = clients[path].get_partitions(DB, BIG_TABLE, -1)
+                got = clients[path].get_partitions(NAMED_AS.get(path, DB), BIG_TABLE, -1)
                 elapsed = time.perf_counter() - t0
                 if rep and path in pids:
                     cpu[path] += (_proc_cpu_s(pids[path]) or 0.0) - (cpu0 or 0.0)
@@ -85,7 +98,9 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                     first[path] = got
                 del got
             if not rep:
-                assert first["fast"] == first["full"], "the fast path's answer differs from the full path's"
+                for path in first:
+                    if path not in ("direct", "full"):
+                        assert first[path] == first["full"], f"the {path} path's answer differs from the full path's"
                 assert [p.values for p in first["fast"]] == [p.values for p in first["direct"]]
                 assert all(p.catName is not None for p in first["fast"])
                 first.clear()
@@ -97,16 +112,23 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
     med = {p: statistics.median(v) for p, v in times.items()}
     lines = [
         f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path",
-        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - start)':>34}",
+        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - start)':>34}{'x answer':>10}",
     ]
     for path in endpoints:
-        growth = proxy_cpu = ""
+        growth = proxy_cpu = share = ""
         if path in pids:
-            growth = f"{(after[path][1] - before[path][0]) / 1024:.1f} MiB"
+            grown = (after[path][1] - before[path][0]) * 1024
+            growth, share = f"{grown / 2**20:.1f} MiB", f"{grown / answer_bytes:.3f}"
             proxy_cpu = f"{cpu[path] / repeats:.3f}"
-        lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{proxy_cpu:>18}{growth:>34}")
-    ratio = med["fast"] / med["direct"]
-    lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  fast path get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
+        lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{proxy_cpu:>18}{growth:>34}{share:>10}")
+    for path in (p for p in endpoints if p.startswith("fast")):
+        ratio = med[path] / med["direct"]
+        lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  {path} get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
+        grown = (after[path][1] - before[path][0]) * 1024
+        passed = grown < answer_bytes * TARGET_MEMORY_SHARE
+        lines.append(
+            f"{'PASS' if passed else 'MISS'}  {path} proxy memory growth < {TARGET_MEMORY_SHARE} of the answer: {grown / answer_bytes:.3f}"
+        )
     return lines
 
 
@@ -117,7 +139,7 @@ def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
 
     started = {}
     try:
-        for path, relay in (("fast", True), ("full", False)):
+        for path, relay in (("fast", True), ("fast-h3", True), ("full", False)):
             port = free_port()
             config = tmp / f"hmsproxy-{path}.yml"
             write_proxy_config(config, port, metastore_uri, hive_version, relay=relay)
@@ -128,3 +150,45 @@ def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
             process.stop()
         raise
     return started
+
+
+def main(argv=None) -> int:
+    """bench.big grown to each size in turn on one Hive 2.3 metastore, fresh proxies for each size."""
+    import argparse
+    import tempfile
+
+    from hmsproxy.dev.metastore import start_metastores
+    from tests.bench.bench_proxy import log, seed
+
+    p = argparse.ArgumentParser(prog="python -m tests.bench.bench_relay", description=main.__doc__)
+    p.add_argument("--sizes", default="10000,100000", help="partition counts, ascending (default 10000,100000)")
+    p.add_argument("--repeats", type=int, default=3, help="timed get_partitions calls per path and size (default 3)")
+    p.add_argument("--heap", default="2g", help="the metastore JVM's -Xmx (100,000 partitions need more than 512m)")
+    args = p.parse_args(argv)
+    sizes = [int(n) for n in args.sizes.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-relay-"))
+    (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, notifications=False, heap=args.heap)
+    try:
+        seed(metastore, 1)
+        have = 0
+        for size in sizes:
+            t0 = time.monotonic()
+            answer_bytes = seed_big(metastore, size, have, batch=2000)
+            log(f"bench.{BIG_TABLE}: {have:,} -> {size:,} partitions in {time.monotonic() - t0:.0f}s")
+            have = size
+            (tmp / f"p{size}").mkdir()
+            started = start_proxies(tmp / f"p{size}", metastore.uri, "2.3")
+            try:
+                endpoints = {"direct": ("127.0.0.1", metastore.port), **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}}
+                lines = measure(endpoints, {p: proc.pid for p, (proc, _) in started.items()}, args.repeats, answer_bytes, size, log)
+            finally:
+                for process, _ in started.values():
+                    process.stop()
+            print("\n".join(lines), flush=True)
+    finally:
+        metastore.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -16,7 +16,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, MappedTables, MetastoreConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import fastpath
 from hmsproxy.pipeline.call import Call
@@ -161,9 +161,12 @@ def test_why_the_relay_is_declined(metastore):
         assert plan_for(handler, name="sales", sink=None) == fastpath.NO_SINK  # the internal client, a framed or one-way call
         assert plan_for(handler, name="sales", routed_by_feature=True) == fastpath.ROUTED_BY_FEATURE
         assert plan_for(handler, "get_table", dbname="sales", tbl_name="orders") == fastpath.MAY_TRANSLATE
+    mapped = replace(CONFIG, primary=replace(PRIMARY, mapped_tables=(MappedTables("sales", ("orders",)),)))
+    with proxy(metastore, config=mapped) as (handler, _):
         assert plan_for(handler, "get_all_tables", db_name="sales") == fastpath.TABLES_TO_FILTER
     with proxy(metastore) as (handler, _):
         assert isinstance(plan_for(handler, name="sales"), RelayPlan)
+        assert isinstance(plan_for(handler, "get_all_tables", db_name="sales"), RelayPlan)  # no mapped-tables: nothing to filter
     with proxy(metastore, config=replace(CONFIG, server=replace(CONFIG.server, relay=False))) as (handler, _):
         assert plan_for(handler, name="sales") == fastpath.RELAY_OFF
     with proxy(metastore, config=replace(CONFIG, primary=replace(PRIMARY, cache=CacheConfig(follow_notifications=False)))) as (handler, _):
