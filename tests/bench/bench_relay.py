@@ -164,13 +164,19 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="10000,100000", help="partition counts, ascending (default 10000,100000)")
     p.add_argument("--repeats", type=int, default=3, help="timed get_partitions calls per path and size (default 3)")
     p.add_argument("--heap", default="2g", help="the metastore JVM's -Xmx (100,000 partitions need more than 512m)")
+    p.add_argument("--metastore", metavar="PORT", type=int, help="a Hive 2.3 metastore on 127.0.0.1 an earlier run seeded (grown further)")
     args = p.parse_args(argv)
     sizes = [int(n) for n in args.sizes.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-relay-"))
-    (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, notifications=False, heap=args.heap)
+    if args.metastore:
+        metastore = _Running(args.metastore)
+    else:
+        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, notifications=False, heap=args.heap)
     try:
-        seed(metastore, 1)
-        have = 0
+        have = _partitions(metastore)
+        if have is None:
+            seed(metastore, 1)
+            have = 0
         for size in sizes:
             t0 = time.monotonic()
             answer_bytes = seed_big(metastore, size, have, batch=2000)
@@ -188,6 +194,35 @@ def main(argv=None) -> int:
     finally:
         metastore.stop()
     return 0
+
+
+class _Running:
+    """A metastore an earlier run started and seeded (--metastore): used, never stopped."""
+
+    def __init__(self, port: int):
+        self.host, self.port = "127.0.0.1", port
+        self.uri = f"thrift://127.0.0.1:{port}"
+
+    def client(self, timeout_s: float = 60):
+        from hmsproxy.dev.metastore import metastore_client
+
+        return metastore_client(self.host, self.port, timeout_s)
+
+    def stop(self) -> None:
+        pass
+
+
+def _partitions(metastore) -> int | None:
+    """How many partitions bench.big has; None before the run's tables exist."""
+    from tests.bench.bench_proxy import DB
+
+    client = metastore.client(timeout_s=600)
+    try:
+        return len(client.get_partition_names(DB, BIG_TABLE, -1))
+    except Exception:  # noqa: BLE001 - no such table (or database) yet
+        return None
+    finally:
+        client.close()
 
 
 if __name__ == "__main__":
