@@ -128,6 +128,9 @@ def test_a_hive_3_clients_reads_on_a_hive_2_3_primary_are_relayed_with_the_full_
         fast = hive3_calls(client, hourly)
         # all but get_table_objects_by_name_req: the catalog feature adds virtual tables to table lists
         assert relayed(proxy) == before + len(fast) - 1
+        # repeated at once: a remembered decision would send the client's "@hive#default" bytes as they are
+        repeats = [client.get_partitions("@hive#default", hourly, -1) for _ in range(3)]
+        assert repeats == [fast[0]] * 3
         with proxy_config(lambda base: replace(base, server=replace(base.server, relay=False))):
             full = hive3_calls(client_for(proxy), hourly)
         again = hive3_calls(client, hourly)  # shortcuts may answer the repeats: they send "db" too
