@@ -155,6 +155,7 @@ def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
 def main(argv=None) -> int:
     """bench.big grown to each size in turn on one Hive 2.3 metastore, fresh proxies for each size."""
     import argparse
+    import shutil
     import tempfile
 
     from hmsproxy.dev.metastore import start_metastores
@@ -193,6 +194,7 @@ def main(argv=None) -> int:
             print("\n".join(lines), flush=True)
     finally:
         metastore.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -202,3 +202,21 @@ def test_the_fakes_relay_copies_what_its_call_answers(metastore, name):
     relayed = deserialize(idl.HmsProxy.get_table_result(), sink.body, TBinaryProtocolFactory())
     assert repr(relayed) == repr(conn.call("get_table", args))  # declared exceptions compare by identity
     assert sink.header is None  # a struct was sent: the sink makes the client's header itself
+
+
+def test_a_hive_3_catalog_name_is_relayed_and_to_an_older_metastore_as_the_plain_name(metastore):
+    hive23 = replace(CONFIG, primary=replace(PRIMARY, hive_version="2.3"))
+    with proxy(metastore, config=hive23) as (handler, server), client_as(server, "alice") as alice:
+        before = handler.backends.state("primary").relayed
+        for _ in range(2):
+            got = alice.get_database("@hive#sales")  # the fake knows "sales" only
+            assert got.name == "sales" and got.catalogName == "hive"  # inserted as the answer was copied
+        assert handler.backends.state("primary").relayed == before + 2
+        assert len(handler.fastpath.shortcuts) == 0  # a shortcut would send "@hive#sales" as the client wrote it
+    with proxy(metastore) as (handler, _):  # Hive 3.1 knows catalogs: the name goes as it is, and may be remembered
+        session = Session(handler.backends, "test")
+        session.reply_sink = object()
+        spec = METHOD_SPECS["get_database"]
+        call = Call(session, spec, spec.args_cls(name="@hive#sales"), handler.router)
+        call.client_db, call.route = "sales", handler.router.route("@hive#sales")
+        assert handler.fastpath.relay_plan(call, routed_by_feature=False) == RelayPlan()
