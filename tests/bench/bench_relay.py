@@ -78,6 +78,8 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
 
     clients = {path: make_client(*endpoints[path], timeout_s=600) for path in endpoints}
     try:
+        for path in endpoints:  # a small call first: memory from here on is what the big answers take
+            clients[path].get_table(NAMED_AS.get(path, DB), BIG_TABLE)
         before = {path: rss_kib(pid) for path, pid in pids.items()}
         cpu = {path: 0.0 for path in pids}
         times: dict[str, list[float]] = {path: [] for path in endpoints}
@@ -99,7 +101,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                 del got
             if not rep:
                 for path in first:
-                    if path not in ("direct", "full"):
+                    if path not in ("direct", "full", "floor"):
                         assert first[path] == first["full"], f"the {path} path's answer differs from the full path's"
                 assert [p.values for p in first["fast"]] == [p.values for p in first["direct"]]
                 assert all(p.catName is not None for p in first["fast"])
@@ -112,7 +114,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
     med = {p: statistics.median(v) for p, v in times.items()}
     lines = [
         f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path",
-        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - start)':>34}{'x answer':>10}",
+        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - warm)':>34}{'x answer':>10}",
     ]
     for path in endpoints:
         growth = proxy_cpu = share = ""
@@ -132,18 +134,19 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
     return lines
 
 
-def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
-    """Fresh proxy processes (their memory starts here): {"fast": (process, port), "full": (process, port)}."""
+def start_proxies(tmp: Path, metastore_uri: str, hive_version: str, *, floor: bool = False) -> dict:
+    """Fresh proxy processes (their memory starts here): {"fast": (process, port), "fast-h3": ..., "full": ...},
+    and with `floor` the raw byte forwarder (tests/bench/raw_forwarder.py) as "floor"."""
     from hmsproxy.dev.ports import free_port
     from tests.bench.bench_proxy import ProxyProcess, write_proxy_config
 
     started = {}
     try:
-        for path, relay in (("fast", True), ("fast-h3", True), ("full", False)):
+        for path, relay in (("fast", True), ("fast-h3", True), ("full", False), ("floor", None))[: None if floor else 3]:
             port = free_port()
             config = tmp / f"hmsproxy-{path}.yml"
-            write_proxy_config(config, port, metastore_uri, hive_version, relay=relay)
-            started[path] = (ProxyProcess(config, tmp / f"hmsproxy-{path}.log"), port)
+            write_proxy_config(config, port, metastore_uri, hive_version, relay=bool(relay))
+            started[path] = (ProxyProcess(config, tmp / f"hmsproxy-{path}.log", floor=relay is None), port)
             started[path][0].wait_ready("127.0.0.1", port)
     except BaseException:
         for process, _ in started.values():
@@ -165,6 +168,7 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="10000,100000", help="partition counts, ascending (default 10000,100000)")
     p.add_argument("--repeats", type=int, default=3, help="timed get_partitions calls per path and size (default 3)")
     p.add_argument("--heap", default="2g", help="the metastore JVM's -Xmx (100,000 partitions need more than 512m)")
+    p.add_argument("--floor", action="store_true", help="also measure the raw byte forwarder (what any extra hop costs here)")
     p.add_argument("--metastore", metavar="PORT", type=int, help="a Hive 2.3 metastore on 127.0.0.1 an earlier run seeded (grown further)")
     args = p.parse_args(argv)
     sizes = [int(n) for n in args.sizes.split(",")]
@@ -184,7 +188,7 @@ def main(argv=None) -> int:
             log(f"bench.{BIG_TABLE}: {have:,} -> {size:,} partitions in {time.monotonic() - t0:.0f}s")
             have = size
             (tmp / f"p{size}").mkdir()
-            started = start_proxies(tmp / f"p{size}", metastore.uri, "2.3")
+            started = start_proxies(tmp / f"p{size}", metastore.uri, "2.3", floor=args.floor)
             try:
                 endpoints = {"direct": ("127.0.0.1", metastore.port), **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}}
                 lines = measure(endpoints, {p: proc.pid for p, (proc, _) in started.items()}, args.repeats, answer_bytes, size, log)
