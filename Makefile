@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint bench bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ bench: $(BIN)/.installed
 # Limits: a quiet user's get_table p50 while a noisy one loops get_partitions, without and with limits (docs/benchmark.md); ARGS="--seconds 3 --repeats 1" for a smoke run.
 bench-limits: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_limits $(ARGS)
+
+# The relay alone: get_partitions of 10,000 and 100,000 partitions from a Hive 2.3 metastore, direct vs relayed (2.3- and 3.1-style names) vs full path, with the proxies' memory (docs/benchmark.md); ARGS="--sizes 10000".
+bench-relay: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_relay $(ARGS)
 
 # Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.
 bench-skew: $(BIN)/.installed

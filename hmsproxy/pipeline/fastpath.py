@@ -22,15 +22,15 @@ of these four ways that applies, in this order; the code below reads in the same
    (`relay_plan` says why, the reasons below in the order asked) when
    - the build has no C walker, `server.relay` is off, the transport is framed, or there is no
      reply sink;
-   - the call is one-way, a feature routed it, the route renames the database or names a
-     Hive 3 catalog;
-   - the answer is a table list to filter (mapped tables);
+   - the call is one-way, a feature routed it, or the route renames the database (a Hive 3
+     client's "@hive#db" is relayed: to a metastore older than Hive 3 as "db", as the full path
+     sends it, and then not remembered for step 1, which sends the client's bytes);
+   - the answer is a table list to filter (`mapped-tables` names the database);
    - the metastore has a metadata cache: its reads belong to the cache (step 3), its writes must
      invalidate it;
    - the call is a read the metastore hedges (upstream/hedging.py: two instances may answer, and
      the loser must not have written to the client);
    - the call may need translating for the metastore's Hive version (relayed once it has answered);
-   - the answer needs a catalog added in a shape the copier cannot (a struct nesting them);
    - a feature's on_response needs the decoded answer (`Feature.needs_result`; asked last: dearest).
    A relayed read is remembered for step 1 when step 1 was only declined for want of a decision.
 3. **Metadata cache** (upstream/cache/): the full path's backend call (`Session.call`) is
@@ -47,8 +47,9 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.pipeline.shortcuts import Shortcuts, is_read, shortcut_key
 from hmsproxy.protocol.framing import WALKER_IN_C
-from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, outcome, typed_element
-from hmsproxy.routing.default_catalog import encoded_catalog_field, holds_catalog_structs
+from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, outcome
+from hmsproxy.routing.default_catalog import catalog_fill, without_default_catalog
+from hmsproxy.routing.rewrite import rewrite_struct
 from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.upstream.translations import TRANSLATIONS
 
@@ -68,12 +69,11 @@ FRAMED = "the framed transport"
 NO_SINK = "the client can't take an answer as bytes"
 ONE_WAY = "a one-way call"
 ROUTED_BY_FEATURE = "a feature routed it"
-RENAMED = "the route renames the database or names a catalog"
+RENAMED = "the route renames the database"
 TABLES_TO_FILTER = "a table list to filter"
 CACHED = "the metastore has a metadata cache"
 HEDGED = "a read the metastore hedges"
 MAY_TRANSLATE = "the call may need translating"
-CATALOG_SHAPE = "a catalog to add where the copier can't"
 NEEDS_RESULT = "a feature needs the decoded answer"
 
 
@@ -133,6 +133,9 @@ class FastPath:
         if plan.__class__ is str:  # declined: the reason
             return False
         session, spec = call.session, call.spec
+        if plan.drops_catalog:  # "@hive#db" is plain "db" to a Hive 2.3 metastore, as on the full path
+            rewrite_struct(call.args, without_default_catalog)
+            remember = None
         relayed = session.relay(call.route.metastore, spec.name, call.args, session.reply_sink, plan.catalog_field)
         call.relayed_outcome = outcome(spec.result_cls, *relayed)
         if remember is not None:
@@ -155,9 +158,9 @@ class FastPath:
             return ONE_WAY
         if routed_by_feature:
             return ROUTED_BY_FEATURE
-        if route is None or not route.naming.identity or route.catalog is not None:
+        if route is None or not route.naming.identity:
             return RENAMED
-        if call.client_db and has_table_lists(spec):
+        if call.client_db and has_table_lists(spec) and route.naming.hides_tables(route.backend_db):
             return TABLES_TO_FILTER
         name = route.metastore.name
         if name in self.backends.caches:
@@ -167,18 +170,16 @@ class FastPath:
         if spec.name in TRANSLATIONS and spec.name not in self.backends.state(name).present_methods:
             return MAY_TRANSLATE  # the full path translates it (and learns whether the metastore has it)
         plan = _plan(call)
-        if plan is None:
-            return CATALOG_SHAPE
         if any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)):
             return NEEDS_RESULT
         return plan
 
 
-def _plan(call: Call) -> RelayPlan | None:
-    """As bytes, or with a catalog appended to each struct for a metastore older than Hive 3 (relay.py)."""
-    spec = call.spec
-    if not holds_catalog_structs(spec.success_type) or call.session.knows_catalogs(call.route.metastore):
+def _plan(call: Call) -> RelayPlan:
+    """As bytes, or with the catalog inserted into each Database, Table and Partition for a metastore
+    older than Hive 3 (relay.py), wherever the answer holds them."""
+    route = call.route
+    fill = catalog_fill(call.spec.success_type)
+    if (fill is None and route.catalog is None) or call.session.knows_catalogs(route.metastore):
         return AS_BYTES
-    element = typed_element(spec.success_type)
-    field = encoded_catalog_field(element) if element is not None else None
-    return RelayPlan(catalog_field=field) if field is not None else None
+    return RelayPlan(catalog_field=fill, drops_catalog=route.catalog is not None)

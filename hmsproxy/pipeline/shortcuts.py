@@ -37,6 +37,7 @@ from functools import cache
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol.framing import Message
+from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
 from hmsproxy.routing.router import Router
 
@@ -51,7 +52,7 @@ MAX_KEY_BYTES = 1024
 @dataclass(frozen=True)
 class Shortcut:
     metastore: MetastoreConfig
-    catalog_field: bytes | None
+    catalog_field: CatalogFill | None
     router: Router
     expires: float
     #: What the call named, for its on_complete hooks (audit).
@@ -102,7 +103,7 @@ class Shortcuts:
         self.used += 1
         return found
 
-    def remember(self, key: tuple, call, catalog_field: bytes | None, generation: int) -> None:
+    def remember(self, key: tuple, call, catalog_field: CatalogFill | None, generation: int) -> None:
         """Keep how `call` (handler.Call) was relayed, unless anything changed since `generation`."""
         shortcut = Shortcut(call.route.metastore, catalog_field, call.router, time.monotonic() + TTL_S, call.client_db, call.table)
         with self._lock:

@@ -10,9 +10,11 @@ size; metrics and audit get the outcome from the body's first field (success, or
 exception). Without the walker (an install built without a C compiler) nothing is relayed.
 
 A metastore older than Hive 3 leaves out the catalog Hive 3+ clients expect on each Database,
-Table and Partition (routing/default_catalog.py). Where the answer is such a struct or a list of
-them, `copy_body` appends the catalog field to each as it copies. Other shapes (a struct nesting
-them, e.g. GetTableResult) take the full path.
+Table and Partition (routing/default_catalog.py). `copy_body` inserts the catalog field into each
+such struct as it copies, wherever the answer holds them (a `CatalogFill`: the struct itself, a
+list of them, a struct nesting either, e.g. GetTableResult.table or
+PartitionsByExprResult.partitions), before each one's STOP byte, and only at the level the IDL
+has them: the structs nested inside (StorageDescriptor, ...) are copied as they are.
 
 Buffered transport only (a framed reply needs its length before its body). A backend that fails
 after part of an answer reached the client leaves the client's stream unusable: the client's
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
@@ -32,10 +35,32 @@ from hmsproxy.protocol.framing import CHUNK, has_field, value_end
 
 
 @dataclass(frozen=True)
-class RelayPlan:
-    """How a call's answer is relayed: as it is, or with `catalog_field` appended to each struct."""
+class CatalogFill:
+    """Where a catalog field goes in an answer, as its bytes are copied (routing/default_catalog.py
+    builds one per answer type from the IDL, the same plan the full path fills decoded answers by).
 
-    catalog_field: bytes | None = None
+    For a struct: `field` is its own catalog field, encoded (field id `fid`), inserted before the
+    struct's STOP byte unless the struct has field `fid` already; `fields` maps the ids of its
+    fields that hold such structs to their fills. For a list or set: `element` is each element's."""
+
+    field: bytes | None = None
+    fid: int = 0
+    fields: dict[int, CatalogFill] = dataclass_field(default_factory=dict)
+    element: CatalogFill | None = None
+
+    @property
+    def whole(self) -> bool:
+        """A struct whose own field is all it may lack: copied as one value, the field inserted."""
+        return self.field is not None and not self.fields
+
+
+@dataclass(frozen=True)
+class RelayPlan:
+    """How a call's answer is relayed: as it is, or with the catalog inserted where `catalog_field` says."""
+
+    catalog_field: CatalogFill | None = None
+    #: The request names a Hive 3 catalog ("@hive#db") the metastore has none of: sent as "db".
+    drops_catalog: bool = False
 
 
 AS_BYTES = RelayPlan()
@@ -65,75 +90,95 @@ def _message(cls, data: bytes) -> str | None:
     return getattr(deserialize(cls(), data, TCyBinaryProtocolFactory()), "message", None)
 
 
-def typed_element(success_type: tuple) -> type | None:
-    """The struct a typed relay reads one at a time: the answer's own, or its list's; None for other shapes."""
-    if success_type[0] == TType.STRUCT:
-        return success_type[1]
-    if success_type[0] in (TType.LIST, TType.SET) and isinstance(success_type[1], tuple) and success_type[1][0] == TType.STRUCT:
-        return success_type[1][1]
-    return None
-
-
-def copy_body(body_start: bytes, read, sink, catalog_field: bytes | None = None, *, complete: bool = False) -> None:
-    """Copy a `<method>_result` body to `sink` as the backend sends it; with `catalog_field`,
-    append that field to the success value's struct (or to each struct of its list or set) where
-    the struct has no such field. `body_start`: the body's bytes already read; `read(n)` reads more
-    from the backend. Values are found with the C walker, never decoded: memory stays at about one
-    list element and one chunk, and chunks never exceed CHUNK unless one element does.
+def copy_body(body_start: bytes, read, sink, catalog_field: CatalogFill | None = None, *, complete: bool = False) -> None:
+    """Copy a `<method>_result` body to `sink` as the backend sends it; with `catalog_field`, insert
+    the catalog into the success value's structs where it says (declared exceptions go as they
+    are). `body_start`: the body's bytes already read; `read(n)` reads more from the backend.
+    Values are found with the C walker, never decoded: memory stays at about one list element and
+    one chunk, and chunks never exceed CHUNK unless one element does.
     `complete`: the caller knows `body_start` is the whole body.
     """
     if complete or value_end(body_start, 0, TType.STRUCT) == len(body_start):  # the whole body is here: most answers
         if catalog_field is None:
             sink.write(body_start)
             return
-        if body_start[:3] == _SUCCESS_STRUCT:
-            sink.write(_with_field(body_start, 3, len(body_start) - 1, _fid(catalog_field), catalog_field))
+        if catalog_field.whole and body_start[:3] == _SUCCESS_STRUCT:
+            sink.write(_with_field(body_start, 3, len(body_start) - 1, catalog_field))
             return
-    src = _Source(body_start, read)
-    out = bytearray()
-    while True:
-        ftype = src.take(1)[0]
-        out.append(ftype)
-        if ftype == TType.STOP:
-            sink.write(bytes(out))
-            return
-        fid_bytes = src.take(2)
-        out += fid_bytes
-        adding = catalog_field if struct.unpack("!h", fid_bytes)[0] == 0 else None  # declared exceptions: as they are
-        if ftype not in (TType.LIST, TType.SET):
-            value = src.take_value(ftype)
-            out += _with_field(value, 0, len(value), _fid(adding), adding) if adding is not None and ftype == TType.STRUCT else value
-            continue
-        header = src.take(5)
-        out += header
-        etype, count = struct.unpack("!bi", header)
-        if adding is not None and count > 0 and etype != TType.STRUCT:
-            raise ValueError(f"a list of type {etype} where the IDL has structs")
-        for _ in range(count):
-            value = src.take_value(etype)
-            if adding is not None:
-                value = _with_field(value, 0, len(value), _fid(adding), adding)
-            if len(out) + len(value) > CHUNK and out:
-                sink.write(bytes(out))
-                out.clear()
-            out += value
-
-
-def _fid(field: bytes) -> int:
-    """The field id of an encoded field (type byte, then the id)."""
-    return struct.unpack("!h", field[1:3])[0]
+    copy = _Copy(_Source(body_start, read), sink)
+    copy.fields(CatalogFill(fields={0: catalog_field}))  # the result struct: field 0 is the success value
+    copy.flush()
 
 
 #: A result body's first field header when it is the success value (field 0) and a struct.
 _SUCCESS_STRUCT = bytes([TType.STRUCT, 0, 0])
 
 
-def _with_field(data: bytes, start: int, end: int, fid: int, field: bytes) -> bytes:
-    """`data` with the encoded `field` added to the struct at [start, end) unless it has field `fid`
+def _with_field(data: bytes, start: int, end: int, fill: CatalogFill) -> bytes:
+    """`data` with `fill.field` added to the struct at [start, end) unless it has field `fill.fid`
     already (the metastore named the catalog itself: kept)."""
-    if has_field(data, start, fid):
+    if has_field(data, start, fill.fid):
         return data
-    return b"".join((data[: end - 1], field, data[end - 1 :]))  # before the struct's STOP byte
+    return b"".join((data[: end - 1], fill.field, data[end - 1 :]))  # before the struct's STOP byte
+
+
+class _Copy:
+    """One answer's copy: values taken from `src`, the catalog inserted where a fill says, written
+    to `sink` in chunks of about CHUNK bytes."""
+
+    def __init__(self, src: _Source, sink):
+        self.src = src
+        self.sink = sink
+        self.out = bytearray()
+
+    def value(self, ttype: int, fill: CatalogFill | None) -> None:
+        """Copy the value of type `ttype` that comes next, filled as `fill` says. Lists are taken an
+        element at a time, filled or not (an answer's list may be long)."""
+        if ttype in (TType.LIST, TType.SET) and (fill is None or fill.element is not None):
+            self.elements(fill.element if fill is not None else None)
+        elif ttype == TType.STRUCT and fill is not None and fill.whole:
+            value = self.src.take_value(ttype)
+            self.emit(_with_field(value, 0, len(value), fill))
+        elif ttype == TType.STRUCT and fill is not None and fill.element is None:
+            self.fields(fill)
+        else:  # nothing to fill, or not the type the IDL has here: as it is
+            self.emit(self.src.take_value(ttype))
+
+    def fields(self, fill: CatalogFill) -> None:
+        """A struct field by field: those holding catalog structs filled, the rest copied as they are."""
+        src, seen = self.src, False
+        while True:
+            ftype = src.take(1)[0]
+            if ftype == TType.STOP:
+                if fill.field is not None and not seen:
+                    self.emit(fill.field)
+                self.emit(b"\x00")
+                return
+            fid_bytes = src.take(2)
+            self.emit(bytes([ftype]) + fid_bytes)
+            (fid,) = struct.unpack("!h", fid_bytes)
+            seen = seen or fid == fill.fid
+            self.value(ftype, fill.fields.get(fid))
+
+    def elements(self, element: CatalogFill | None) -> None:
+        header = self.src.take(5)
+        self.emit(header)
+        etype, count = struct.unpack("!bi", header)
+        if element is not None and count > 0 and etype != TType.STRUCT:
+            raise ValueError(f"a list of type {etype} where the IDL has structs")
+        for _ in range(count):
+            self.value(etype, element)
+
+    def emit(self, data: bytes) -> None:
+        out = self.out
+        if len(out) + len(data) > CHUNK and out:
+            self.sink.write(bytes(out))
+            out.clear()
+        out += data
+
+    def flush(self) -> None:
+        self.sink.write(bytes(self.out))
+        self.out.clear()
 
 
 class _Source:

@@ -17,6 +17,7 @@ import struct
 
 from thriftpy2.thrift import TType
 
+from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.naming import split_catalog
 
 DEFAULT_CATALOG = "hive"
@@ -58,21 +59,44 @@ def _container(ttype: int, nested) -> tuple | None:
     return None  # no answer keeps these structs in maps
 
 
-def holds_catalog_structs(success_type: tuple | None) -> bool:
-    """Whether an answer of this type may hold a Database, Table or Partition (whose catalog may need filling)."""
-    return success_type is not None and _container(*success_type) is not None
-
-
 @functools.cache
-def encoded_catalog_field(cls: type) -> bytes | None:
-    """The default catalog as one binary-protocol field of `cls`, when that is all a `cls` from an
-    older metastore lacks (its own catalog field, no nested struct with one); else None. The
-    relay appends it to each such struct it copies (relay.py)."""
+def catalog_fill(success_type: tuple | None) -> CatalogFill | None:
+    """Where an answer of this type holds Databases, Tables and Partitions, and each one's catalog
+    as one encoded field: what the relay inserts as it copies an older metastore's answer
+    (protocol/relay.py), by the same plan `fill_default_catalog` follows on a decoded one.
+    None when the answer can hold no such struct."""
+    return _fill(*success_type) if success_type is not None else None
+
+
+_fills: dict[type, CatalogFill | None] = {}
+
+
+def _fill(ttype: int, nested) -> CatalogFill | None:
+    if ttype == TType.STRUCT:
+        return _struct_fill(nested)
+    if ttype in (TType.LIST, TType.SET) and isinstance(nested, tuple):
+        inner = _fill(*nested)
+        return CatalogFill(element=inner) if inner is not None else None
+    return None  # maps: as in _container
+
+
+def _struct_fill(cls: type) -> CatalogFill | None:
+    if cls in _fills:
+        return _fills[cls]
+    _fills[cls] = None  # recursive structs: as in _plan
     plan = _plan(cls)
-    if plan is None or plan[0] is None or plan[1]:
-        return None
-    fid = next(fid for fid, spec in cls.thrift_spec.items() if spec[1] == plan[0])
-    return struct.pack("!bhi", TType.STRING, fid, len(DEFAULT_CATALOG)) + DEFAULT_CATALOG.encode()
+    fill = None
+    if plan is not None:
+        own, fields = plan[0], {}
+        fid = next((fid for fid, spec in cls.thrift_spec.items() if spec[1] == own), 0)
+        for child_fid, spec in cls.thrift_spec.items():
+            sub = _fill(spec[0], spec[2] if len(spec) > 3 else None)
+            if sub is not None:
+                fields[child_fid] = sub
+        field = struct.pack("!bhi", TType.STRING, fid, len(DEFAULT_CATALOG)) + DEFAULT_CATALOG.encode() if own else None
+        fill = CatalogFill(field, fid, fields)
+    _fills[cls] = fill
+    return fill
 
 
 def fill_default_catalog(value, success_type: tuple | None) -> None:

@@ -81,6 +81,10 @@ class MetastoreNaming:
         name = backend_db.lower()
         return _any_match(self._mapped_dbs, name) or _any_match(self._mapped_dbs, self._alias.get(name, name))
 
+    def hides_tables(self, backend_db: str) -> bool:
+        """Whether `mapped-tables` limits the tables of this database (table lists are filtered)."""
+        return backend_db.lower() in self._mapped_tables
+
     def table_visible(self, backend_db: str, table: str) -> bool:
         patterns = self._mapped_tables.get(backend_db.lower())
         return patterns is None or _any_match(patterns, table.lower())

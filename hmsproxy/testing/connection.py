@@ -19,7 +19,7 @@ from thriftpy2.transport import TCyMemoryBuffer
 
 from hmsproxy.protocol import codec, idl
 from hmsproxy.protocol.framing import message_header
-from hmsproxy.protocol.relay import copy_body
+from hmsproxy.protocol.relay import CatalogFill, copy_body
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -108,7 +108,7 @@ class FakeConnection:
             raise exc
         return _read(proto, reply, result_cls)
 
-    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """As wire.ThriftConnection.relay: the fake's answer, encoded, goes through the same copy_body
         (protocol/relay.py) a metastore's socket feeds, so the relayed path runs over the fake too."""
         as_sent = isinstance(args, bytes)  # a call message as the client sent it (a relay shortcut)

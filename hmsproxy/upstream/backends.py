@@ -21,6 +21,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
@@ -282,7 +283,7 @@ class Backends:
             return self._translated(conn, method, args, tr)
 
     def relay(
-        self, conn: Connection, method: str, args, sink, catalog_field: bytes | None, reopen: Callable[[], Connection] | None = None
+        self, conn: Connection, method: str, args, sink, catalog_field: CatalogFill | None, reopen: Callable[[], Connection] | None = None
     ) -> tuple[int, bytes]:
         """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
         answer = self._watched(conn, method, reopen, lambda c: c.relay(method, args, sink, catalog_field))

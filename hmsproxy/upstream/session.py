@@ -17,6 +17,7 @@ import threading
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.breaker import Guard
@@ -132,15 +133,17 @@ class Session:
             conn, kept = self._kept_or_new(metastore, read_only, watched)
             return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept, watched))
 
-    def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
-        """Call `method` and copy its answer to `sink` undecoded, `catalog_field` appended to each struct
-        if given (relay.py): (message type, body start)."""
+    def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
+        """Call `method` and copy its answer to `sink` undecoded, the catalog inserted where
+        `catalog_field` says if given (relay.py): (message type, body start)."""
         with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name) as watched:
             read_only = METHOD_SPECS[method].reads
             conn, kept = self._kept_or_new(metastore, read_only, watched)
             return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept, watched))
 
-    def relay_again(self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: bytes | None) -> tuple[int, bytes] | None:
+    def relay_again(
+        self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None
+    ) -> tuple[int, bytes] | None:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
         an earlier relay left open; None when there is none or the metastore had closed it (the full
         path opens one: set_ugi, version). Every repeated read takes this path: it is kept short."""

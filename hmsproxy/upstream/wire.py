@@ -22,7 +22,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import message_bounds, received
-from hmsproxy.protocol.relay import RelayBroken, copy_body
+from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
 
 
 class BackendUnavailable(Exception):
@@ -64,10 +64,10 @@ class Connection(Protocol):
         UNKNOWN_METHOD) and BackendUnavailable when the transport fails.
         """
 
-    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as the client sent it) and
-        copy the answer's body to `sink` undecoded (protocol/relay.py's copy_body), `catalog_field`
-        appended to each struct if given; returns (message type, the body's first bytes).
+        copy the answer's body to `sink` undecoded (protocol/relay.py's copy_body), the catalog
+        inserted where `catalog_field` says if given; returns (message type, the body's first bytes).
 
         Raises BackendUnavailable before anything reached `sink`, RelayBroken after.
         """
@@ -233,10 +233,10 @@ class ThriftConnection:
             self.metastore, uri, _reason(e, self._call_ms / 1000), gone_before_answer=not answering and _closed_by_peer(e)
         )
 
-    def relay(self, method: str, args, sink, catalog_field: bytes | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as bytes: shortcuts.py);
-        copy the answer's body to `sink` undecoded, with `catalog_field` appended to each struct if
-        given (relay.py). Returns (message type, the body's first bytes).
+        copy the answer's body to `sink` undecoded, with the catalog inserted where `catalog_field`
+        says if given (relay.py). Returns (message type, the body's first bytes).
         BackendUnavailable before anything reached `sink`; RelayBroken after.
 
         The answer is read from the socket itself, not through the Thrift transport (whose buffer is

@@ -3,9 +3,16 @@
 path (``relay: false``), with each proxy process's memory growth. tests/bench/bench_proxy.py runs
 it after the other rows, against the same metastore.
 
+Paths: ``direct``; ``fast`` (a Hive 2.3 client's call, ``get_partitions('bench', ...)``);
+``fast-h3`` (a separate relaying proxy, called as a Hive 3.1 HiveMetaStoreClient does:
+``get_partitions('@hive#bench', ...)``); ``full`` (a proxy with ``relay: false``).
+
 On a Hive 2.3 metastore, which leaves the Hive 3 catalog unset in each Partition, the fast path
-appends it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
-warm-up round checks that both proxies' answers are equal and hold the metastore's partitions.
+inserts it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer goes on as it is. The
+warm-up round checks that the proxies' answers are equal and hold the metastore's partitions.
+
+Alone (``python -m tests.bench.bench_relay --sizes 10000,100000``) it starts its own Hive 2.3
+metastore and grows bench.big to each size in turn, with fresh proxies for each.
 """
 
 from __future__ import annotations
@@ -15,12 +22,17 @@ import time
 from pathlib import Path
 
 BIG_TABLE = "big"
+#: The database as each path's client names it: a Hive 3.1 client prepends the catalog.
+NAMED_AS = {"fast-h3": "@hive#bench"}
 #: Target: fast path get_partitions latency / direct.
 TARGET_RATIO = 1.1
+#: Target: the relaying proxy's memory growth (peak - start) / the answer's size.
+TARGET_MEMORY_SHARE = 0.1
 
 
-def seed_big(metastore, partitions: int) -> int:
-    """bench.big with `partitions` partitions (bench.events' columns); returns the answer's size in bytes."""
+def seed_big(metastore, partitions: int, have: int = 0, batch: int = 1000) -> int:
+    """bench.big with `partitions` partitions (bench.events' columns), from `have` made before (0:
+    the table too); returns the answer's size in bytes."""
     import copy
 
     from thriftpy2.utils import serialize
@@ -28,16 +40,17 @@ def seed_big(metastore, partitions: int) -> int:
     from hmsproxy.protocol import idl
     from tests.bench.bench_proxy import DB, TABLE
 
-    client = metastore.client()
+    client = metastore.client(timeout_s=600)
     try:
-        table = copy.deepcopy(client.get_table(DB, TABLE))
-        table.tableName = BIG_TABLE
-        table.sd.location = None
-        client.create_table(table)
+        if not have:
+            table = copy.deepcopy(client.get_table(DB, TABLE))
+            table.tableName = BIG_TABLE
+            table.sd.location = None
+            client.create_table(table)
         sd = client.get_table(DB, BIG_TABLE).sd
-        for start in range(0, partitions, 1000):
+        for start in range(have, partitions, batch):
             parts = []
-            for i in range(start, min(partitions, start + 1000)):
+            for i in range(start, min(partitions, start + batch)):
                 psd = copy.deepcopy(sd)
                 psd.location = f"{sd.location}/ds=p{i:06d}"
                 parts.append(idl.hive.Partition(values=[f"p{i:06d}"], dbName=DB, tableName=BIG_TABLE, sd=psd, parameters={"numFiles": "1"}))
@@ -65,6 +78,8 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
 
     clients = {path: make_client(*endpoints[path], timeout_s=600) for path in endpoints}
     try:
+        for path in endpoints:  # a small call first: memory from here on is what the big answers take
+            clients[path].get_table(NAMED_AS.get(path, DB), BIG_TABLE)
         before = {path: rss_kib(pid) for path, pid in pids.items()}
         cpu = {path: 0.0 for path in pids}
         times: dict[str, list[float]] = {path: [] for path in endpoints}
@@ -74,7 +89,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
             for path in order:
                 cpu0 = _proc_cpu_s(pids.get(path))
                 t0 = time.perf_counter()
-                got = clients[path].get_partitions(DB, BIG_TABLE, -1)
+                got = clients[path].get_partitions(NAMED_AS.get(path, DB), BIG_TABLE, -1)
                 elapsed = time.perf_counter() - t0
                 if rep and path in pids:
                     cpu[path] += (_proc_cpu_s(pids[path]) or 0.0) - (cpu0 or 0.0)
@@ -85,7 +100,9 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                     first[path] = got
                 del got
             if not rep:
-                assert first["fast"] == first["full"], "the fast path's answer differs from the full path's"
+                for path in first:
+                    if path not in ("direct", "full", "floor"):
+                        assert first[path] == first["full"], f"the {path} path's answer differs from the full path's"
                 assert [p.values for p in first["fast"]] == [p.values for p in first["direct"]]
                 assert all(p.catName is not None for p in first["fast"])
                 first.clear()
@@ -97,34 +114,122 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
     med = {p: statistics.median(v) for p, v in times.items()}
     lines = [
         f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path",
-        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - start)':>34}",
+        f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - warm)':>34}{'x answer':>10}",
     ]
     for path in endpoints:
-        growth = proxy_cpu = ""
+        growth = proxy_cpu = share = ""
         if path in pids:
-            growth = f"{(after[path][1] - before[path][0]) / 1024:.1f} MiB"
+            grown = (after[path][1] - before[path][0]) * 1024
+            growth, share = f"{grown / 2**20:.1f} MiB", f"{grown / answer_bytes:.3f}"
             proxy_cpu = f"{cpu[path] / repeats:.3f}"
-        lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{proxy_cpu:>18}{growth:>34}")
-    ratio = med["fast"] / med["direct"]
-    lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  fast path get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
+        lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{proxy_cpu:>18}{growth:>34}{share:>10}")
+    for path in (p for p in endpoints if p.startswith("fast")):
+        ratio = med[path] / med["direct"]
+        lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  {path} get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
+        grown = (after[path][1] - before[path][0]) * 1024
+        passed = grown < answer_bytes * TARGET_MEMORY_SHARE
+        lines.append(
+            f"{'PASS' if passed else 'MISS'}  {path} proxy memory growth < {TARGET_MEMORY_SHARE} of the answer: {grown / answer_bytes:.3f}"
+        )
     return lines
 
 
-def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
-    """Fresh proxy processes (their memory starts here): {"fast": (process, port), "full": (process, port)}."""
+def start_proxies(tmp: Path, metastore_uri: str, hive_version: str, *, floor: bool = False) -> dict:
+    """Fresh proxy processes (their memory starts here): {"fast": (process, port), "fast-h3": ..., "full": ...},
+    and with `floor` the raw byte forwarder (tests/bench/raw_forwarder.py) as "floor"."""
     from hmsproxy.dev.ports import free_port
     from tests.bench.bench_proxy import ProxyProcess, write_proxy_config
 
     started = {}
     try:
-        for path, relay in (("fast", True), ("full", False)):
+        for path, relay in (("fast", True), ("fast-h3", True), ("full", False), ("floor", None))[: None if floor else 3]:
             port = free_port()
             config = tmp / f"hmsproxy-{path}.yml"
-            write_proxy_config(config, port, metastore_uri, hive_version, relay=relay)
-            started[path] = (ProxyProcess(config, tmp / f"hmsproxy-{path}.log"), port)
+            write_proxy_config(config, port, metastore_uri, hive_version, relay=bool(relay))
+            started[path] = (ProxyProcess(config, tmp / f"hmsproxy-{path}.log", floor=relay is None), port)
             started[path][0].wait_ready("127.0.0.1", port)
     except BaseException:
         for process, _ in started.values():
             process.stop()
         raise
     return started
+
+
+def main(argv=None) -> int:
+    """bench.big grown to each size in turn on one Hive 2.3 metastore, fresh proxies for each size."""
+    import argparse
+    import shutil
+    import tempfile
+
+    from hmsproxy.dev.metastore import start_metastores
+    from tests.bench.bench_proxy import log, seed
+
+    p = argparse.ArgumentParser(prog="python -m tests.bench.bench_relay", description=main.__doc__)
+    p.add_argument("--sizes", default="10000,100000", help="partition counts, ascending (default 10000,100000)")
+    p.add_argument("--repeats", type=int, default=3, help="timed get_partitions calls per path and size (default 3)")
+    p.add_argument("--heap", default="2g", help="the metastore JVM's -Xmx (100,000 partitions need more than 512m)")
+    p.add_argument("--floor", action="store_true", help="also measure the raw byte forwarder (what any extra hop costs here)")
+    p.add_argument("--metastore", metavar="PORT", type=int, help="a Hive 2.3 metastore on 127.0.0.1 an earlier run seeded (grown further)")
+    args = p.parse_args(argv)
+    sizes = [int(n) for n in args.sizes.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-relay-"))
+    if args.metastore:
+        metastore = _Running(args.metastore)
+    else:
+        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, notifications=False, heap=args.heap)
+    try:
+        have = _partitions(metastore)
+        if have is None:
+            seed(metastore, 1)
+            have = 0
+        for size in sizes:
+            t0 = time.monotonic()
+            answer_bytes = seed_big(metastore, size, have, batch=2000)
+            log(f"bench.{BIG_TABLE}: {have:,} -> {size:,} partitions in {time.monotonic() - t0:.0f}s")
+            have = size
+            (tmp / f"p{size}").mkdir()
+            started = start_proxies(tmp / f"p{size}", metastore.uri, "2.3", floor=args.floor)
+            try:
+                endpoints = {"direct": ("127.0.0.1", metastore.port), **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}}
+                lines = measure(endpoints, {p: proc.pid for p, (proc, _) in started.items()}, args.repeats, answer_bytes, size, log)
+            finally:
+                for process, _ in started.values():
+                    process.stop()
+            print("\n".join(lines), flush=True)
+    finally:
+        metastore.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+class _Running:
+    """A metastore an earlier run started and seeded (--metastore): used, never stopped."""
+
+    def __init__(self, port: int):
+        self.host, self.port = "127.0.0.1", port
+        self.uri = f"thrift://127.0.0.1:{port}"
+
+    def client(self, timeout_s: float = 60):
+        from hmsproxy.dev.metastore import metastore_client
+
+        return metastore_client(self.host, self.port, timeout_s)
+
+    def stop(self) -> None:
+        pass
+
+
+def _partitions(metastore) -> int | None:
+    """How many partitions bench.big has; None before the run's tables exist."""
+    from tests.bench.bench_proxy import DB
+
+    client = metastore.client(timeout_s=600)
+    try:
+        return len(client.get_partition_names(DB, BIG_TABLE, -1))
+    except Exception:  # noqa: BLE001 - no such table (or database) yet
+        return None
+    finally:
+        client.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

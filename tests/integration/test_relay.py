@@ -61,13 +61,14 @@ def test_what_is_relayed_on_a_hive_2_3_primary(proxy, hourly, metastores):
         assert client.get_table("default", hourly).catNameHive3 == "hive"
         assert [p.catName for p in client.get_partitions("default", hourly, -1)] == ["hive"] * 6
         assert relayed(proxy) == before + 3
-        # GetTableResult nests its Table: the full path fills that one
+        # GetTableResult nests its Table: the relay fills that one too
         assert client.get_table_req(hive.GetTableRequest(dbName="default", tblName=hourly)).table.catNameHive3 == "hive"
+        assert relayed(proxy) == before + 4
         # a prefixed database's names are rewritten; a missing table's declared exception passes either way
         client.get_all_tables("waggle_sales")
         with pytest.raises(hive.NoSuchObjectException):
             client.get_partition_names_ps("default", f"{hourly}_none", ["1"], -1)
-        assert relayed(proxy) == before + 4
+        assert relayed(proxy) == before + 5
     finally:
         client.close()
 
@@ -98,6 +99,51 @@ def test_answers_relayed_with_the_catalog_equal_the_full_paths(proxy, proxy_conf
         assert relayed(proxy) == between
     assert fast == full
     assert len(fast[1]) == 6 and len(fast[2]) == 2 and len(fast[3]) == 2
+
+
+def hive3_calls(client, hourly: str) -> tuple:
+    """What a Hive 3.1 HiveMetaStoreClient sends for everyday reads: "@hive#db" names, or the
+    catalog in the request struct, and the request/result calls (GetTableResult, GetTablesResult)."""
+    db = "@hive#default"
+    return (
+        client.get_partitions(db, hourly, -1),
+        client.get_partitions_by_filter(db, hourly, "ds = '2'", -1),
+        client.get_partitions_by_names(db, hourly, ["ds=1/hr=2", "ds=3/hr=1"]),
+        client.get_partitions_ps(db, hourly, ["1"], -1),
+        client.get_partition(db, hourly, ["2", "1"]),
+        client.get_partition_names(db, hourly, -1),
+        client.get_table_req(hive.GetTableRequest(dbName="default", tblName=hourly, catName="hive")),
+        client.get_table_objects_by_name_req(hive.GetTablesRequest(dbName="default", tblNames=[hourly], catName="hive")),
+        client.get_partitions_pspec(db, hourly, -1),
+        client.get_database(db),
+    )
+
+
+def test_a_hive_3_clients_reads_on_a_hive_2_3_primary_are_relayed_with_the_full_paths_catalog(proxy, proxy_config, hourly):
+    """These used to take the full path on Hive 2.3 ("@hive#db" names, nested Tables and
+    Partitions); relayed now, they answer exactly what the full path answers."""
+    client = client_for(proxy)
+    try:
+        before = relayed(proxy)
+        fast = hive3_calls(client, hourly)
+        # all but get_table_objects_by_name_req: the catalog feature adds virtual tables to table lists
+        assert relayed(proxy) == before + len(fast) - 1
+        # repeated at once: a remembered decision would send the client's "@hive#default" bytes as they are
+        repeats = [client.get_partitions("@hive#default", hourly, -1) for _ in range(3)]
+        assert repeats == [fast[0]] * 3
+        with proxy_config(lambda base: replace(base, server=replace(base.server, relay=False))):
+            full = hive3_calls(client_for(proxy), hourly)
+        again = hive3_calls(client, hourly)  # shortcuts may answer the repeats: they send "db" too
+    finally:
+        client.close()
+    assert fast == full == again
+    partitions, by_filter, by_names, ps, one, names, table_result, tables, specs, database = fast
+    assert len(partitions) == 6 and len(by_filter) == 2 and len(by_names) == 2 and len(ps) == 2 and len(names) == 6
+    assert {p.catName for p in (*partitions, *by_filter, *by_names, *ps, one)} == {"hive"} and one.values == ["2", "1"]
+    assert table_result.table.catNameHive3 == "hive" and [t.catNameHive3 for t in tables.tables] == ["hive"]
+    assert database.catalogName == "hive" and database.name == "default"
+    listed = [p for spec in specs for p in (spec.partitionList.partitions if spec.partitionList else [])]
+    assert {p.catName for p in listed} <= {"hive"}
 
 
 def test_relay_off_takes_the_full_path(proxy, proxy_config, hourly):

@@ -16,7 +16,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, HedgeConfig, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, HedgeConfig, MappedTables, MetastoreConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import fastpath
 from hmsproxy.pipeline.call import Call
@@ -161,9 +161,12 @@ def test_why_the_relay_is_declined(metastore):
         assert plan_for(handler, name="sales", sink=None) == fastpath.NO_SINK  # the internal client, a framed or one-way call
         assert plan_for(handler, name="sales", routed_by_feature=True) == fastpath.ROUTED_BY_FEATURE
         assert plan_for(handler, "get_table", dbname="sales", tbl_name="orders") == fastpath.MAY_TRANSLATE
+    mapped = replace(CONFIG, primary=replace(PRIMARY, mapped_tables=(MappedTables("sales", ("orders",)),)))
+    with proxy(metastore, config=mapped) as (handler, _):
         assert plan_for(handler, "get_all_tables", db_name="sales") == fastpath.TABLES_TO_FILTER
     with proxy(metastore) as (handler, _):
         assert isinstance(plan_for(handler, name="sales"), RelayPlan)
+        assert isinstance(plan_for(handler, "get_all_tables", db_name="sales"), RelayPlan)  # no mapped-tables: nothing to filter
     with proxy(metastore, config=replace(CONFIG, server=replace(CONFIG.server, relay=False))) as (handler, _):
         assert plan_for(handler, name="sales") == fastpath.RELAY_OFF
     with proxy(metastore, config=replace(CONFIG, primary=replace(PRIMARY, cache=CacheConfig(follow_notifications=False)))) as (handler, _):
@@ -204,3 +207,21 @@ def test_the_fakes_relay_copies_what_its_call_answers(metastore, name):
     relayed = deserialize(idl.HmsProxy.get_table_result(), sink.body, TBinaryProtocolFactory())
     assert repr(relayed) == repr(conn.call("get_table", args))  # declared exceptions compare by identity
     assert sink.header is None  # a struct was sent: the sink makes the client's header itself
+
+
+def test_a_hive_3_catalog_name_is_relayed_and_to_an_older_metastore_as_the_plain_name(metastore):
+    hive23 = replace(CONFIG, primary=replace(PRIMARY, hive_version="2.3"))
+    with proxy(metastore, config=hive23) as (handler, server), client_as(server, "alice") as alice:
+        before = handler.backends.state("primary").relayed
+        for _ in range(2):
+            got = alice.get_database("@hive#sales")  # the fake knows "sales" only
+            assert got.name == "sales" and got.catalogName == "hive"  # inserted as the answer was copied
+        assert handler.backends.state("primary").relayed == before + 2
+        assert len(handler.fastpath.shortcuts) == 0  # a shortcut would send "@hive#sales" as the client wrote it
+    with proxy(metastore) as (handler, _):  # Hive 3.1 knows catalogs: the name goes as it is, and may be remembered
+        session = Session(handler.backends, "test")
+        session.reply_sink = object()
+        spec = METHOD_SPECS["get_database"]
+        call = Call(session, spec, spec.args_cls(name="@hive#sales"), handler.router)
+        call.client_db, call.route = "sales", handler.router.route("@hive#sales")
+        assert handler.fastpath.relay_plan(call, routed_by_feature=False) == RelayPlan()

@@ -14,7 +14,8 @@ from thriftpy2.transport import TMemoryBuffer
 from hmsproxy.protocol import codec, idl
 from hmsproxy.protocol._thriftwalk import has_field, value_end
 from hmsproxy.protocol.relay import copy_body
-from hmsproxy.routing.default_catalog import encoded_catalog_field
+from hmsproxy.routing.default_catalog import catalog_fill
+from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.testing import partition, table
 from tests.support.pieces import Pieces
 
@@ -83,17 +84,21 @@ class Sink:
         self.chunks.append(data)
 
 
-def copied(result, element: type, first: int = 3, piece: int = 7) -> tuple[object, Sink]:
+def fill(method: str):
+    return catalog_fill(METHOD_SPECS[method].success_type)
+
+
+def copied(result, first: int = 3, piece: int = 7) -> tuple[object, Sink]:
     body = encoded(result)
     sink = Sink()
-    copy_body(body[:first], Pieces(body[first:], piece).recv, sink, encoded_catalog_field(element))
+    copy_body(body[:first], Pieces(body[first:], piece).recv, sink, fill(type(result).__name__.removesuffix("_result")))
     message = struct.pack("!i", -2147418110) + struct.pack("!i", 3) + b"get" + struct.pack("!i", 1)  # strict REPLY header
     return codec.decode(message + b"".join(sink.chunks), type(result))[3], sink
 
 
 def test_each_partition_of_a_list_gets_the_catalog_and_keeps_everything_else():
     parts = [skewed_partition([f"2026-11-{d:02d}"]) for d in range(1, 31)]
-    got, sink = copied(A.get_partitions_result(success=parts), hive.Partition)
+    got, sink = copied(A.get_partitions_result(success=parts))
     assert [p.catName for p in got.success] == ["hive"] * 30
     for p in got.success:
         p.catName = None
@@ -102,39 +107,43 @@ def test_each_partition_of_a_list_gets_the_catalog_and_keeps_everything_else():
 
 
 def test_a_single_table_gets_the_catalog_and_a_long_list_goes_on_in_chunks():
-    got, _ = copied(A.get_table_result(success=table("shop", "t")), hive.Table, first=1, piece=1)
+    got, _ = copied(A.get_table_result(success=table("shop", "t")), first=1, piece=1)
     assert got.success.catNameHive3 == "hive" and got.success.tableName == "t"
     many = [partition("shop", "events", [f"value-{i:06d}-" + "x" * 200]) for i in range(2000)]
-    got, sink = copied(A.get_partitions_result(success=many), hive.Partition, piece=100_000)
+    got, sink = copied(A.get_partitions_result(success=many), piece=100_000)
     assert len(got.success) == 2000 and all(p.catName == "hive" for p in got.success)
     assert len(sink.chunks) > 5 and max(map(len, sink.chunks)) < 70_000
 
 
 def test_declared_exceptions_and_empty_lists_pass_unchanged():
     missing = A.get_partitions_result(o1=hive.NoSuchObjectException(message="no such table"))
-    got, sink = copied(missing, hive.Partition)
+    got, sink = copied(missing)
     assert got.o1.message == "no such table" and b"".join(sink.chunks) == encoded(missing)
     empty = A.get_partitions_result(success=[])
-    assert copied(empty, hive.Partition)[0] == empty
+    assert copied(empty)[0] == empty
 
 
 def test_a_catalog_the_metastore_sent_is_kept_and_a_list_must_hold_structs():
     named = partition("shop", "events", ["1"])
     named.catName = "spark"
-    got, _ = copied(A.get_partitions_result(success=[named, partition("shop", "events", ["2"])]), hive.Partition)
+    got, _ = copied(A.get_partitions_result(success=[named, partition("shop", "events", ["2"])]))
     assert [p.catName for p in got.success] == ["spark", "hive"]
     strings = encoded(A.get_partition_names_result(success=["ds=1"]))
     with pytest.raises(ValueError, match="where the IDL has structs"):
-        copy_body(strings, Pieces(b"", 7).recv, Sink(), encoded_catalog_field(hive.Partition))
+        copy_body(strings, Pieces(b"", 7).recv, Sink(), fill("get_partitions"))
 
 
 def test_a_backend_closing_mid_answer_is_an_error_not_a_short_answer():
     body = encoded(A.get_partitions_result(success=[partition("shop", "events", ["1"])]))
     with pytest.raises(EOFError):
-        copy_body(body[:3], Pieces(body[3:-10], 7).recv, Sink(), encoded_catalog_field(hive.Partition))
+        copy_body(body[:3], Pieces(body[3:-10], 7).recv, Sink(), fill("get_partitions"))
 
 
-def test_only_structs_whose_own_field_is_all_they_lack_get_an_appended_catalog():
-    assert encoded_catalog_field(hive.Partition) is not None and encoded_catalog_field(hive.Database) is not None
-    assert encoded_catalog_field(hive.GetTableResult) is None  # nests a Table: the full path fills it
-    assert encoded_catalog_field(hive.FieldSchema) is None
+def test_the_fill_follows_the_idl_to_each_catalog_struct_and_no_deeper():
+    partitions = fill("get_partitions")
+    assert partitions.element.whole and partitions.element.fid == 9  # Partition.catName; its sd is copied as it is
+    assert fill("get_table").fid == 17 and fill("get_database").fid == 8  # Table's Hive 3 id; Database.catalogName
+    by_expr = fill("get_partitions_by_expr")  # PartitionsByExprResult: walked, its list's Partitions filled
+    assert by_expr.field is None and set(by_expr.fields) == {1} and by_expr.fields[1].element.whole
+    assert fill("get_table_req").fields[1].whole  # GetTableResult.table
+    assert fill("get_partition_names") is None and fill("get_fields") is None  # nothing to fill
