@@ -59,8 +59,9 @@ def rss_kib(pid: int) -> tuple[int, int]:
     return values["VmRSS"], values["VmHWM"]
 
 
-def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partitions: int, log) -> list[str]:
-    """get_partitions of bench.big on each path, alternated; the report's lines."""
+def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partitions: int, log) -> tuple[list[str], dict]:
+    """get_partitions of bench.big on each path, alternated; the report's lines and {path: (median s, RSS growth KiB or None)}.
+    Paths beyond direct, fast and full (the byte forwarder, Waggle Dance) are timed the same way and checked against direct."""
     from tests.bench.bench_proxy import DB, _proc_cpu_s, make_client
 
     clients = {path: make_client(*endpoints[path], timeout_s=600) for path in endpoints}
@@ -86,7 +87,8 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                 del got
             if not rep:
                 assert first["fast"] == first["full"], "the fast path's answer differs from the full path's"
-                assert [p.values for p in first["fast"]] == [p.values for p in first["direct"]]
+                for path in first:
+                    assert [p.values for p in first[path]] == [p.values for p in first["direct"]], path
                 assert all(p.catName is not None for p in first["fast"])
                 first.clear()
             log(f"relay rep {rep}/{repeats}: " + ", ".join(f"{p} {times[p][-1] if times[p] else 0:.2f}s" for p in endpoints))
@@ -95,8 +97,10 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
         for c in clients.values():
             c.close()
     med = {p: statistics.median(v) for p, v in times.items()}
+    others = [p for p in endpoints if p not in ("direct", "fast", "full")]
     lines = [
-        f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path",
+        f"get_partitions of {partitions:,} partitions ({answer_bytes / 1e6:.1f} MB answer): direct vs proxy fast path vs full path"
+        + "".join(f" vs {p}" for p in others),
         f"{'path':<10}{'median (s)':>12}{'x direct':>10}{'proxy CPU s/call':>18}{'proxy RSS growth (peak - start)':>34}",
     ]
     for path in endpoints:
@@ -107,7 +111,8 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
         lines.append(f"{path:<10}{med[path]:>12.3f}{med[path] / med['direct']:>9.2f}x{proxy_cpu:>18}{growth:>34}")
     ratio = med["fast"] / med["direct"]
     lines.append(f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}  fast path get_partitions <= {TARGET_RATIO}x direct: {ratio:.2f}x")
-    return lines
+    growth_kib = {path: (after[path][1] - before[path][0]) if path in pids else None for path in endpoints}
+    return lines, {path: (med[path], growth_kib[path]) for path in endpoints}
 
 
 def start_proxies(tmp: Path, metastore_uri: str, hive_version: str) -> dict:
