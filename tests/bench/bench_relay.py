@@ -28,7 +28,7 @@ def seed_big(metastore, partitions: int) -> int:
     from hmsproxy.protocol import idl
     from tests.bench.bench_proxy import DB, TABLE
 
-    client = metastore.client()
+    client = metastore.client(timeout_s=600)  # 1,000 partitions a call: minutes on a loaded 2-core machine
     try:
         table = copy.deepcopy(client.get_table(DB, TABLE))
         table.tableName = BIG_TABLE
