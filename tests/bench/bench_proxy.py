@@ -30,6 +30,10 @@ What it does, in one run (~1.5-2 minutes on 2 cores):
 4. prints a table and the targets (proxy p50 <= 1.2x direct at 1 client,
    proxy throughput >= 0.8x direct at 16 clients), optionally writes JSON.
 
+On Hive 2.3 (unless ``--no-waggle-dance``) the byte forwarder (``--floor``) and Waggle Dance
+3.13.3 are measured as two more paths in the same runs, and the output ends with one
+Markdown table of every figure of the four paths (tests/bench/bench_waggle_dance.py).
+
 Every process it starts is stopped in ``finally`` blocks (SIGTERM to the
 benchmark is turned into a normal exit so they run).
 """
