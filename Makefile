@@ -53,9 +53,10 @@ docker: $(BIN)/.installed
 	$(call apt_package,debootstrap,command -v debootstrap >/dev/null,the container tests)
 	@PYTHON=$(BIN)/python deploy/local/compose-plugin.sh || echo "warning: no docker compose plugin; the container tests will skip (and fail with CI=true)"
 
-# Hive 3.1 and 4.0 metastores for the mixed-version tests: fetched with Maven once (hmsproxy/dev/poms/).
+# Hive 3.1 and 4.0 metastores for the mixed-version tests, and Waggle Dance for its harness test (and
+# `make bench`, which fetches it itself too): fetched with Maven once (hmsproxy/dev/poms/).
 hive-jars: $(BIN)/.installed
-	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars; their tests will skip (and fail with CI=true)"
+	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars or Waggle Dance's; their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)

@@ -264,11 +264,16 @@ def cmd_dev_hms(args) -> int:
 
 
 def cmd_dev_fetch(args) -> int:
+    from hmsproxy.dev import waggle_dance
     from hmsproxy.dev.maven import FetchError, hive_home
     from hmsproxy.dev.versions import HIVE_VERSIONS, hive_version
 
     try:
-        versions = [hive_version(v) for v in args.versions] or list(HIVE_VERSIONS.values())
+        # "waggle-dance": the benchmark's comparison (hmsproxy.dev.waggle_dance); fetched by default too.
+        wanted = [v for v in args.versions if v != "waggle-dance"]
+        versions = [hive_version(v) for v in wanted] or ([] if args.versions else list(HIVE_VERSIONS.values()))
+        if not args.versions or "waggle-dance" in args.versions:
+            print(f"Waggle Dance {waggle_dance.VERSION}: {waggle_dance.fetch(say=lambda m: print(m, flush=True))}", flush=True)
         for v in versions:
             v.prepare(say=lambda m: print(m, flush=True))
             print(f"Hive {v.name}: {hive_home(v.name) if v.fetched else 'pyspark jars'}", flush=True)
@@ -419,9 +424,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
     )
     hms.set_defaults(func=cmd_dev_hms)
-    fetch = dsub.add_parser("fetch", help="download the jars of Hive metastore versions not in pyspark (once; later starts are offline)")
+    fetch = dsub.add_parser(
+        "fetch", help="download the jars of Hive metastore versions not in pyspark, and Waggle Dance's (once; later starts are offline)"
+    )
     fetch.add_argument(
-        "versions", nargs="*", metavar="VERSION", help="e.g. 3.1 4.0 (default: every version, and each one's notification listener)"
+        "versions",
+        nargs="*",
+        metavar="VERSION",
+        help="e.g. 3.1 4.0, or waggle-dance (the benchmark's Waggle Dance jar); "
+        "default: every version, each one's notification listener, and Waggle Dance",
     )
     fetch.set_defaults(func=cmd_dev_fetch)
     add_job_parser(sub, with_jobs=argv is None or "job" in argv)

@@ -30,6 +30,10 @@ What it does, in one run (~1.5-2 minutes on 2 cores):
 4. prints a table and the targets (proxy p50 <= 1.2x direct at 1 client,
    proxy throughput >= 0.8x direct at 16 clients), optionally writes JSON.
 
+On Hive 2.3 (unless ``--no-waggle-dance``) the byte forwarder (``--floor``) and Waggle Dance
+3.13.3 are measured as two more paths in the same runs, and the output ends with one
+Markdown table of every figure of the four paths (tests/bench/bench_waggle_dance.py).
+
 Every process it starts is stopped in ``finally`` blocks (SIGTERM to the
 benchmark is turned into a normal exit so they run).
 """
@@ -111,6 +115,7 @@ def path_methods(hive_version: str) -> dict[str, dict[str, str]]:
         out["get_table"]["direct"] = "get_table_req"
     for methods in out.values():  # the byte forwarder (--floor) passes on what the client sends: direct's call
         methods["floor"] = methods["direct"]
+        methods["wd"] = methods["direct"]  # Waggle Dance (2.3 only) forwards a 2.3 client's call
     return out
 
 
@@ -465,6 +470,9 @@ class ProxyProcess:
         if profile_out is not None:
             self.cmd = [sys.executable, "-m", "tests.bench.bench_proxy", "--serve-profiled", str(config), str(profile_out)]
         self._log = open(log_path, "wb")
+        self._launched = time.monotonic()
+        #: Seconds from launch until get_all_databases answered (wait_ready).
+        self.ready_s: float | None = None
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True)
         self._lines: queue.Queue = queue.Queue()
         self._pump_thread = threading.Thread(target=self._pump, daemon=True, name="proxy-stdout")
@@ -501,6 +509,7 @@ class ProxyProcess:
                 client = make_client(host, port, timeout_s=10)
                 try:
                     client.get_all_databases()
+                    self.ready_s = time.monotonic() - self._launched
                     return
                 finally:
                     client.close()
@@ -723,7 +732,7 @@ def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunS
 
     foreign = None
     if delta("busy") is not None and delta("wall"):
-        ours = sum(delta(k) or 0.0 for k in ("jvm", "proxy", "floor", "self")) + raw["client_cpu_s"]
+        ours = sum(delta(k) or 0.0 for k in ("jvm", "proxy", "floor", "wd", "self")) + raw["client_cpu_s"]
         foreign = max(0.0, delta("busy") - ours) / delta("wall")
     k = len(raw["latencies"])
     busy_s = raw["window_s"] / k if raw["slice_s"] else sum(lat)
@@ -738,7 +747,7 @@ def summarize(path: str, call: str, clients: int, index: int, raw: dict) -> RunS
         mean_ms=(sum(lat) / n * 1000) if n else math.nan,
         throughput=n / busy_s if busy_s > 0 else math.nan,
         jvm_cpu_ms_per_call=per_call(delta("jvm"), all_calls),
-        proxy_cpu_ms_per_call=per_call(delta(path), n) if path != "direct" else None,  # hmsproxy's or the forwarder's
+        proxy_cpu_ms_per_call=per_call(delta(path), n) if path != "direct" else None,  # hmsproxy's, the forwarder's or Waggle Dance's
         client_cpu_ms_per_call=per_call(raw["client_cpu_s"], all_calls),
         foreign_cores=foreign,
     )
@@ -759,6 +768,10 @@ class Row:
     floor: dict | None = None
     floor_p50_ratio: float = math.nan
     floor_throughput_ratio: float = math.nan
+    #: Waggle Dance measured in the same runs (tests/bench/bench_waggle_dance.py): its medians and ratios to direct.
+    wd: dict | None = None
+    wd_p50_ratio: float = math.nan
+    wd_throughput_ratio: float = math.nan
 
     @property
     def label(self) -> str:
@@ -790,6 +803,10 @@ def make_row(call: str, clients: int, runs: dict, direct_method: str = "", proxy
     if forwarded:
         row.floor = median_of(forwarded)
         row.floor_p50_ratio, row.floor_throughput_ratio = ratios(direct, forwarded)
+    waggled = runs.get((call, clients, "wd"))
+    if waggled:
+        row.wd = median_of(waggled)
+        row.wd_p50_ratio, row.wd_throughput_ratio = ratios(direct, waggled)
     return row
 
 
@@ -918,7 +935,7 @@ def parse_args(argv=None):
     p.add_argument("--repeats", type=int, default=5, help="measured runs per case, each measuring both paths (default 5)")
     p.add_argument("--partitions", type=int, default=200, help="partitions of bench.events (default 200)")
     p.add_argument("--warmup-calls", type=int, default=5, help="calls each client makes before the clock starts (default 5)")
-    p.add_argument("--budget", type=float, default=170, help="seconds after which no new run starts (default 170)")
+    p.add_argument("--budget", type=float, help="seconds after which no new run starts (default 170, 340 with the floor and Waggle Dance)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if a target is missed")
     p.add_argument("--no-cache", action="store_true", help="leave out the metadata cache's runs (tests/bench/bench_cache.py)")
     p.add_argument(
@@ -941,6 +958,15 @@ def parse_args(argv=None):
         "as a third path interleaved in the same runs: the floor of any Python proxy on this machine, beside hmsproxy",
     )
     p.add_argument(
+        "--no-waggle-dance",
+        action="store_true",
+        help="leave out Waggle Dance 3.13.3 (tests/bench/bench_waggle_dance.py; fetched with Maven once), measured by default "
+        "on --hive 2.3 as a fourth path beside direct, the floor (then on too) and hmsproxy, in the same runs",
+    )
+    p.add_argument(
+        "--wd-no-audit", action="store_true", help="run Waggle Dance with its audit line per call off (default: on, as it ships)"
+    )
+    p.add_argument(
         "--big-partitions", type=int, default=10_000, help="partitions of the get_partitions runs (tests/bench/bench_relay.py); 0: none"
     )
     p.add_argument("--big-repeats", type=int, default=5, help="timed get_partitions calls per path (default 5)")
@@ -954,6 +980,15 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def _java_version() -> str:
+    """The version of the java Waggle Dance runs on (`java -version`'s first line, quoted part)."""
+    from hmsproxy.dev.jvm import java_executable
+
+    out = subprocess.run([java_executable(), "-version"], capture_output=True, text=True, timeout=30).stderr
+    first = out.splitlines()[0] if out else "?"
+    return first.split('"')[1] if '"' in first else first
+
+
 def _sigterm(*_):
     raise SystemExit(143)
 
@@ -965,6 +1000,11 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.clients < 2:
         raise SystemExit("--clients must be at least 2")
+    # Waggle Dance 3.13.3 is built for Hive 2.3 metastores; the floor is its comparison's baseline.
+    with_wd = args.hive == "2.3" and not args.no_waggle_dance
+    args.floor = args.floor or with_wd
+    if args.budget is None:
+        args.budget = 340 if with_wd else 170
     started = time.monotonic()
     budget_end = started + args.budget
     signal.signal(signal.SIGTERM, _sigterm)
@@ -984,6 +1024,7 @@ def main(argv=None) -> int:
     metastore = None
     proxy = None
     floor = None
+    wd = None
     try:
         log(f"starting a Hive {HIVE_VERSIONS[args.hive]} metastore (state in {tmp}) ...")
         (metastore,) = start_metastores(
@@ -1024,6 +1065,13 @@ def main(argv=None) -> int:
             log(f"{floor.banner} (pid {floor.pid})")
             endpoints["floor"] = ("127.0.0.1", floor_port)
             pids["floor"] = floor.pid
+        if with_wd:
+            from tests.bench import bench_waggle_dance
+
+            wd, wd_port = bench_waggle_dance.start(tmp, metastore.uri, log, audit=not args.wd_no_audit)
+            log(f"Waggle Dance answered after {wd.ready_s:.1f}s (pid {wd.pid})")
+            endpoints["wd"] = ("127.0.0.1", wd_port)
+            pids["wd"] = wd.pid
         paths = tuple(endpoints)
 
         snapshot = snapshotter(pids)
@@ -1034,12 +1082,15 @@ def main(argv=None) -> int:
             return endpoints[path], methods[call][path]
 
         warm_up(pool, CALLS, paths, target, args)
+        if with_wd:  # Waggle Dance's JIT needs more than the others' warm-up (seen: its p50 still falling in the first repeats)
+            warm_up(pool, CALLS, ("wd",), target, args)
         if profile_out is not None:
             os.kill(proxy.pid, signal.SIGUSR1)  # profile the measured runs only
 
         cases = [(call, n) for n in (1, args.clients) for call in CALLS]
         sliced_s = len(paths) * max(1, round(args.duration / args.slice)) * args.slice
         runs, truncated = interleaved_runs(pool, cases, paths, target, args, snapshot, budget_end)
+        resident = bench_waggle_dance.resident_mib({p: pids[p] for p in ("proxy", "floor", "wd")}) if with_wd else {}
         rows = [make_row(call, n, runs, methods[call]["direct"], methods[call]["proxy"]) for call, n in cases]
         targets = evaluate_targets(rows)
         elapsed = time.monotonic() - started
@@ -1047,6 +1098,8 @@ def main(argv=None) -> int:
         machine = f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, {platform.machine()}"
         print()
         in_front = "hmsproxy and a raw byte forwarder (--floor)" if args.floor else "hmsproxy"
+        if with_wd:
+            in_front = f"hmsproxy, a raw byte forwarder and Waggle Dance {bench_waggle_dance.waggle_dance.VERSION}"
         print(f"hmsproxy {__version__} benchmark: Hive {HIVE_VERSIONS[args.hive]} metastore (Derby) vs {in_front} in front of it")
         print(f"machine: {machine}; Python {platform.python_version()}; thriftpy2 {thriftpy2.__version__}")
         print(
@@ -1103,16 +1156,19 @@ def main(argv=None) -> int:
             print("\n".join(cache_lines))
 
         relay_lines: list[str] = []
+        relay: dict = {}
         if args.big_partitions:
             from tests.bench import bench_relay
 
             log(f"seeding {DB}.{bench_relay.BIG_TABLE} with {args.big_partitions:,} partitions ...")
             answer_bytes = bench_relay.seed_big(metastore, args.big_partitions)
             started = bench_relay.start_proxies(tmp, metastore.uri, HIVE_VERSIONS[args.hive])
+            # The floor and Waggle Dance are the processes of the runs above (hmsproxy's fast path a fresh one).
+            beside = {p: endpoints[p] for p in ("floor", "wd") if with_wd}
             try:
-                relay_lines = bench_relay.measure(
-                    {"direct": endpoints["direct"], **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}},
-                    {p: process.pid for p, (process, _) in started.items()},
+                relay_lines, relay = bench_relay.measure(
+                    {"direct": endpoints["direct"], **{p: ("127.0.0.1", port) for p, (_, port) in started.items()}, **beside},
+                    {**{p: process.pid for p, (process, _) in started.items()}, **{p: pids[p] for p in beside}},
                     args.big_repeats,
                     answer_bytes,
                     args.big_partitions,
@@ -1123,6 +1179,32 @@ def main(argv=None) -> int:
                     process.stop()
             print()
             print("\n".join(relay_lines))
+
+        wd_lines: list[str] = []
+        wd_targets: list = []
+        if with_wd:
+            startup = {"floor": floor.ready_s, "proxy": proxy.ready_s, "wd": wd.ready_s}
+            relay_title = f"get_partitions of {args.big_partitions:,} partitions" if relay else ""
+            table, wd_targets = bench_waggle_dance.comparison(rows, relay, resident, startup, relay_title)
+            wd_lines = [
+                f"Waggle Dance {bench_waggle_dance.waggle_dance.VERSION} beside hmsproxy, the floor and direct, all from this one run "
+                f"(Hive {HIVE_VERSIONS[args.hive]} metastore; command: python -m tests.bench.bench_proxy {' '.join(argv)}".rstrip()
+                + ")",
+                f"Waggle Dance: JVM defaults (java {_java_version()}), its default logging: "
+                + ("INFO with its audit line per call" if not args.wd_no_audit else "audit line off (--wd-no-audit)")
+                + ", to a file; hmsproxy: its defaults (audit off), log level WARNING.",
+                "In brackets: the median over the repeats of the path's / direct's ratio within one run (p50, throughput, "
+                "time); memory: VmRSS after the call runs (VmHWM, the peak, in brackets); hmsproxy's get_partitions row "
+                "is a fresh hmsproxy process with the same config (its relay), the floor's and Waggle Dance's the processes above.",
+                "",
+                *table,
+                "",
+                *(f"{'PASS' if ok else 'MISS'}  {text}" for text, ok in wd_targets),
+            ]
+            if note:
+                wd_lines.append(note)
+            print()
+            print("\n".join(wd_lines))
 
         txn_rows: list[Row] = []
         txn_runs: dict = {}
@@ -1148,6 +1230,7 @@ def main(argv=None) -> int:
                 "targets": targets,
                 "cache": cache_lines,
                 "relay": relay_lines,
+                "waggle_dance": wd_lines,
                 "txn": txn_lines,
                 "elapsed_s": round(elapsed, 1),
             }
@@ -1158,7 +1241,7 @@ def main(argv=None) -> int:
             print_profile(profile_out)
         return 1 if args.strict and not all(t["pass"] for t in targets) else 0
     finally:
-        for process in (proxy, floor):
+        for process in (proxy, floor, wd):
             if process is not None:
                 process.stop()
         pool.close()
