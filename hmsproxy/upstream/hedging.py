@@ -235,16 +235,16 @@ class _Race:
         self.hedge_conn: Connection | None = None
         self.hedge_result = None
 
-    def unless_lost(self, reopen: Callable[[], Connection] | None) -> Callable[[], Connection] | None:
+    def unless_lost(self, reopen: Callable[[BackendUnavailable], Connection] | None) -> Callable[[BackendUnavailable], Connection] | None:
         """`reopen` (a read's second try on a new connection: session._reopen) unless the hedge has won
         meanwhile: a primary the hedge cut looks like a connection the metastore closed."""
         if reopen is None:
             return None
 
-        def again() -> Connection:
+        def again(e: BackendUnavailable) -> Connection:
             if self.winner is not None:
                 raise BackendUnavailable(self.metastore.name, "-", "the hedged read's other answer came first")
-            return reopen()
+            return reopen(e)
 
         return again
 
