@@ -271,7 +271,10 @@ class _Race:
         conn = result = None
         try:
             primary = session.kept_connection(self.metastore, self.read_only)
-            conn = self.hedge_conn = backends.connection_to(self.metastore, _next_uris(uris, primary.uri if primary is not None else None))
+            others = _next_uris(uris, primary.uri if primary is not None else None)
+            if all(backends.breaker.stalled(name, uri) for uri in others):  # hung: the hedge would only wait there too
+                raise BackendUnavailable(name, ", ".join(others), "stalled (the circuit breaker's probe found it hung)")
+            conn = self.hedge_conn = backends.connection_to(self.metastore, others)
             if self.winner is None:
                 conn.open()
             if session.user is not None and self.winner is None:

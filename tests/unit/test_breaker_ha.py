@@ -22,18 +22,9 @@ from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.breaker import RETRY_S, Breaker
 from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.wire import BackendUnavailable, in_order
+from tests.unit.test_breaker import AFTER, PATIENCE_S, WALL, Clock
 
 A, B = "thrift://a:9083", "thrift://b:9083"
-AFTER = 3.0
-PATIENCE_S = 30.0
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Probes:
@@ -58,7 +49,7 @@ def rig():
         on_trip=lambda name, reason: events.append(("down", name, reason)),
         on_recover=lambda name: events.append(("up", name)),
         clock=clock,
-        wall_clock=lambda: 1_700_000_000.0,
+        wall_clock=lambda: WALL,
         spawn=lambda name, fn: fn(),
         watch=False,
         uris=lambda name: (A, B) if name == "ha" else (A,),
