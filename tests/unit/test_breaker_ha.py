@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 
-from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, HedgeConfig, MetastoreConfig, ServerConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, table
 from hmsproxy.testing.connection import FakeConnection
@@ -178,8 +180,9 @@ class _HungOn(FakeConnection):
         return super().call(method, args)
 
 
-@pytest.fixture
-def pair():
+@contextmanager
+def _over(metastore: MetastoreConfig):
+    """(Backends over `metastore`, probing after 0.2 s; the URIs that hang -> their resume events; the calls sent)."""
     fake = FakeMetastore("pair")
     fake.create_database(database("shop"))
     fake.create_table(table("shop", "orders"))
@@ -189,12 +192,32 @@ def pair():
     def connect(name, uris, *, connect_timeout_s, call_timeout_s):
         return _HungOn(hung, calls, call_timeout_s, fake, name, uris)
 
-    config = Config(ServerConfig(probe_after_s=0.2, backend_timeout_s=PATIENCE_S), DatabaseResolution.PREFIXED, PAIR)
+    config = Config(ServerConfig(probe_after_s=0.2, backend_timeout_s=PATIENCE_S), DatabaseResolution.PREFIXED, metastore)
     backends = Backends(config, connect=connect)
-    yield backends, hung, calls
-    for event in hung.values():
-        event.set()
-    backends.close()
+    try:
+        yield backends, hung, calls
+    finally:
+        for event in hung.values():
+            event.set()
+        backends.close()
+
+
+@pytest.fixture
+def pair():
+    with _over(PAIR) as made:
+        yield made
+
+
+def _stall_a(backends: Backends, hung: dict, metastore: MetastoreConfig = PAIR) -> tuple[Session, BackendUnavailable]:
+    """A session connected to A, then A hung and stalled by the write left waiting on it: (the
+    session, the write's error)."""
+    session = Session(backends)
+    session.call(metastore, "get_all_databases", idl.HmsProxy.get_all_databases_args())  # connected on A
+    hung[A] = threading.Event()
+    with pytest.raises(BackendUnavailable) as failed:
+        session.call(metastore, "create_table", idl.HmsProxy.create_table_args(tbl=table("shop", "new")))
+    assert failed.value.uri == A and backends.breaker.stalled(metastore.name, A)
+    return session, failed.value
 
 
 def _wait_until(fn) -> None:
@@ -206,14 +229,10 @@ def _wait_until(fn) -> None:
 
 def test_a_write_waiting_on_the_hung_uri_fails_naming_it_and_is_not_sent_again(pair):
     backends, hung, calls = pair
-    session = Session(backends)
-    session.call(PAIR, "get_all_databases", idl.HmsProxy.get_all_databases_args())  # connected on A
-    hung[A] = threading.Event()
-    with pytest.raises(BackendUnavailable) as failed:
-        session.call(PAIR, "create_table", idl.HmsProxy.create_table_args(tbl=table("shop", "new")))
-    assert failed.value.uri == A and failed.value.cut and f"{A} not answering" in str(failed.value)
+    session, error = _stall_a(backends, hung)
+    assert error.cut and f"{A} not answering" in str(error) and B in str(error)
     assert [c for c in calls if c[1] == "create_table"] == [(A, "create_table")]  # a write is never sent twice
-    assert backends.breaker.stalled("pair", A) and backends.state("pair").up is not False
+    assert backends.state("pair").up is not False
     # A new write goes to the other URI at once.
     session.call(PAIR, "create_table", idl.HmsProxy.create_table_args(tbl=table("shop", "after")))
     assert calls[-1] == (B, "create_table")
@@ -234,3 +253,15 @@ def test_a_read_cut_on_the_hung_uri_goes_again_on_the_other_one(pair):
     assert got.success.tableName == "orders"
     assert [c for c in calls if c[1] == "get_table"] == [(A, "get_table"), (B, "get_table")]
     assert backends.state("pair").up is True
+
+
+def test_a_hedge_is_not_sent_to_a_stalled_uri():
+    hedged = replace(PAIR, hedge=HedgeConfig(percentile=95, min_ms=20, max_ms=100))
+    with _over(hedged) as (backends, hung, calls):
+        _stall_a(backends, hung, hedged)
+        hung[B] = threading.Event()  # now B hangs too: a read on it waits past the hedge threshold
+        with pytest.raises(BackendUnavailable):  # no URI answers: the set trips, the read fails
+            Session(backends).call(hedged, "get_table", idl.HmsProxy.get_table_args(dbname="shop", tbl_name="orders"), read_only=True)
+        assert backends.hedging.stats["pair"].hedged >= 1  # the hedge was due ...
+        assert (A, "get_table") not in calls  # ... and not sent to the stalled URI
+        assert backends.breaker.trip("pair") is not None
