@@ -13,7 +13,8 @@ How a hedged read runs (`Hedging.call`), without a thread of its own in the comm
 the calling thread sends the read on the session's kept connection as always (the *primary*),
 after putting its deadline in `_Timer`'s heap. An answer before the deadline: done, the entry is
 dropped lazily. At the deadline the timer thread starts a *hedge* thread: a new connection to the
-next URI (set_ugi as the session's), the same read. Whichever answers first wins, under the
+next URI (set_ugi as the session's), the same read (none when the next URIs are all stalled:
+breaker.py). Whichever answers first wins, under the
 race's lock. The loser's connection is never used again: a losing primary is shut down from the
 hedge's thread (`ThriftConnection.abort`: the caller's blocked receive returns at once), taken out
 of the session and closed by the caller, and the hedge's connection becomes the session's

@@ -119,6 +119,7 @@ def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_si
             fresh.close()
         assert hedged_reader.get_table(DB, "after_stall").tableName == "after_stall"
 
+        assert backends.breaker.stalled("primary", first)  # still, up to SIGCONT: probed again and again
         resume(pair.first)
         stopped = False
         back_s = _wait_until(lambda: not backends.breaker.stalled("primary", first), "the first URI taken back")
@@ -137,7 +138,7 @@ def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_si
         print(
             f"\nHA breaker (defaults): the write waiting on the stopped first instance failed {write[1]['at']:.1f} s "
             f"after the hang, the unhedged read was answered {read[1]['at']:.1f} s after it, {hedged_reads} hedged "
-            f"reads answered meanwhile; the first URI taken back {back_s:.2f} s after SIGCONT"
+            f"reads answered meanwhile; the first URI taken back {back_s * 1000:.0f} ms after SIGCONT"
         )
     finally:
         if stopped:
