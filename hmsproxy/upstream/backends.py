@@ -28,7 +28,7 @@ from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.hedging import Hedging
 from hmsproxy.upstream.slots import BackendSlots
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
-from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection
+from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection, in_order
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class Backends:
             self._probe_one(name, (uri,) if uri is not None else uris, timeout_s)
             return
         failures = []
-        for one in uris:
+        for one in in_order(uris, functools.partial(self.breaker.stalled, name)):  # a stalled URI last: it may still hang
             try:
                 self._probe_one(name, (one,), timeout_s)
                 return

@@ -92,7 +92,8 @@ class Breaker:
     `probe(name, timeout_s)` raises BackendUnavailable unless metastore `name` answers in time
     (KeyError: it is no longer configured), `probe(name, timeout_s, uri)` likewise for one of its
     URIs; `uris(name)` are its URIs (one, or none known: it is probed as a whole, as ever);
-    `probe_after_s()` is read on every tick, so reloads apply. `on_trip(name, reason)` / `on_recover(name)` tell the registry (Backends.mark_down/up).
+    `probe_after_s()` is read on every tick, so reloads apply. `on_trip(name, reason)` /
+    `on_recover(name)` tell the registry (Backends.mark_down/up).
     `watch=False`, a fake `clock` and a synchronous `spawn` let tests drive `tick()` themselves;
     `wall_clock` dates a trip, and `wait(seconds)` is the watchdog's pause between ticks (default:
     an Event that close() sets), so a test can step the watchdog's time instead of sleeping.
