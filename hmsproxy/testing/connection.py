@@ -21,7 +21,7 @@ from hmsproxy.protocol import codec, idl
 from hmsproxy.protocol.framing import message_header
 from hmsproxy.protocol.relay import CatalogFill, copy_body
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
-from hmsproxy.upstream.wire import BackendUnavailable
+from hmsproxy.upstream.wire import BackendUnavailable, in_order
 
 
 def _protocol(data: bytes = b"") -> TCyBinaryProtocol:
@@ -65,6 +65,8 @@ class FakeConnection:
         self.metastore = metastore or fake.name  # the config's name, as ThriftConnection.metastore
         self.uris = tuple(uris) or (f"thrift://{fake.name}.fake:9083",)
         self.uri: str | None = None
+        #: As wire.ThriftConnection.avoid: URIs opened last.
+        self.avoid = None
         self._client: ClientState | None = None  # the server's memory of this connection
         self._seqid = 0
         #: (uri, reason) once cut(): as wire.ThriftConnection, it never carries another call.
@@ -82,7 +84,7 @@ class FakeConnection:
             raise BackendUnavailable(self.metastore, *self.cut_as, cut=True)
         if not self.fake.up:
             raise BackendUnavailable(self.metastore, ", ".join(self.uris), self.fake.down_reason)
-        self._client, self.uri = ClientState(), self.uris[0]
+        self._client, self.uri = ClientState(), in_order(self.uris, self.avoid)[0]
 
     def close(self) -> None:
         self._client = None  # a new connection is a new session: set_ugi must be sent again

@@ -8,6 +8,7 @@ Connections belong to sessions (see session.py).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -28,7 +29,7 @@ from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.hedging import Hedging
 from hmsproxy.upstream.slots import BackendSlots
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
-from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection
+from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection, in_order
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +43,16 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
     return parts + (0,) * (3 - len(parts)) if parts else ()
 
 
-def _again(e: BackendUnavailable, reopen: Callable[[], Connection] | None, method: str) -> Connection:
-    """The new connection a call goes again on when its kept one was closed from the other end
-    before the answer began and the caller allows it (`reopen`: reads only); else `e` raised."""
-    if reopen is None or not e.gone_before_answer:
+#: How a call goes again on a new connection after an error, if it may (session._reopen).
+Reopen = Callable[[BackendUnavailable], Connection]
+
+
+def _again(e: BackendUnavailable, reopen: Reopen | None) -> Connection:
+    """The new connection a call goes again on after `e`, where the caller allows it (`reopen`:
+    session._reopen decides, for reads and calls safe to repeat only); else `e` raised."""
+    if reopen is None:
         raise e
-    log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", e.metastore, method)
-    return reopen()
+    return reopen(e)
 
 
 def _put_exception(result, error) -> None:
@@ -107,7 +111,9 @@ class Backends:
         #: Metastores outside the config that calls go to (remote databases' and tables' targets).
         self.extra: dict[str, MetastoreConfig] = {}
         #: Sessions enter() every call here; it trips metastores that stop answering.
-        self.breaker = Breaker(self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up)
+        self.breaker = Breaker(
+            self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up, uris=self._uris
+        )
         #: Each metastore's cap on concurrent calls (slots.py; the limits feature sets them).
         self.slots = BackendSlots()
         #: Metastores with a `cache:`: their metadata caches and notification-log followers.
@@ -206,21 +212,46 @@ class Backends:
     def connection_to(self, metastore: MetastoreConfig, uris: tuple[str, ...]) -> Connection:
         """A (not yet open) connection to `metastore` tried over `uris` in that order."""
         server = self.config.server
-        return self._connect(
+        conn = self._connect(
             metastore.name,
             tuple(uris),
             connect_timeout_s=server.connect_timeout_s,
             call_timeout_s=server.backend_timeout_s,
         )
+        if len(uris) > 1:  # an HA set: its stalled URIs are tried last (breaker.py)
+            conn.avoid = functools.partial(self.breaker.stalled, metastore.name)
+        return conn
 
-    def probe(self, name: str, timeout_s: float) -> None:
-        """Raise BackendUnavailable unless metastore `name` answers getVersion on a new connection within `timeout_s`.
+    def _uris(self, name: str) -> tuple[str, ...]:
+        """Metastore `name`'s URIs, as the breaker probes them (none when it is no longer configured)."""
+        try:
+            return tuple(self.metastore(name).uris)
+        except KeyError:
+            return ()
+
+    def probe(self, name: str, timeout_s: float, uri: str | None = None) -> None:
+        """Raise BackendUnavailable unless metastore `name` (or only its `uri`) answers getVersion on a new
+        connection within `timeout_s`. An HA set as a whole is asked URI by URI (a hung instance still
+        accepts connections: a connection over the set would wait on it): it answers if one answers.
 
         getVersion is fb303's: a metastore answers it without touching its database, so the
         probe asks whether the metastore takes calls at all, not how fast its queries are.
         """
-        metastore = self.metastore(name)
-        conn = self._connect(name, tuple(metastore.uris), connect_timeout_s=timeout_s, call_timeout_s=timeout_s)
+        uris = tuple(self.metastore(name).uris)
+        if uri is not None or len(uris) == 1:
+            self._probe_one(name, (uri,) if uri is not None else uris, timeout_s)
+            return
+        failures = []
+        for one in in_order(uris, functools.partial(self.breaker.stalled, name)):  # a stalled URI last: it may still hang
+            try:
+                self._probe_one(name, (one,), timeout_s)
+                return
+            except BackendUnavailable as e:
+                failures.append(f"{one}: {e.reason}")
+        raise BackendUnavailable(name, ", ".join(uris), "; ".join(failures))
+
+    def _probe_one(self, name: str, uris: tuple[str, ...], timeout_s: float) -> None:
+        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s)
         try:
             conn.call("getVersion", idl.HmsProxy.getVersion_args())
         except TApplicationException:
@@ -234,14 +265,14 @@ class Backends:
         for name in list(self.caches):
             self._drop_cache(name)
 
-    def _watched(self, conn: Connection, method: str, reopen: Callable[[], Connection] | None, send: Callable[[Connection], Any]):
+    def _watched(self, conn: Connection, method: str, reopen: Reopen | None, send: Callable[[Connection], Any]):
         """`send(conn)`'s answer, sent once more on a new connection where `reopen` allows (`_again`).
         The metastore is down when a call fails for want of an answer, up when one is answered."""
         try:
             try:
                 answer = send(conn)
             except BackendUnavailable as e:  # for a relay: raised before anything reached the client
-                answer = send(_again(e, reopen, method))
+                answer = send(_again(e, reopen))
         except BackendUnavailable as e:
             if not e.cut:  # cut: the breaker tripped it (already down) or a fan-out stopped waiting (slow, not down)
                 self.mark_down(conn.metastore, e.reason)
@@ -249,18 +280,18 @@ class Backends:
         self.mark_up(conn.metastore)
         return answer
 
-    def call(self, conn: Connection, method: str, args, reopen: Callable[[], Connection] | None = None):
+    def call(self, conn: Connection, method: str, args, reopen: Reopen | None = None):
         """Call `method` over `conn`, translating for the backend's version; returns the result struct.
         `reopen`: a new connection for a read whose kept connection turns out closed from the other end."""
         return self._watched(conn, method, reopen, lambda c: self._call(c, method, args))
 
-    def send(self, conn: Connection, method: str, args, reopen: Callable[[], Connection] | None = None):
+    def send(self, conn: Connection, method: str, args, reopen: Reopen | None = None):
         """call() that leaves the metastore's state alone when it fails: a hedged read's two attempts
         (hedging.py), one of which is cut on purpose; it marks the metastore down when neither answers."""
         try:
             answer = self._call(conn, method, args)
         except BackendUnavailable as e:
-            answer = self._call(_again(e, reopen, method), method, args)
+            answer = self._call(_again(e, reopen), method, args)
         self.mark_up(conn.metastore)
         return answer
 
@@ -283,7 +314,7 @@ class Backends:
             return self._translated(conn, method, args, tr)
 
     def relay(
-        self, conn: Connection, method: str, args, sink, catalog_field: CatalogFill | None, reopen: Callable[[], Connection] | None = None
+        self, conn: Connection, method: str, args, sink, catalog_field: CatalogFill | None, reopen: Reopen | None = None
     ) -> tuple[int, bytes]:
         """Call `method` over `conn` and copy its answer to `sink` (wire.ThriftConnection.relay); `reopen` as for call()."""
         answer = self._watched(conn, method, reopen, lambda c: c.relay(method, args, sink, catalog_field))

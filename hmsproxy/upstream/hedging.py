@@ -13,7 +13,8 @@ How a hedged read runs (`Hedging.call`), without a thread of its own in the comm
 the calling thread sends the read on the session's kept connection as always (the *primary*),
 after putting its deadline in `_Timer`'s heap. An answer before the deadline: done, the entry is
 dropped lazily. At the deadline the timer thread starts a *hedge* thread: a new connection to the
-next URI (set_ugi as the session's), the same read. Whichever answers first wins, under the
+next URI (set_ugi as the session's), the same read (none when the next URIs are all stalled:
+breaker.py). Whichever answers first wins, under the
 race's lock. The loser's connection is never used again: a losing primary is shut down from the
 hedge's thread (`ThriftConnection.abort`: the caller's blocked receive returns at once), taken out
 of the session and closed by the caller, and the hedge's connection becomes the session's
@@ -235,16 +236,16 @@ class _Race:
         self.hedge_conn: Connection | None = None
         self.hedge_result = None
 
-    def unless_lost(self, reopen: Callable[[], Connection] | None) -> Callable[[], Connection] | None:
+    def unless_lost(self, reopen: Callable[[BackendUnavailable], Connection] | None) -> Callable[[BackendUnavailable], Connection] | None:
         """`reopen` (a read's second try on a new connection: session._reopen) unless the hedge has won
         meanwhile: a primary the hedge cut looks like a connection the metastore closed."""
         if reopen is None:
             return None
 
-        def again() -> Connection:
+        def again(e: BackendUnavailable) -> Connection:
             if self.winner is not None:
                 raise BackendUnavailable(self.metastore.name, "-", "the hedged read's other answer came first")
-            return reopen()
+            return reopen(e)
 
         return again
 
@@ -271,7 +272,10 @@ class _Race:
         conn = result = None
         try:
             primary = session.kept_connection(self.metastore, self.read_only)
-            conn = self.hedge_conn = backends.connection_to(self.metastore, _next_uris(uris, primary.uri if primary is not None else None))
+            others = _next_uris(uris, primary.uri if primary is not None else None)
+            if all(backends.breaker.stalled(name, uri) for uri in others):  # hung: the hedge would only wait there too
+                raise BackendUnavailable(name, ", ".join(others), "stalled (the circuit breaker's probe found it hung)")
+            conn = self.hedge_conn = backends.connection_to(self.metastore, others)
             if self.winner is None:
                 conn.open()
             if session.user is not None and self.winner is None:

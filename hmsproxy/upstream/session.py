@@ -13,6 +13,7 @@ not the breaker's business).
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
@@ -23,6 +24,8 @@ from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.breaker import Guard
 from hmsproxy.upstream.cache.calls import through_cache
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
+
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -107,12 +110,25 @@ class Session:
         return conn, kept
 
     def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool, watched: Guard):
-        """How a read (or a call safe to repeat: MethodSpec.repeatable) on a kept connection goes again
-        should the metastore have closed it meanwhile (wire.BackendUnavailable.gone_before_answer);
-        None for anything else."""
-        if not kept or not METHOD_SPECS[method].repeatable:
+        """How a read (or a call safe to repeat: MethodSpec.repeatable) goes again on a new connection:
+        when the metastore had closed its kept one (wire.BackendUnavailable.gone_before_answer), or
+        when the breaker cut it because its URI of an HA set stalled (the new one goes to another
+        URI; the stalled instance may still answer the first one later, into a closed socket: a
+        read's answer, harmless). None for anything else: a write is never sent twice."""
+        if not METHOD_SPECS[method].repeatable:
             return None
-        return lambda: self._connection(metastore, read_only, watched)
+        stalled = self.backends.breaker.stalled
+
+        def again(e: BackendUnavailable) -> Connection:
+            if kept and e.gone_before_answer:
+                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", e.metastore, method)
+            elif e.cut and stalled(e.metastore, e.uri):
+                log.info("metastore '%s': %s stalled; %s goes again on another URI", e.metastore, e.uri, method)
+            else:
+                raise e
+            return self._connection(metastore, read_only, watched)
+
+        return again
 
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct.
@@ -155,8 +171,8 @@ class Session:
             try:
                 answer = watched.uses(conn).relay(method, request, self.reply_sink, catalog_field)
             except BackendUnavailable as e:  # raised before anything reached the client
-                if e.gone_before_answer:
-                    return None
+                if e.gone_before_answer or (e.cut and backends.breaker.stalled(metastore.name, e.uri)):
+                    return None  # a read: the full path goes again on a new connection (another URI, if stalled)
                 if not e.cut:
                     backends.mark_down(metastore.name, e.reason)
                 raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
@@ -85,6 +86,14 @@ def parse_uri(uri: str) -> tuple[str, int]:
     return parsed.hostname, parsed.port
 
 
+def in_order(uris: tuple[str, ...], avoid: Callable[[str], bool] | None) -> list[str]:
+    """`uris` in the order a connection tries them: those `avoid` names (an HA set's URIs the breaker
+    found stalled) last, so they are used only when every other fails to connect."""
+    if avoid is None:
+        return list(uris)
+    return sorted(uris, key=avoid)  # stable: the config's order otherwise
+
+
 def _transport_factory(kind: str):
     return TCyFramedTransport if kind == "framed" else TCyBufferedTransport
 
@@ -111,6 +120,8 @@ class ThriftConnection:
         self._socket = None  # the open connection's socket: relay() reads and writes it directly
         self._seqid = 0
         self.uri: str | None = None
+        #: URIs to try last (Backends sets it for an HA set: the breaker's stalled URIs; in_order).
+        self.avoid: Callable[[str], bool] | None = None
         #: (uri, reason) once cut(): every later use raises that.
         self._cut: tuple[str, str] | None = None
         #: cut() comes from another thread: it and close() never touch the socket at once.
@@ -124,7 +135,7 @@ class ThriftConnection:
         if self._cut is not None:
             raise self._cut_error()
         errors = []
-        for uri in self.uris:
+        for uri in in_order(self.uris, self.avoid):
             host, port = parse_uri(uri)
             sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
             recorder = RecordingSocket(sock, framed=self._transport_cls is TCyFramedTransport)
