@@ -5,31 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from hmsproxy.protocol import idl
+from hmsproxy.testing.builders import parquet_table
 
 hive = idl.hive
 
 
 def external_parquet_table(db: str, name: str, location: str, cols: list[tuple[str, str]]):
     """An external Parquet table `db.name` over the files at `location` (a URI), as Hive records one."""
-    sd = hive.StorageDescriptor(
-        cols=[hive.FieldSchema(name=c, type=t, comment=None) for c, t in cols],
-        location=location,
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        compressed=False,
-        numBuckets=-1,
-        serdeInfo=hive.SerDeInfo(
-            name=None,
-            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-            parameters={"serialization.format": "1"},
-        ),
-        bucketCols=[],
-        sortCols=[],
-        parameters={},
-    )
-    return hive.Table(
-        tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=[], parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"
-    )
+    made = parquet_table(db, name, location, columns=cols, table_type="EXTERNAL_TABLE", parameters={"EXTERNAL": "TRUE"}, owner="tester")
+    made.sd.serdeInfo.parameters = {"serialization.format": "1"}
+    return made
 
 
 def metastore_with_table(metastore_factory, spark, root: Path, name: str, table: str, schema: str, rows, *, description: str):
