@@ -35,7 +35,6 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -45,7 +44,7 @@ from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 if TYPE_CHECKING:
-    from hmsproxy.upstream.backends import Backends
+    from hmsproxy.upstream.backends import Backends, Reopen
     from hmsproxy.upstream.breaker import Guard
     from hmsproxy.upstream.session import Session
 
@@ -188,8 +187,8 @@ class Hedging:
         self._timer.at(started + threshold, race)
         result = error = None
         try:
-            conn, kept = session._kept_or_new(metastore, read_only, watched)
-            result = self.backends.send(conn, method, args, race.unless_lost(session._reopen(metastore, read_only, method, kept, watched)))
+            conn, reopen = session.connection_for(metastore, method, read_only, watched)
+            result = self.backends.send(conn, method, args, race.unless_lost(reopen))
         except BackendUnavailable as e:
             error = e
         except BaseException:  # an answer all the same (TApplicationException), or not the network's fault
@@ -236,8 +235,8 @@ class _Race:
         self.hedge_conn: Connection | None = None
         self.hedge_result = None
 
-    def unless_lost(self, reopen: Callable[[BackendUnavailable], Connection] | None) -> Callable[[BackendUnavailable], Connection] | None:
-        """`reopen` (a read's second try on a new connection: session._reopen) unless the hedge has won
+    def unless_lost(self, reopen: Reopen | None) -> Reopen | None:
+        """`reopen` (a read's second try on a new connection: Session.connection_for's) unless the hedge has won
         meanwhile: a primary the hedge cut looks like a connection the metastore closed."""
         if reopen is None:
             return None

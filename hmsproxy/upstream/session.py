@@ -20,7 +20,7 @@ from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.upstream.backends import Backends
+from hmsproxy.upstream.backends import Backends, Reopen
 from hmsproxy.upstream.breaker import Guard
 from hmsproxy.upstream.cache.calls import through_cache
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
@@ -189,6 +189,14 @@ class Session:
             return known
         with self.backends.breaker.guard(metastore.name) as watched:  # it may connect and call, like call()
             return self.backends.knows_catalogs(self._connection(metastore, False, watched))
+
+    def connection_for(self, metastore: MetastoreConfig, method: str, read_only: bool, watched: Guard) -> tuple[Connection, Reopen | None]:
+        """The connection one call of `method` goes over now (the kept one, or one opened now with
+        set_ugi and the version probe), registered with the breaker's `watched` call, and how the call
+        goes again on a new connection if it may (Backends.send's `reopen`; None for a write). For code
+        that sends a call itself rather than through call(): a hedged read's primary (hedging.py)."""
+        conn, kept = self._kept_or_new(metastore, read_only, watched)
+        return conn, self._reopen(metastore, read_only, method, kept, watched)
 
     def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
         """The connection a call to `metastore` would take now, if there is one (open or not)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -27,7 +28,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, fake_connect
 from tests.support.federation import prefixed_config, temp_store
 from tests.support.ops import handler_metric
-from tests.support.stopped import empty_table, in_flight, sigcont, sigstop
+from tests.support.stopped import Stopper, empty_table, in_flight
 
 hive = idl.hive
 
@@ -63,6 +64,19 @@ def shut(server: ProxyServer) -> None:
     server.handler.close()
 
 
+@contextmanager
+def serving(config: Config, clients: int):
+    """A proxy serving `config` and `clients` thriftpy2 clients of it, all closed when the block ends."""
+    server = serve(config)
+    made = [client_for(server.port) for _ in range(clients)]
+    try:
+        yield server, made
+    finally:
+        for client in made:
+            client.close()
+        shut(server)
+
+
 def poll(fn, timeout_s: float, interval_s: float = 0.1):
     """Seconds until fn() first answers truthy (bounded by timeout_s); fails the test otherwise."""
     started = time.monotonic()
@@ -88,17 +102,13 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
     empty_table(ms, "stall")
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri)
     assert config.server.probe_after_s == 3.0  # the default: the first call fails about 6 s into the hang
-    server = serve(config)
-    client, stuck_client = client_for(server.port), client_for(server.port)
-    stopped = False
-    try:
+    with serving(config, 2) as (server, (client, stuck_client)), Stopper(ms.pid) as stopper:
         with HMS.create(host="127.0.0.1", port=server.port) as pymeta:
             assert pymeta.get_table("frozen_default", "stall").name == "stall"
             assert stuck_client.get_database("frozen_default").name == "frozen_default"
 
             hung_at = time.monotonic()
-            stop_s = sigstop(ms.pid)  # TCP stays open, nothing answers
-            stopped = True
+            stop_s = stopper.stop()  # TCP stays open, nothing answers
             waiting = [
                 in_flight(lambda: stuck_client.get_database("frozen_default"), hung_at),
                 in_flight(lambda: pymeta.get_table("frozen_default", "stall"), hung_at),
@@ -127,8 +137,7 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
             names = client.get_all_databases()
             assert "default" in names and "waggle_default" in names and "frozen_default" not in names
 
-            sigcont(ms.pid)
-            stopped = False
+            stopper.resume()
 
             def frozen_answers() -> bool:
                 try:
@@ -147,12 +156,6 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
             f"thriftpy2 call failed {thrift_s:.1f} s and pymetastore's get_table {pymeta_s:.1f} s after the hang; "
             f"{others} calls to other metastores answered meanwhile; used again {recover_s:.2f} s after SIGCONT"
         )
-    finally:
-        if stopped:
-            sigcont(ms.pid)
-        client.close()
-        stuck_client.close()
-        shut(server)
 
 
 def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(metastores, private_metastore):
@@ -160,26 +163,20 @@ def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(
     ms = private_metastore
     base = prefixed_config(ms.uri, metastores[1].uri)
     defaults = ServerConfig()
-    server = serve(
-        replace(base, server=replace(base.server, probe_after_s=defaults.probe_after_s, backend_timeout_s=defaults.backend_timeout_s))
-    )
-    client, stuck_client = client_for(server.port), client_for(server.port)
-    stopped = False
-    try:
+    config = replace(base, server=replace(base.server, probe_after_s=defaults.probe_after_s, backend_timeout_s=defaults.backend_timeout_s))
+    with serving(config, 1) as (server, (stuck_client,)), Stopper(ms.pid) as stopper:
         relayed = server.handler.backends.state("primary").relayed
         assert stuck_client.get_database("default").name == "default"
         assert server.handler.backends.state("primary").relayed > relayed  # this call takes the relay
         hung_at = time.monotonic()
-        sigstop(ms.pid)
-        stopped = True
+        stopper.stop()
         stuck, outcome = in_flight(lambda: stuck_client.get_database("default"), hung_at)
         stuck.join(PATIENCE_S)
         assert not stuck.is_alive()
         message = getattr(outcome.get("error"), "message", None) or repr(outcome)
         assert "metastore 'primary'" in message and "not answering since" in message, message
         assert outcome["at"] < FAIL_WITHIN_S, outcome
-        sigcont(ms.pid)
-        stopped = False
+        stopper.resume()
 
         def primary_answers() -> bool:
             try:
@@ -189,40 +186,29 @@ def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(
 
         poll(primary_answers, RESUMED_S, 0.02)
         print(f"\nbreaker, relayed call: failed {outcome['at']:.1f} s into the hang")
-    finally:
-        if stopped:
-            sigcont(ms.pid)
-        client.close()
-        stuck_client.close()
-        shut(server)
 
 
 def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_call_cut(metastores, private_metastore):
     ms = private_metastore
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri, probe_after_s=ALIVE_PROBE_AFTER_S)
-    server = serve(config)
-    breaker = server.handler.backends.breaker
-    probes = []
-    probe = breaker._probe
+    with serving(config, 1) as (server, (client,)), Stopper(ms.pid) as stopper:
+        breaker = server.handler.backends.breaker
+        probes = []
+        probe = breaker._probe
 
-    def counted(name, timeout_s):
-        probe(name, timeout_s)
-        probes.append(name)  # answered
+        def counted(name, timeout_s):
+            probe(name, timeout_s)
+            probes.append(name)  # answered
 
-    breaker._probe = counted
-    client = client_for(server.port)
-    stopped = False
-    try:
+        breaker._probe = counted
         assert client.get_database("frozen_default").name == "frozen_default"
         started = time.monotonic()
-        sigstop(ms.pid)  # longer than probe-after-s, shorter than the probe's own window after it
-        stopped = True
+        stopper.stop()  # longer than probe-after-s, shorter than the probe's own window after it
         slow, outcome = in_flight(lambda: client.get_database("frozen_default"), started)
         while time.monotonic() - started < ALIVE_STOP_S:
             assert breaker.trip("frozen") is None
             time.sleep(0.1)
-        sigcont(ms.pid)
-        stopped = False
+        stopper.resume()
         slow.join(PATIENCE_S)
         assert outcome.get("result") is not None and outcome["result"].name == "frozen_default", outcome  # not cut
         assert outcome["at"] >= ALIVE_PROBE_AFTER_S  # it was slow enough to be probed...
@@ -230,11 +216,6 @@ def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_c
         assert breaker.trip("frozen") is None
         assert handler_metric(server.handler, "hmsproxy_backend_up", backend="frozen") == 1
         print(f"\nslow real metastore: a {outcome['at']:.1f} s call, {len(probes)} probe(s) answered, not cut")
-    finally:
-        if stopped:
-            sigcont(ms.pid)
-        client.close()
-        shut(server)
 
 
 class SlowMetastore(FakeMetastore):

@@ -19,9 +19,8 @@ from hmsproxy.app import build_handler
 from hmsproxy.config.model import HedgeConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.support.ha_pair import ha_config, plain_table, resume, start_ha_pair
+from tests.support.ha_pair import ha_config, plain_table, resume
 from tests.support.ops import handler_metric
-from tests.support.required import unavailable
 from tests.support.stopped import in_flight, sigstop
 
 #: The issue asks for about 10 s on default settings (probe-after-s 3: a probe of the stopped URI
@@ -32,15 +31,6 @@ PATIENCE_S = 60.0
 DB = "ha_breaker"
 
 
-@pytest.fixture(scope="module")
-def pair(postgres_server, tmp_path_factory):
-    if isinstance(postgres_server, str):
-        unavailable(postgres_server)
-    made = start_ha_pair(postgres_server, tmp_path_factory.mktemp("ha_breaker"))
-    yield made
-    made.stop()
-
-
 def _serve(pair, hedge) -> ProxyServer:
     config = ha_config(pair, hedge, backend_timeout_s=ServerConfig().backend_timeout_s)
     assert config.server.probe_after_s == ServerConfig().probe_after_s == 3.0  # the defaults
@@ -48,12 +38,12 @@ def _serve(pair, hedge) -> ProxyServer:
 
 
 @pytest.fixture(scope="module")
-def proxies(pair):
+def proxies(ha_pair):
     """(a proxy without hedging, one with `hedge:`), both over the pair; the database and a table made."""
-    plain, hedged = _serve(pair, None), _serve(pair, HedgeConfig())
+    plain, hedged = _serve(ha_pair, None), _serve(ha_pair, HedgeConfig())
     client = _client(plain)
     try:
-        location = (pair.first.state_dir.parent / "warehouse" / f"{DB}.db").as_uri()
+        location = (ha_pair.first.state_dir.parent / "warehouse" / f"{DB}.db").as_uri()
         client.create_database(idl.hive.Database(name=DB, locationUri=location, parameters={}))
         client.create_table(plain_table(DB, "t"))
     finally:
@@ -76,9 +66,9 @@ def _wait_until(fn, what: str) -> float:
     return time.monotonic() - started
 
 
-def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_sigcont(pair, proxies):
+def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_sigcont(ha_pair, proxies):
     plain, hedged = proxies
-    first, second = pair.first.uri, pair.second.uri
+    first, second = ha_pair.first.uri, ha_pair.second.uri
     writer, plain_reader, hedged_reader = _client(plain), _client(plain), _client(hedged)
     stopped = False
     try:
@@ -86,7 +76,7 @@ def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_si
             assert client.get_table(DB, "t").tableName == "t"
 
         hung_at = time.monotonic()
-        sigstop(pair.first.pid)
+        sigstop(ha_pair.first.pid)
         stopped = True
         write = in_flight(lambda: writer.create_table(plain_table(DB, "while_stopped")), hung_at)
         read = in_flight(lambda: plain_reader.get_table(DB, "t").tableName, hung_at)
@@ -120,7 +110,7 @@ def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_si
         assert hedged_reader.get_table(DB, "after_stall").tableName == "after_stall"
 
         assert backends.breaker.stalled("primary", first)  # still, up to SIGCONT: probed again and again
-        resume(pair.first)
+        resume(ha_pair.first)
         stopped = False
         back_s = _wait_until(lambda: not backends.breaker.stalled("primary", first), "the first URI taken back")
         conn = backends.new_connection(backends.metastore("primary"))
@@ -142,6 +132,6 @@ def test_a_stopped_first_instance_stalls_its_uri_only_and_is_used_again_after_si
         )
     finally:
         if stopped:
-            resume(pair.first)
+            resume(ha_pair.first)
         for client in (writer, plain_reader, hedged_reader):
             client.close()

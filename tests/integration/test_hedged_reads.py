@@ -18,8 +18,7 @@ from hmsproxy.app import build_handler
 from hmsproxy.config.model import HedgeConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.support.ha_pair import ha_config, plain_table, stalled, start_ha_pair
-from tests.support.required import unavailable
+from tests.support.ha_pair import ha_config, plain_table, stalled
 
 #: Long enough for any hedged read on a loaded 2-core machine; a read without the hedge waits for
 #: the stopped instance until BACKEND_TIMEOUT_S and more.
@@ -30,21 +29,12 @@ HEDGE = HedgeConfig(percentile=95, min_ms=100, max_ms=500)
 
 
 @pytest.fixture(scope="module")
-def pair(postgres_server, tmp_path_factory):
-    if isinstance(postgres_server, str):
-        unavailable(postgres_server)
-    made = start_ha_pair(postgres_server, tmp_path_factory.mktemp("ha_pair"))
-    yield made
-    made.stop()
-
-
-@pytest.fixture(scope="module")
-def proxy(pair):
-    handler = build_handler(ha_config(pair, HEDGE, backend_timeout_s=BACKEND_TIMEOUT_S))
+def proxy(ha_pair):
+    handler = build_handler(ha_config(ha_pair, HEDGE, backend_timeout_s=BACKEND_TIMEOUT_S))
     server = ProxyServer(handler, "127.0.0.1", 0).start()
     client = _client(server)
     try:
-        location = (pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
+        location = (ha_pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
         client.create_database(idl.hive.Database(name="hedged", locationUri=location, parameters={}))
         client.create_table(plain_table("hedged", "t"))
     finally:
@@ -67,11 +57,11 @@ def _read_answers(server, deadline_s: float) -> str:
         client.close()
 
 
-def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy):
+def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(ha_pair, proxy):
     stats = proxy.handler.backends.hedging.stats
     assert _read_answers(proxy, READ_WAIT_S) == "t"  # both instances answer: nothing to hedge
     hedged_before = stats["primary"].hedged if "primary" in stats else 0
-    with stalled(pair.first):
+    with stalled(ha_pair.first):
         for _ in range(5):  # each a new client: each a new proxy session whose first connection is the stopped one's
             assert _read_answers(proxy, READ_WAIT_S) == "t"
         kept = _client(proxy)
@@ -92,7 +82,7 @@ def test_reads_are_hedged_to_the_other_instance_while_one_is_stopped(pair, proxy
         client.close()
 
 
-def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
+def test_a_write_to_the_stopped_instance_is_never_hedged(ha_pair, proxy):
     stats = proxy.handler.backends.hedging.stats
     outcome: dict[str, object] = {}
 
@@ -107,7 +97,7 @@ def test_a_write_to_the_stopped_instance_is_never_hedged(pair, proxy):
             client.close()
 
     hedged_before = stats["primary"].hedged if "primary" in stats else 0
-    with stalled(pair.first):
+    with stalled(ha_pair.first):
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
         writer.join(BACKEND_TIMEOUT_S + 30)

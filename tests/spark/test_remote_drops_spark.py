@@ -16,7 +16,8 @@ from pyspark.errors import AnalysisException
 
 from hmsproxy.clients.spark import sql as hmsproxy_sql
 from hmsproxy.protocol import idl
-from tests.spark.test_remotes_spark import link_props, names, parquet_table
+from tests.spark.test_remotes_spark import link_props, names
+from tests.support.spark_tables import metastore_with_table
 
 pytestmark = pytest.mark.spark
 hive = idl.hive
@@ -113,17 +114,11 @@ def test_spark_drops_links_to_a_metastore_it_cannot_reach(spark, metastores, sho
 @pytest.fixture(scope="module")
 def eu(metastore_factory, spark, tmp_path_factory):
     """A metastore with sales.orders (Parquet files Spark wrote), for links made while it answers."""
-    (ms,) = metastore_factory(1, name="eu_hms")
     root = tmp_path_factory.mktemp("eu")
-    data = root / "orders"
-    spark.createDataFrame([(1, 25), (2, 50)], "customer_id INT, amount INT").write.parquet(data.as_uri())
-    client = ms.client()
-    try:
-        client.create_database(hive.Database(name="sales", description="sales in the EU", locationUri=(root / "sales.db").as_uri()))
-        client.create_table(parquet_table("sales", "orders", data.as_uri(), [("customer_id", "int"), ("amount", "int")]))
-    finally:
-        client.close()
-    return ms
+    rows = [(1, 25), (2, 50)]
+    return metastore_with_table(
+        metastore_factory, spark, root, "eu_hms", "sales.orders", "customer_id INT, amount INT", rows, description="sales in the EU"
+    )
 
 
 def test_spark_drops_links_whose_metastore_went_away_and_the_metastore_keeps_its_objects(spark, metastores, shop, remotes, eu):

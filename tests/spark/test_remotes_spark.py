@@ -16,49 +16,27 @@ from pyspark.errors import AnalysisException
 from hmsproxy.clients.spark import sql as hmsproxy_sql
 from hmsproxy.protocol import idl
 from tests.support.spark_errors import META_EXCEPTION, jvm_causes
+from tests.support.spark_tables import metastore_with_table
 
 pytestmark = pytest.mark.spark
 hive = idl.hive
 
 
-def parquet_table(db: str, name: str, location: str, cols: list[tuple[str, str]]):
-    sd = hive.StorageDescriptor(
-        cols=[hive.FieldSchema(name=c, type=t, comment=None) for c, t in cols],
-        location=location,
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        compressed=False,
-        numBuckets=-1,
-        serdeInfo=hive.SerDeInfo(
-            name=None,
-            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-            parameters={"serialization.format": "1"},
-        ),
-        bucketCols=[],
-        sortCols=[],
-        parameters={},
-    )
-    return hive.Table(
-        tableName=name, dbName=db, owner="tester", sd=sd, partitionKeys=[], parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"
-    )
-
-
 @pytest.fixture(scope="module")
 def third(metastore_factory, spark, tmp_path_factory):
     """A third metastore with `sales.targets` (Parquet files Spark wrote), not in the federation."""
-    (ms,) = metastore_factory(1, name="remote_hms")
     root = tmp_path_factory.mktemp("third")
-    data = root / "targets"
-    spark.createDataFrame([(1, 25), (2, 50)], "customer_id INT, target INT").write.parquet(data.as_uri())
-    client = ms.client()
-    try:
-        client.create_database(
-            hive.Database(name="sales", description="sales on the third metastore", locationUri=(root / "sales.db").as_uri(), parameters={})
-        )
-        client.create_table(parquet_table("sales", "targets", data.as_uri(), [("customer_id", "int"), ("target", "int")]))
-    finally:
-        client.close()
-    return ms
+    rows = [(1, 25), (2, 50)]
+    return metastore_with_table(
+        metastore_factory,
+        spark,
+        root,
+        "remote_hms",
+        "sales.targets",
+        "customer_id INT, target INT",
+        rows,
+        description="sales on the third metastore",
+    )
 
 
 def names(rows, column=0):

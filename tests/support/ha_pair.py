@@ -7,7 +7,8 @@ schema (DataNucleus' autoCreateAll) before the second starts, so they never race
 The warehouse directory is shared too, so a table made through one is readable through the other.
 
 `stalled(ms)` SIGSTOPs an instance's JVM (its sockets stay open, nothing answers: a hung
-metastore) and SIGCONTs it afterwards, whatever happens inside.
+metastore) and SIGCONTs it afterwards, whatever happens inside. `ha_pair` is the fixture: one pair
+per test module (a pytest plugin of tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
+from tests.support.required import unavailable
 
 
 @dataclass
@@ -37,6 +41,16 @@ class HaPair:
         for ms in (self.second, self.first):
             resume(ms)  # a stopped JVM would not take its SIGTERM
             ms.stop()
+
+
+@pytest.fixture(scope="module")
+def ha_pair(postgres_server, tmp_path_factory):
+    """A pair for the test module, on the session's PostgreSQL cluster (skipped, or failed in CI, without one)."""
+    if isinstance(postgres_server, str):
+        unavailable(postgres_server)
+    made = start_ha_pair(postgres_server, tmp_path_factory.mktemp("ha_pair"))
+    yield made
+    made.stop()
 
 
 def ha_config(pair: HaPair, hedge, *, backend_timeout_s: float = 120.0):

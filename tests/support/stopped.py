@@ -5,7 +5,8 @@ and that thread stops the others as they next reach the kernel: on a loaded mach
 other threads may run on for a while, long enough to answer a call sent just after kill()
 returned (test_operations.py's frozen primary once answered within its 500 ms deadline that
 way). `sigstop` returns only when /proc shows every thread stopped, so nothing answers after it.
-Also: `in_flight`, a call left waiting on its own thread; `empty_table`, one to ask for.
+Also: `Stopper`, a stop that a test's end undoes whatever happened; `in_flight`, a call left
+waiting on its own thread; `empty_table`, one to ask for.
 """
 
 from __future__ import annotations
@@ -50,6 +51,32 @@ def sigstop(pid: int) -> float:
 
 def sigcont(pid: int) -> None:
     os.kill(pid, signal.SIGCONT)
+
+
+class Stopper:
+    """SIGSTOP (`stop`, as sigstop) and SIGCONT (`resume`) of process `pid` for a `with` block,
+    which resumes it if it is still stopped when the block ends: a stopped metastore must not
+    outlive a failed test (nothing would answer the next one, nor stop it)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.stopped = False
+
+    def __enter__(self) -> Stopper:
+        return self
+
+    def stop(self) -> float:
+        """Seconds until every thread had stopped (sigstop)."""
+        self.stopped = True  # from the signal on: a stop still taking effect is resumed too
+        return sigstop(self.pid)
+
+    def resume(self) -> None:
+        sigcont(self.pid)
+        self.stopped = False
+
+    def __exit__(self, *exc) -> None:
+        if self.stopped:
+            self.resume()
 
 
 def in_flight(fn, since: float | None = None) -> tuple[threading.Thread, dict]:

@@ -23,25 +23,11 @@ from hmsproxy.testing import FakeMetastore, args, database, fake_connect, unwrap
 from hmsproxy.upstream.breaker import IDLE_EXIT_S, RETRY_S, TICK_S, Breaker
 from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.wire import BackendUnavailable
+from tests.support.breaker_rig import AFTER, PATIENCE_S, WALL, Clock, breaker_rig
 from tests.support.fake_handlers import call
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
 from tests.support.stopped import in_flight
-
-AFTER = 3.0
-#: What the fake wall clock says whenever it is asked (a trip is dated by it).
-WALL = 1_700_000_000.0
-#: How long a test waits for another thread to reach a state before failing: far above anything a
-#: busy machine takes, reached only when the state never comes.
-PATIENCE_S = 30.0
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Ticks:
@@ -82,18 +68,7 @@ class Probes:
 
 @pytest.fixture
 def rig():
-    clock, probes, events = Clock(), Probes(), []
-    b = Breaker(
-        probes,
-        lambda: AFTER,
-        on_trip=lambda name, reason: events.append(("down", name, reason)),
-        on_recover=lambda name: events.append(("up", name)),
-        clock=clock,
-        wall_clock=lambda: WALL,
-        spawn=lambda name, fn: fn(),  # probes run inside tick()
-        watch=False,
-    )
-    return b, clock, probes, events
+    return breaker_rig(Probes())
 
 
 def test_a_call_is_probed_only_after_probe_after_s_without_an_answer(rig):

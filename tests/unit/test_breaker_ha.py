@@ -4,7 +4,7 @@ decision on a fake clock with fake probes, then Backends and sessions over fakes
 hangs like a SIGSTOPped instance (the connection opens, no call is answered until it is cut).
 
 As in test_breaker.py, no assertion measures a duration: waits for another thread are bounded by
-PATIENCE_S, which no working breaker comes near.
+PATIENCE_S (tests/support/breaker_rig.py), which no working breaker comes near.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.breaker import RETRY_S, Breaker
 from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.wire import BackendUnavailable, in_order
-from tests.unit.test_breaker import AFTER, PATIENCE_S, WALL, Clock
+from tests.support.breaker_rig import AFTER, PATIENCE_S, breaker_rig
 
 A, B = "thrift://a:9083", "thrift://b:9083"
 
@@ -44,19 +44,7 @@ class Probes:
 
 @pytest.fixture
 def rig():
-    clock, probes, events = Clock(), Probes(), []
-    b = Breaker(
-        probes,
-        lambda: AFTER,
-        on_trip=lambda name, reason: events.append(("down", name, reason)),
-        on_recover=lambda name: events.append(("up", name)),
-        clock=clock,
-        wall_clock=lambda: WALL,
-        spawn=lambda name, fn: fn(),
-        watch=False,
-        uris=lambda name: (A, B) if name == "ha" else (A,),
-    )
-    return b, clock, probes, events
+    return breaker_rig(Probes(), uris=lambda name: (A, B) if name == "ha" else (A,))
 
 
 def _waiting_on(b: Breaker, uri: str) -> tuple[int, FakeConnection]:

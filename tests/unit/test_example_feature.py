@@ -11,31 +11,24 @@ import dataclasses
 
 import pytest
 
-from hmsproxy.app import FEATURES, build_handler, config_sections
+from hmsproxy.app import FEATURES, config_sections
 from hmsproxy.config import ConfigError, load_config
-from hmsproxy.config.model import StoreConfig
 from hmsproxy.protocol import idl
-from hmsproxy.testing import FakeMetastore, database, fake_connect, table
 from hmsproxy.upstream.session import Session
 from tests.example_feature.feature import Notes, NotesConfig
-from tests.support.federation import prefixed_config
+from tests.support.fake_handlers import fake_federation, shop_metastore
 
 WITH_NOTES = (*FEATURES, Notes)  # what the composition root's one new line would make FEATURES
 
 
 @pytest.fixture
 def primary():
-    m = FakeMetastore("primary")
-    m.create_database(database("shop"))
-    m.create_table(table("shop", "orders"))
-    return m
+    return shop_metastore()
 
 
 @pytest.fixture
 def handler(tmp_path, primary):
-    base = prefixed_config("thrift://127.0.0.1:1", "thrift://127.0.0.1:2")
-    config = dataclasses.replace(base, store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"))
-    h = build_handler(config, WITH_NOTES, connect=fake_connect({"primary": primary, "waggle": FakeMetastore("waggle")}))
+    h = fake_federation(tmp_path, primary, features=WITH_NOTES)
     yield h
     h.close()
 

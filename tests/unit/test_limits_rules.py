@@ -4,26 +4,24 @@ the metastores' concurrency caps. The same through a real proxy and metastore: t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
 
 import pytest
 
-from hmsproxy.app import build_handler, config_sections
+from hmsproxy.app import config_sections
 from hmsproxy.config import ConfigError, load_config
 from hmsproxy.config.description import describe
-from hmsproxy.config.model import AuditConfig, StoreConfig
+from hmsproxy.config.model import AuditConfig
 from hmsproxy.features.limits.buckets import Bucket, Limiter, Verdict
 from hmsproxy.features.limits.classes import CLASS_OF
 from hmsproxy.features.limits.config import LimitsConfig, Rate
 from hmsproxy.features.limits.feature import Limits
 from hmsproxy.protocol import idl
-from hmsproxy.testing import FakeMetastore, database, fake_connect, table
 from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.slots import BackendBusy, BackendSlots, SlotRule
-from tests.support.federation import prefixed_config
+from tests.support.fake_handlers import fake_federation, shop_metastore
 
 PRIMARY = "primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://h:1'}\n"
 
@@ -116,21 +114,12 @@ def test_a_refusal_gives_back_the_tokens_other_buckets_gave():
 
 @pytest.fixture
 def primary():
-    m = FakeMetastore("primary")
-    m.create_database(database("shop"))
-    m.create_table(table("shop", "orders"))
-    return m
+    return shop_metastore()
 
 
 @pytest.fixture
 def handler(tmp_path, primary):
-    base = prefixed_config("thrift://127.0.0.1:1", "thrift://127.0.0.1:2")
-    config = dataclasses.replace(
-        base,
-        store=StoreConfig(f"sqlite:///{tmp_path / 'hmsproxy.db'}"),
-        audit=AuditConfig(enabled=True, file=str(tmp_path / "audit.jsonl")),
-    )
-    h = build_handler(config, connect=fake_connect({"primary": primary, "waggle": FakeMetastore("waggle")}))
+    h = fake_federation(tmp_path, primary, audit=AuditConfig(enabled=True, file=str(tmp_path / "audit.jsonl")))
     yield h
     h.close()
 

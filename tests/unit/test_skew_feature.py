@@ -13,7 +13,7 @@ from hmsproxy.features.skew.rules import DEFAULT_DIRECTORY
 from hmsproxy.features.skew.runners import CHANGE_MARK
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, partition, table
-from tests.support.fake_handlers import call, fake_federation
+from tests.support.fake_handlers import call
 
 hive = idl.hive
 COLUMNS = (("id", "int"), ("country", "string"))
@@ -39,13 +39,6 @@ def primary():
     fake.create_database(database("shop"))
     fake.create_table(skewed("events"))
     return fake
-
-
-@pytest.fixture
-def handler(tmp_path, primary):
-    h = fake_federation(tmp_path, primary)
-    yield h
-    h.close()
 
 
 @pytest.mark.parametrize(

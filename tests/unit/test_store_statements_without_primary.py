@@ -9,7 +9,6 @@ from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, partition, table, unwrap
 from hmsproxy.testing import args as call_args
 from hmsproxy.upstream.session import Session
-from tests.support.fake_handlers import fake_federation
 
 hive = idl.hive
 
@@ -21,13 +20,6 @@ def primary():
     fake.create_table(table("shop", "ev", columns=(("key", "string"),), partition_keys=(("ds", "string"), ("hr", "string"))))
     fake.add_partitions([partition("shop", "ev", ["1", "1"])])
     return fake
-
-
-@pytest.fixture
-def handler(tmp_path, primary):
-    h = fake_federation(tmp_path, primary)
-    yield h
-    h.close()
 
 
 def connect(handler, user: str = "alice") -> Session:

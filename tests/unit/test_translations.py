@@ -26,13 +26,6 @@ def primary():
     return fake
 
 
-@pytest.fixture
-def handler(tmp_path, primary):
-    h = fake_federation(tmp_path, primary)
-    yield h
-    h.close()
-
-
 def test_an_unconfigured_metastore_is_tried_once_then_translated(handler, primary):
     for _ in range(3):
         db = call(handler, "get_database_req", request=hive.GetDatabaseRequest(name="shop", catalogName="hive"))
