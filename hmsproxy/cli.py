@@ -176,19 +176,17 @@ def cmd_status(args) -> int:
     return 0
 
 
-_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/|;)*", re.S)
-
-
 def _spark_sql(text: str, line: int = 1, column: int = 1) -> str | None:
     """The statement at `line`:`column` of a script, if it is Spark's or Hive's SQL rather than
     hmsproxy's (`SELECT 1`, `SHOW TABLES`): its first line, for saying where to run it."""
+    from hmsproxy.ddl.starts import LEADING_NOISE
     from hmsproxy.features import is_hmsproxy_statement
 
     lines = text.split("\n")
     offset = sum(len(t) + 1 for t in lines[: line - 1]) + column - 1
     start = text.rfind(";", 0, offset) + 1  # the statement the position is in (a ';' in a string may mislead: a hint only)
     statement = text[start:]
-    statement = statement[_NOISE.match(statement).end() :]
+    statement = statement[re.match(LEADING_NOISE, statement, re.S).end() :]
     if not statement or is_hmsproxy_statement(statement):
         return None
     return statement.split("\n", 1)[0].split(";", 1)[0].strip()
@@ -206,7 +204,7 @@ def _say_spark_sql(statement: str, where: str) -> int:
 def cmd_sql(args) -> int:
     """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
     from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-    from hmsproxy.ddl.parser import DdlSyntaxError
+    from hmsproxy.ddl.errors import DdlSyntaxError
     from hmsproxy.ddl.results import format_table
 
     if args.file is not None:

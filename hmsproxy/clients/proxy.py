@@ -18,7 +18,7 @@ import re
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.ddl.errors import DdlSyntaxError
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features import parse
 from hmsproxy.protocol import idl
