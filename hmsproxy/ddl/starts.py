@@ -1,6 +1,9 @@
-"""Telling a text is one of a set of statements by how it starts: one regex, no parser (lark loads
-only when a script is parsed). Used by the composed grammar (registry.py) and, without any grammar,
-by clients that only ask "is this hmsproxy's statement or Spark's?" (features.is_hmsproxy_statement)."""
+"""Telling a text is one of a set of statements by how it starts: one regex, no parser.
+
+The composed grammar uses it (registry.py), and so do clients that only ask "is this hmsproxy's
+statement or Spark's?" (features.is_hmsproxy_statement, for `hmsproxy sql` and the Spark helper).
+So that asking loads neither lark nor any feature's statements, each feature keeps its starts in
+its own starts.py, which its statements.py gives to its StatementSet."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""How hmsproxy's dependent-table statements start: regexes matched case-insensitively after leading blanks and comments.
-Apart from the grammar, so that telling them from Spark SQL (`hmsproxy sql`, the Spark helper)
-loads no parser; statements.py gives them to the feature's StatementSet."""
+"""How the dependent-table statements start (ddl/starts.py says why apart from statements.py)."""
 
 STARTS = (
     r"(?:CREATE|DROP)\s+DEPENDENT\s+TABLE\b",

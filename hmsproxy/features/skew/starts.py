@@ -1,6 +1,4 @@
-"""How hmsproxy's skew statements start: regexes matched case-insensitively after leading blanks and comments.
-Apart from the grammar, so that telling them from Spark SQL (`hmsproxy sql`, the Spark helper)
-loads no parser; statements.py gives them to the feature's StatementSet."""
+"""How the skew statements start (ddl/starts.py says why apart from statements.py)."""
 
 STARTS = (
     r"ALTER\s+TABLE\s+[^\s;]+\s+(?:SKEWED\s+BY|NOT\s+SKEWED|NOT\s+STORED\s+AS\s+DIRECTORIES|SET\s+SKEWED\s+LOCATION)\b",
