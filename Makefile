@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint bench bench-sql bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +88,10 @@ bench-stream: $(BIN)/.installed
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_hedge $(ARGS)
+
+# hmsproxy sql's start-up: 10 runs of `hmsproxy sql -e "SHOW REMOTE DATABASES"` against a running proxy (make up's; ARGS="--uri thrift://HOST:PORT") (docs/benchmark.md).
+bench-sql: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_sql_startup $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

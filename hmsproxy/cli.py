@@ -176,19 +176,17 @@ def cmd_status(args) -> int:
     return 0
 
 
-_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/|;)*", re.S)
-
-
 def _spark_sql(text: str, line: int = 1, column: int = 1) -> str | None:
     """The statement at `line`:`column` of a script, if it is Spark's or Hive's SQL rather than
     hmsproxy's (`SELECT 1`, `SHOW TABLES`): its first line, for saying where to run it."""
+    from hmsproxy.ddl.starts import LEADING_NOISE
     from hmsproxy.features import is_hmsproxy_statement
 
     lines = text.split("\n")
     offset = sum(len(t) + 1 for t in lines[: line - 1]) + column - 1
     start = text.rfind(";", 0, offset) + 1  # the statement the position is in (a ';' in a string may mislead: a hint only)
     statement = text[start:]
-    statement = statement[_NOISE.match(statement).end() :]
+    statement = statement[re.match(LEADING_NOISE, statement, re.S).end() :]
     if not statement or is_hmsproxy_statement(statement):
         return None
     return statement.split("\n", 1)[0].split(";", 1)[0].strip()
@@ -206,7 +204,7 @@ def _say_spark_sql(statement: str, where: str) -> int:
 def cmd_sql(args) -> int:
     """hmsproxy's own statements (CREATE/DROP/SHOW/DESCRIBE REMOTE ...) through a running proxy."""
     from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
-    from hmsproxy.ddl.parser import DdlSyntaxError
+    from hmsproxy.ddl.errors import DdlSyntaxError
     from hmsproxy.ddl.results import format_table
 
     if args.file is not None:
@@ -346,6 +344,57 @@ class _StatementsHelp(argparse.Action):
         parser.exit()
 
 
+def _add_dev_parser(sub, full: bool) -> None:
+    """`dev` and, if `full`, its sub-commands (declaring `dev hms --hive` imports the Hive versions,
+    Maven's helpers among them: not for a command line that doesn't name `dev`)."""
+    dev = sub.add_parser("dev", help="local federations for development and tests")
+    if not full:
+        return
+    dsub = dev.add_subparsers(dest="dev_command", required=True)
+    up = dsub.add_parser("up", help="start local metastores and hmsproxy in front of them")
+    up.add_argument(
+        "--backends",
+        default="2",
+        help="how many Hive 2.3 metastores (default 2: a primary and one federated), or their Hive versions, primary first: 2.3,3.1,4.0",
+    )
+    up.add_argument("--host", default="127.0.0.1")
+    up.add_argument(
+        "--port", type=int, help="the proxy's port (default: the one kept in the state directory, else 9083; 0: any free port, then kept)"
+    )
+    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: the kept one, else any free port)")
+    up.add_argument(
+        "--state-dir",
+        default=".state/dev",
+        help="where metastores keep their data and ports.json their ports, the same at every start (default .state/dev)",
+    )
+    up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
+    up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
+    up.set_defaults(func=cmd_dev_up)
+    hms = dsub.add_parser("hms", help="run one real local Hive metastore")
+    hms.add_argument("--port", type=int, required=True)
+    hms.add_argument("--state-dir", required=True)
+    from hmsproxy.dev.versions import HIVE_VERSIONS  # light: no pyspark, no JVM
+
+    hms.add_argument(
+        "--hive",
+        choices=tuple(HIVE_VERSIONS),
+        default="2.3",
+        help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
+    )
+    hms.set_defaults(func=cmd_dev_hms)
+    fetch = dsub.add_parser(
+        "fetch", help="download the jars of Hive metastore versions not in pyspark, and Waggle Dance's (once; later starts are offline)"
+    )
+    fetch.add_argument(
+        "versions",
+        nargs="*",
+        metavar="VERSION",
+        help="e.g. 3.1 4.0, or waggle-dance (the benchmark's Waggle Dance jar); "
+        "default: every version, each one's notification listener, and Waggle Dance",
+    )
+    fetch.set_defaults(func=cmd_dev_fetch)
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole command line; given the arguments, without the jobs' own options unless they name `job`
     (declaring those imports every job module, a sixth of a short command like `hmsproxy sql`)."""
@@ -391,50 +440,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     q.add_argument("--database", default="default", help="the current database, for unqualified tables (default 'default')")
     q.set_defaults(func=cmd_sql)
 
-    dev = sub.add_parser("dev", help="local federations for development and tests")
-    dsub = dev.add_subparsers(dest="dev_command", required=True)
-    up = dsub.add_parser("up", help="start local metastores and hmsproxy in front of them")
-    up.add_argument(
-        "--backends",
-        default="2",
-        help="how many Hive 2.3 metastores (default 2: a primary and one federated), or their Hive versions, primary first: 2.3,3.1,4.0",
-    )
-    up.add_argument("--host", default="127.0.0.1")
-    up.add_argument(
-        "--port", type=int, help="the proxy's port (default: the one kept in the state directory, else 9083; 0: any free port, then kept)"
-    )
-    up.add_argument("--http-port", type=int, help="serve /metrics, /healthz, /readyz on this port (0: the kept one, else any free port)")
-    up.add_argument(
-        "--state-dir",
-        default=".state/dev",
-        help="where metastores keep their data and ports.json their ports, the same at every start (default .state/dev)",
-    )
-    up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
-    up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
-    up.set_defaults(func=cmd_dev_up)
-    hms = dsub.add_parser("hms", help="run one real local Hive metastore")
-    hms.add_argument("--port", type=int, required=True)
-    hms.add_argument("--state-dir", required=True)
-    from hmsproxy.dev.versions import HIVE_VERSIONS  # light: no pyspark, no JVM
-
-    hms.add_argument(
-        "--hive",
-        choices=tuple(HIVE_VERSIONS),
-        default="2.3",
-        help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
-    )
-    hms.set_defaults(func=cmd_dev_hms)
-    fetch = dsub.add_parser(
-        "fetch", help="download the jars of Hive metastore versions not in pyspark, and Waggle Dance's (once; later starts are offline)"
-    )
-    fetch.add_argument(
-        "versions",
-        nargs="*",
-        metavar="VERSION",
-        help="e.g. 3.1 4.0, or waggle-dance (the benchmark's Waggle Dance jar); "
-        "default: every version, each one's notification listener, and Waggle Dance",
-    )
-    fetch.set_defaults(func=cmd_dev_fetch)
+    _add_dev_parser(sub, full=argv is None or "dev" in argv)
     add_job_parser(sub, with_jobs=argv is None or "job" in argv)
     add_lookup_parser(sub)
     add_stream_parser(sub)

@@ -8,10 +8,8 @@ partitions fresh / scanned, files). Exit status: 0 done, 1 the lookup failed, 2 
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import decimal
-import json
 import re
 import sys
 
@@ -70,6 +68,9 @@ def _json_value(value):
 
 
 def cmd_lookup(args) -> int:
+    import csv  # here, not above: every command declares this one's options (hmsproxy.cli)
+    import json
+
     from hmsproxy.clients.index_lookup import arrow_lookup
     from hmsproxy.ddl.results import ResultSet, format_table
 

@@ -16,14 +16,11 @@ from __future__ import annotations
 import getpass
 import re
 
-from thriftpy2.thrift import TApplicationException
-
-from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.ddl.errors import DdlSyntaxError
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features import parse
-from hmsproxy.protocol import idl
-from hmsproxy.protocol.client import open_client
-from hmsproxy.upstream.wire import parse_uri
+from hmsproxy.protocol.statement_wire import UNKNOWN_METHOD, ApplicationError, MetaError, StatementConnection
+from hmsproxy.protocol.uris import parse_uri
 
 __all__ = ["DdlSyntaxError", "HmsProxyClient", "HmsProxyError", "ResultSet"]
 
@@ -47,7 +44,14 @@ class HmsProxyClient:
         #: Who the statements run as (set_ugi); the OS user by default, as Hive's clients do.
         self.user = user or getpass.getuser()
         host, port = parse_uri(uri)
-        self._client = open_client(host, port, user=self.user, timeout_s=timeout_s, framed=transport == "framed")
+        # Its three calls by hand (protocol/statement_wire.py), not through thriftpy2: loading that
+        # and the IDL would be most of a short `hmsproxy sql`.
+        self._client = StatementConnection(host, port, timeout_s=timeout_s, framed=transport == "framed")
+        try:
+            self._client.set_ugi(self.user, [])  # who the proxy's write rules and the metastore see, as Hive's clients do
+        except BaseException:
+            self._client.close()
+            raise
 
     def execute(self, sql: str, database: str | None = None, *, spark=None) -> list[ResultSet]:
         """Run every statement of `sql` in order; one ResultSet per statement.
@@ -85,14 +89,14 @@ class HmsProxyClient:
             return []
         try:
             try:
-                answers = self._client.hmsproxy_execute_script(";\n".join(statements), database)
-            except TApplicationException as e:
-                if e.type != TApplicationException.UNKNOWN_METHOD:
+                answers = self._client.execute_script(";\n".join(statements), database)
+            except ApplicationError as e:
+                if e.type != UNKNOWN_METHOD:
                     raise
-                answers = [self._client.hmsproxy_execute(s, database) for s in statements]
-        except idl.hive.MetaException as e:
+                answers = [self._client.execute(s, database) for s in statements]
+        except MetaError as e:
             raise HmsProxyError(e.message) from None
-        return [ResultSet(list(r.columns or []), [list(row) for row in r.rows or []]) for r in answers]
+        return [ResultSet(columns, rows) for columns, rows in answers]
 
     def close(self) -> None:
         self._client.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from hmsproxy.config.errors import Ctx, join_key, read_yaml
+from hmsproxy.config.errors import Ctx, join_key
 from hmsproxy.config.fields import (
     present,
     read_bool,
@@ -38,6 +38,7 @@ from hmsproxy.config.model import (
     TlsConfig,
 )
 from hmsproxy.config.waggle_dance import WAGGLE_DANCE_DEFAULT_RESOLUTION
+from hmsproxy.config.yaml_files import read_yaml
 
 if TYPE_CHECKING:
     from hmsproxy.config.sections import ConfigSection

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
-from hmsproxy.config.errors import Ctx, read_yaml
+from hmsproxy.config.errors import Ctx
 from hmsproxy.config.fields import (
     ignore_silently,
     ignored_bool,
@@ -27,6 +27,7 @@ from hmsproxy.config.fields import (
 )
 from hmsproxy.config.metastores import check_federation, parse_federation
 from hmsproxy.config.model import Config, DatabaseResolution, ServerConfig
+from hmsproxy.config.yaml_files import read_yaml
 
 #: Waggle Dance listens on 0xBEE5 unless `port` says otherwise.
 WAGGLE_DANCE_DEFAULT_PORT = 48869

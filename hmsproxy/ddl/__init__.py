@@ -4,6 +4,6 @@ The statements of the features hmsproxy ships are composed in `hmsproxy.features
 (`builtin_grammar`, `parse`, ...); a proxy composes those of the features it installed.
 """
 
-from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.ddl.errors import DdlSyntaxError
 
 __all__ = ["DdlSyntaxError"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from hmsproxy.pipeline.errors import InvalidRequest
+from hmsproxy.ddl.errors import DdlSyntaxError
 
 #: What a terminal is, in words, for error messages.
 _WORDS = {
@@ -20,13 +20,6 @@ _WORDS = {
     "COMMA": "a comma",
     "DOT": ".",
 }
-
-
-class DdlSyntaxError(InvalidRequest):
-    def __init__(self, message: str, line: int, column: int, expected: tuple[str, ...] = ()):
-        self.line, self.column, self.expected = line, column, expected
-        self.reason = message
-        super().__init__(f"line {line}, column {column}: {message}")
 
 
 # -- errors ---------------------------------------------------------------------------

@@ -10,7 +10,6 @@ parser. Runners live with the features (``Feature.statement_runners``), not here
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -19,13 +18,12 @@ from pathlib import Path
 from lark import Lark, Tree
 from lark.exceptions import GrammarError, UnexpectedInput
 
+from hmsproxy.ddl.starts import starts_regex
 from hmsproxy.ddl.statements import Statement
 
 BASE_GRAMMAR = Path(__file__).with_name("base.lark")
 #: Keywords of base.lark that are names too where a name is expected.
 BASE_SOFT_KEYWORDS = ("TABLES", "DATABASES", "DESC", "SHOW", "DESCRIBE", "TBLPROPERTIES", "DBPROPERTIES")
-#: Whitespace, comments and empty statements before a statement.
-_LEADING_NOISE = r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/|;)*"
 
 Builder = Callable[[Tree, str], Statement]
 
@@ -61,8 +59,7 @@ class Grammar:
                 raise GrammarError(f"statement rules defined twice: {', '.join(sorted(clash))}")
             self.builders.update(s.builders)
         self.soft_keywords = tuple(dict.fromkeys([*BASE_SOFT_KEYWORDS, *(k for s in self.sets for k in s.soft_keywords)]))
-        starts = "|".join(f"(?:{p})" for s in self.sets for p in s.starts) or r"(?!)"
-        self._start = re.compile(rf"\A{_LEADING_NOISE}(?:{starts})", re.I | re.S)
+        self._start = starts_regex(p for s in self.sets for p in s.starts)
 
     @cached_property
     def text(self) -> str:

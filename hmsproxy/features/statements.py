@@ -12,7 +12,7 @@ import logging
 from functools import cached_property
 
 from hmsproxy.ddl import executor
-from hmsproxy.ddl.parser import DdlSyntaxError
+from hmsproxy.ddl.errors import DdlSyntaxError
 from hmsproxy.ddl.registry import Grammar
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import Statement

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thriftpy2.thrift import TApplicationException
-
 if TYPE_CHECKING:
+    from thriftpy2.thrift import TApplicationException
+
     from hmsproxy.routing.methods import MethodSpec
+
+# thriftpy2 is imported where an answer is made, not here: a client catching these (the command
+# line's `hmsproxy sql`, through ddl/errors.py) then loads no Thrift.
 
 #: Exception classes to prefer, by kind of problem, when a method declares several.
 NOT_FOUND_TYPES = ("NoSuchObjectException", "UnknownDBException", "MetaException")
@@ -67,6 +70,8 @@ def declared_result(spec: MethodSpec, preferred: tuple[str, ...], message: str):
     for fname, cls in spec.exceptions:
         if "message" in {v[1] for v in cls.thrift_spec.values()}:
             return _result_with(spec, fname, message)
+    from thriftpy2.thrift import TApplicationException
+
     raise TApplicationException(TApplicationException.UNKNOWN, message)
 
 
@@ -79,8 +84,12 @@ def _result_with(spec: MethodSpec, fname: str, message: str):
 
 def internal_error(method: str) -> TApplicationException:
     """Java's wording for an unexpected server-side failure."""
+    from thriftpy2.thrift import TApplicationException
+
     return TApplicationException(TApplicationException.INTERNAL_ERROR, f"Internal error processing {method}")
 
 
 def unknown_method(method: str) -> TApplicationException:
+    from thriftpy2.thrift import TApplicationException
+
     return TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{method}'")

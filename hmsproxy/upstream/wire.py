@@ -14,7 +14,6 @@ import struct
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
-from urllib.parse import urlparse
 
 from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
@@ -24,6 +23,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import message_bounds, received
 from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
+from hmsproxy.protocol.uris import parse_uri
 
 
 class BackendUnavailable(Exception):
@@ -77,13 +77,6 @@ class Connection(Protocol):
         """End the call waiting on this connection now, from another thread: it raises
         BackendUnavailable(uri, reason, cut=True) (RelayBroken if part of a relayed answer had
         gone out), and the connection never carries another call. Never raises."""
-
-
-def parse_uri(uri: str) -> tuple[str, int]:
-    parsed = urlparse(uri.strip())
-    if parsed.scheme != "thrift" or not parsed.hostname or not parsed.port:
-        raise ValueError(f"not a thrift://host:port URI: {uri!r}")
-    return parsed.hostname, parsed.port
 
 
 def in_order(uris: tuple[str, ...], avoid: Callable[[str], bool] | None) -> list[str]:

@@ -73,6 +73,15 @@ def test_the_clients_grammar_is_the_installed_features():
     assert builtin_grammar().sets == tuple(f.statements for f in FEATURES if f.statements is not None)
 
 
+def test_telling_statements_apart_without_the_grammar_asks_what_the_grammar_would():
+    """features.is_hmsproxy_statement reads the features' starts.py alone (no grammar loaded): the same
+    regex as the composed grammar's `is_statement`, so `hmsproxy sql` refuses exactly what it can't run."""
+    from hmsproxy.ddl.starts import starts_regex
+    from hmsproxy.features import _builtin_starts, builtin_grammar
+
+    assert _builtin_starts().pattern == starts_regex(p for s in builtin_grammar().sets for p in s.starts).pattern
+
+
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "hmsproxy"
     for name, text in files.items():

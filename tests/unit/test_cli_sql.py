@@ -7,6 +7,7 @@ import pytest
 from hmsproxy import cli
 from hmsproxy.dev.ports import free_port
 from hmsproxy.features import builtin_grammar
+from tests.support.cli_imports import modules_loaded_by, unwanted
 
 
 @pytest.mark.parametrize("text", ["SELECT 1", "show tables", "  -- a comment\nSHOW DATABASES;", "INSERT INTO t VALUES (1)"])
@@ -44,3 +45,21 @@ def test_help_lists_every_family_of_statements(capsys):
     assert len(summaries) == 4 and all(summaries)
     for summary in summaries:
         assert " ".join(summary.split()) in out
+
+
+@pytest.mark.parametrize("statement", ["SHOW REMOTE DATABASES", "SELECT 1"])
+def test_sql_loads_no_thrift_library_parser_or_feature(statement, tmp_path):
+    """`hmsproxy sql`'s start-up is its imports: no thriftpy2 (its package loads its IDL parser), no
+    lark grammar, no feature's statements, no YAML, no Spark (tests/support/cli_imports.py)."""
+    closed = f"thrift://127.0.0.1:{free_port()}"
+    status, modules = modules_loaded_by(["sql", "--uri", closed, "-e", statement], tmp_path)
+    assert status == 1  # nothing listens / Spark SQL: refused either way, after every import it makes
+    assert "hmsproxy.cli" in modules and "hmsproxy.features.remotes.starts" in modules  # the guard sees the path
+    assert unwanted(modules) == []
+
+
+def test_the_guard_sees_what_other_commands_load(tmp_path):
+    """The same check on `sql --help` (which composes the grammar): it names lark and the statements."""
+    status, modules = modules_loaded_by(["sql", "--help"], tmp_path)
+    assert status == 0
+    assert {"lark", "hmsproxy.features.remotes.statements"} <= set(unwanted(modules))

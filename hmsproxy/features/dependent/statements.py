@@ -15,6 +15,7 @@ from lark import Token, Tree
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
+from hmsproxy.features.dependent.starts import STARTS
 
 Name = tuple[str | None, str]  # (database or None, table)
 Spec = tuple[tuple[str, str], ...]  # ((column, value), ...)
@@ -137,13 +138,7 @@ STATEMENTS = StatementSet.from_file(
         "dep_show_dependencies": _show_dependencies,
         "dep_show_dependents": lambda tree, source: ShowDependents(_names(tree)[0], source=source),
     },
-    starts=(
-        r"(?:CREATE|DROP)\s+DEPENDENT\s+TABLE\b",
-        r"SHOW\s+(?:DEPENDENCIES|DEPENDENTS)\s+OF\b",
-        r"ALTER\s+TABLE\s+[^\s;]+\s+(?:ADD|DROP)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?PARTITION\b",
-        r"ALTER\s+TABLE\s+[^\s;]+\s+(?:PARTITION\s*\([^)]*\)\s*)?DEPENDS\s+ON\b",
-        r"ALTER\s+TABLE\s+[^\s;]+\s+SET\s+TBLPROPERTIES\b",
-    ),
+    starts=STARTS,
     soft_keywords=(
         "DEPENDENT",
         "DEPENDS",

@@ -13,6 +13,7 @@ from lark import Token, Tree
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
+from hmsproxy.features.indexes.starts import STARTS
 
 Name = tuple[str | None, str]  # (database or None, table)
 Properties = tuple[tuple[str, str], ...]
@@ -132,7 +133,7 @@ STATEMENTS = StatementSet.from_file(
         "idx_rebuild": _rebuild,
         "idx_show": _show,
     },
-    starts=(r"(?:CREATE|DROP|ALTER)\s+INDEX\b", r"SHOW\s+(?:FORMATTED\s+)?INDEX(?:ES)?\s+ON\b"),
+    starts=STARTS,
     soft_keywords=(
         "INDEX",
         "INDEXES",

@@ -16,6 +16,7 @@ from hmsproxy.ddl import trees
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
 from hmsproxy.features.remotes.factories import DEFAULT_FACTORY
+from hmsproxy.features.remotes.starts import STARTS
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,7 @@ STATEMENTS = StatementSet.from_file(
         "remote_describe_table": _describe_table,
         "remote_describe_database": lambda tree, source: DescribeRemoteDatabase(trees.name(trees.find(tree, "name")), source=source),
     },
-    # CREATE/DROP/SHOW REMOTE is never Spark SQL (so a typo after REMOTE gets our error message);
-    # DESCRIBE remote may be a table called "remote", so the next word must be ours too.
-    starts=(r"(?:CREATE|DROP|SHOW)\s+REMOTE\b", r"DESC(?:RIBE)?\s+REMOTE\s+(?:TABLE|DATABASE|SCHEMA)\b"),
+    starts=STARTS,
     soft_keywords=("REMOTE", "CONNECTED", "VIA"),
     summary="CREATE/DROP/SHOW/DESCRIBE REMOTE ...",
 )

@@ -17,6 +17,7 @@ from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
 from hmsproxy.features.skew import create
 from hmsproxy.features.skew.spec import Values, literal, skewed_columns_and_values, value
+from hmsproxy.features.skew.starts import STARTS
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,7 @@ STATEMENTS = StatementSet.from_file(
         "skew_set_location": _set_location,
         "skew_show": _show,
     },
-    starts=(
-        r"ALTER\s+TABLE\s+[^\s;]+\s+(?:SKEWED\s+BY|NOT\s+SKEWED|NOT\s+STORED\s+AS\s+DIRECTORIES|SET\s+SKEWED\s+LOCATION)\b",
-        r"SHOW\s+SKEW\s+ON\b",
-        r"CREATE\s+TABLE\b(?=[^;]*\bSKEWED\s+BY\b)",
-    ),
+    starts=STARTS,
     soft_keywords=(
         "SKEWED",
         "SKEW",
