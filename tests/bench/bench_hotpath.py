@@ -2,7 +2,7 @@
 
 `make bench ARGS=--floor` shows the same figure among many; this one measures only it, at one
 client, and can put two hmsproxy source trees side by side in the same run (`--other NAME=DIR`:
-another checkout, e.g. main's, served with its sources first on PYTHONPATH), so a change to the
+another checkout, e.g. main's, served from that directory: `python -m` imports it from there), so a change to the
 hot path is compared with what it changes under the same load, call by call:
 
     .venv/bin/python -m tests.bench.bench_hotpath --other main=/path/to/main-checkout
@@ -20,6 +20,8 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -85,11 +87,98 @@ def _measure(clients: dict, pids: dict, call, calls: int) -> dict:
     return out
 
 
+def count_here(metastore_uri: str, tmp: str) -> None:
+    """Print the Python work of one shortcut hit of each call, in this process, from the hmsproxy it
+    imported: opcodes (sys.settrace) and Python and C calls (sys.setprofile) on the thread that
+    handles the call (`ProxyServer._process_one`, the client's bytes from memory, answered by the real
+    metastore). Deterministic: the machine's load changes none of it."""
+    import statistics as stats
+
+    from thriftpy2.protocol import TBinaryProtocol
+    from thriftpy2.thrift import TMessageType
+    from thriftpy2.transport import TMemoryBuffer
+
+    from hmsproxy.app import build_handler, load_config
+    from hmsproxy.downstream.server import ProxyServer
+    from hmsproxy.protocol import idl
+    from hmsproxy.protocol.framing import MessageReader
+    from hmsproxy.upstream.session import Session
+
+    config = Path(tmp) / "count.yml"
+    write_proxy_config(config, 1, metastore_uri)  # never listened on: calls are handed in
+    handler = build_handler(load_config(config))
+    server = ProxyServer(handler, "127.0.0.1", 0)
+    session = Session(handler.backends, "127.0.0.1:1")
+    handler.session_opened(session)
+    requests = {
+        "get_table": idl.HmsProxy.get_table_args(dbname=DB, tbl_name=TABLE),
+        "get_partitions_by_filter": idl.HmsProxy.get_partitions_by_filter_args(db_name=DB, tbl_name=TABLE, filter=FILTER, max_parts=-1),
+    }
+    for method, args in requests.items():
+        buf = TMemoryBuffer()
+        proto = TBinaryProtocol(buf)
+        proto.write_message_begin(method, TMessageType.CALL, 1)
+        args.write(proto)
+        data = buf.getvalue()
+        reader = MessageReader(lambda n, d=data: d)
+        counts: dict[str, list[int]] = {"opcodes": [], "python": [], "c": []}
+
+        def one(tracer=None, profiler=None, reader=reader) -> dict | None:
+            seen = {"opcode": 0, "call": 0, "c_call": 0}
+            used = handler.shortcuts.used
+            sys.settrace(tracer and tracer(seen))
+            sys.setprofile(profiler and profiler(seen))
+            try:
+                server._process_one(session, None, reader, lambda b: None)
+            finally:
+                sys.settrace(None)
+                sys.setprofile(None)
+            return seen if handler.shortcuts.used == used + 1 else None  # a shortcut hit, not a full path
+
+        def tracer(seen):
+            def trace(frame, event, arg):
+                frame.f_trace_opcodes = True
+                if event == "opcode":
+                    seen["opcode"] += 1
+                return trace
+
+            return trace
+
+        def profiler(seen):
+            def profile(frame, event, arg):
+                if event in seen:
+                    seen[event] += 1
+
+            return profile
+
+        for _ in range(20):  # the first takes the full path; the rest are hits
+            one()
+        for _ in range(30):
+            if (seen := one(tracer=tracer)) is not None:
+                counts["opcodes"].append(seen["opcode"])
+            if (seen := one(profiler=profiler)) is not None:
+                counts["python"].append(seen["call"])
+                counts["c"].append(seen["c_call"] - 1)  # setprofile(None) itself
+        print(
+            f"{method}: {stats.median(counts['opcodes']):.0f} opcodes, {stats.median(counts['python']):.0f} Python calls, "
+            f"{stats.median(counts['c']):.0f} C calls per shortcut hit"
+        )
+    handler.close()
+
+
+def _count(tree: str, metastore_uri: str, tmp: Path) -> str:
+    """count_here in a process that imports hmsproxy from `tree` (this checkout's tests package beside it)."""
+    here = str(Path(__file__).resolve().parents[2])
+    code = f"import sys, hmsproxy; sys.path.insert(0, {here!r}); from tests.bench.bench_hotpath import count_here; count_here({metastore_uri!r}, {str(tmp)!r})"
+    return subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True, timeout=300).stdout
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--calls", type=int, default=1000, help="calls per path and repeat (default 1000)")
     p.add_argument("--repeats", type=int, default=5, help="repeats per call (default 5)")
     p.add_argument("--other", action="append", default=[], metavar="NAME=DIR", help="also serve hmsproxy from source tree DIR")
+    p.add_argument("--count", action="store_true", help="also count each tree's opcodes and calls per shortcut hit (deterministic)")
     p.add_argument("--profile", metavar="FILE", help="run hmsproxy (this tree's) under cProfile and print where its CPU goes")
     args = p.parse_args(argv)
     others = dict(o.split("=", 1) for o in args.other)
@@ -109,12 +198,15 @@ def main(argv: list[str] | None = None) -> int:
             port = free_port()
             config = tmp / f"{name}.yml"
             write_proxy_config(config, port, metastore.uri)
-            env = {**os.environ, "PYTHONPATH": tree} if tree else None
             profile = Path(args.profile).resolve() if args.profile and name == "hmsproxy" else None
-            proc = ProxyProcess(config, tmp / f"{name}.log", profile, floor=name == "floor", env=env)
+            proc = ProxyProcess(config, tmp / f"{name}.log", profile, floor=name == "floor", cwd=tree)
             processes.append(proc)
             proc.wait_ready("127.0.0.1", port)
             ports[name], pids[name] = port, proc.pid
+        if args.count:
+            for name, tree in paths.items():
+                if name != "floor":
+                    print(f"{name}:\n" + _count(tree or str(Path(__file__).resolve().parents[2]), metastore.uri, tmp), end="")
         clients = {n: make_client("127.0.0.1", port) for n, port in ports.items()}
         measured = {n: pid for n, pid in pids.items() if n in paths}
         for call_name, call in CALLS.items():
