@@ -129,7 +129,7 @@ def count_here(metastore_uri: str, tmp: str) -> None:
             sys.settrace(tracer and tracer(seen))
             sys.setprofile(profiler and profiler(seen))
             try:
-                server._process_one(session, None, reader, lambda b: None)
+                server._process_one(session, TBinaryProtocol(TMemoryBuffer()), reader, lambda b: None)  # the full path writes to proto
             finally:
                 sys.settrace(None)
                 sys.setprofile(None)
@@ -170,7 +170,10 @@ def _count(tree: str, metastore_uri: str, tmp: Path) -> str:
     """count_here in a process that imports hmsproxy from `tree` (this checkout's tests package beside it)."""
     here = str(Path(__file__).resolve().parents[2])
     code = f"import sys, hmsproxy; sys.path.insert(0, {here!r}); from tests.bench.bench_hotpath import count_here; count_here({metastore_uri!r}, {str(tmp)!r})"
-    return subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True, timeout=300).stdout
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"counting in {tree} failed:\n{done.stderr}")
+    return done.stdout
 
 
 def main(argv: list[str] | None = None) -> int:
