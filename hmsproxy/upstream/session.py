@@ -179,7 +179,7 @@ class Session:
         conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (_conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
-        slots = self.backends.slots.capped.get(metastore.name)
+        slots = self.backends.slots.capped.get(metastore.name)  # _in_slot, inlined: every repeated read comes here
         if slots is None:  # no cap (no `limits:`): nothing to take
             return self._relay_again(conn, metastore.name, method, request, catalog_field)
         with slots:
