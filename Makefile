@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-sql bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
 
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench: $(BIN)/.installed
 # Limits: a quiet user's get_table p50 while a noisy one loops get_partitions, without and with limits (docs/benchmark.md); ARGS="--seconds 3 --repeats 1" for a smoke run.
 bench-limits: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_limits $(ARGS)
+
+# The hot path alone: proxy CPU per relayed call vs the byte forwarder at one client (docs/benchmark.md); ARGS="--other main=DIR --count" puts another checkout beside it.
+bench-hotpath: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_hotpath $(ARGS)
 
 # The relay alone: get_partitions of 10,000 and 100,000 partitions from a Hive 2.3 metastore, direct vs relayed (2.3- and 3.1-style names) vs full path, with the proxies' memory (docs/benchmark.md); ARGS="--sizes 10000".
 bench-relay: $(BIN)/.installed

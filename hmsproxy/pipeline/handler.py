@@ -95,6 +95,7 @@ class Handler:
         """Build and plug in features, in hook order, and hand them the current config."""
         for cls in feature_classes:
             self.features.add(cls(self.platform)).configure(self.config)
+        self.features.reindex()  # configured: their idle hooks are known now
         self.fastpath.features_changed()
 
     def internal_client(self, user: str | None) -> InternalClient:
@@ -119,6 +120,7 @@ class Handler:
         self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
         self.router = Router(config, self.directory)
         self.features.configure(config)
+        self.fastpath.features_changed()  # which hooks are idle may have changed with the config
 
     # -- client sessions (server.py) -----------------------------------------------------
 

@@ -148,6 +148,12 @@ class Feature:
         """Lines for ``hmsproxy status``."""
         return []
 
+    def idle(self, hook: str) -> bool:
+        """Whether this feature's `hook` has nothing to do under the config it was last given (asked
+        after every configure): the registry then leaves it out of every call's hooks until the next
+        one, so a feature that is not configured costs calls nothing (limits without `limits:`)."""
+        return False
+
     def needs_result(self, call) -> bool:
         """Whether on_response must see this call's decoded answer (else it may be relayed as bytes,
         relay.py, and on_response does not run). Asked only of features whose on_response wants the call."""
@@ -184,7 +190,7 @@ class FeatureRegistry:
         check(feature)
         self._features.append(feature)
         self._by_name[feature.name] = feature
-        self._hook_index.clear()
+        self.reindex()
         return feature
 
     def get(self, name: str) -> Feature | None:
@@ -194,21 +200,30 @@ class FeatureRegistry:
         return iter(self._features)
 
     def hooks(self, hook: str, spec: MethodSpec) -> tuple[Callable, ...]:
-        """The `hook` methods of the features that want `spec`, in order (computed once per method)."""
+        """The `hook` methods of the features that want `spec` and are not idle, in order (computed
+        once per method and config)."""
         key = (hook, spec.name)
-        found = self._hook_index.get(key)
+        index = self._hook_index
+        found = index.get(key)
         if found is None:
             if hook not in HOOKS:
                 raise ValueError(f"{hook!r} is not a hook ({', '.join(HOOKS)})")
-            found = tuple(getattr(f, hook) for f in self._features if getattr(type(f), hook, None) is not None and f.wants(spec))
-            self._hook_index[key] = found
+            found = tuple(
+                getattr(f, hook) for f in self._features if getattr(type(f), hook, None) is not None and f.wants(spec) and not f.idle(hook)
+            )
+            index[key] = found  # into the index it was read from: one made before a reindex is dropped with it
         return found
+
+    def reindex(self) -> None:
+        """The features' idle hooks may have changed (they were configured): hooks are looked up anew."""
+        self._hook_index = {}  # a new dict, not clear(): a look-up under way stores into the old one
 
     # -- lifecycle, for every feature ------------------------------------------------------
 
     def configure(self, config: Config) -> None:
         for f in self._features:
             f.configure(config)
+        self.reindex()
 
     def session_opened(self, session: Session) -> None:
         for f in self._features:

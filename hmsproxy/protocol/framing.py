@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import select
 import struct
+from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
@@ -135,12 +136,10 @@ class MessageReader:
         """`recv`: the socket's; `more_waiting()`: whether the socket has bytes to read right now
         (then a large message is not walked again before they are read; `readable_now`)."""
         self._recv = recv
-        self._framed = framed
         self._more_waiting = more_waiting
         self._buf: bytes | bytearray = b""
-
-    def next(self) -> Message:
-        return self._next_frame() if self._framed else self._next_message()
+        #: The next whole message (read once per call: bound here, so it costs no dispatching call).
+        self.next: Callable[[], Message] = self._next_frame if framed else self._next_message
 
     def _next_message(self) -> Message:
         buf = self._buf

@@ -323,7 +323,9 @@ class Backends:
 
     def relayed(self, name: str) -> None:
         """Metastore `name` answered a relayed call: it is up."""
-        st = self.state(name)
+        st = self.states.get(name)  # state()'s look-up without its call: every relayed call comes here
+        if st is None:
+            st = self.state(name)
         if st.up is not True:
             self.mark_up(name)
         st.relayed += 1

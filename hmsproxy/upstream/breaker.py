@@ -2,7 +2,8 @@
 
 Sessions register every backend call while it runs (`with breaker.guard(name) as watched:`,
 which is `enter`/`leave`: one dict entry, so the hot path stays cheap) and the connection it
-uses (`watched.uses(conn)`). One watchdog thread per Backends looks at those calls a few times a
+uses (`watched.uses(conn)`); a relay shortcut, which has its connection before it starts, calls
+`enter(name, conn)` and `leave` itself (no guard object on the path every repeated read takes). One watchdog thread per Backends looks at those calls a few times a
 second. When a call has had no answer for `server.probe-after-s`, its metastore is probed on a
 new connection that must answer within the same time. The probe decides, not the slow call:
 
@@ -140,15 +141,22 @@ class Breaker:
 
     # -- the hot path: every backend call ---------------------------------------------------
 
-    def enter(self, metastore: str) -> int:
-        """Register a call about to go to `metastore`; raises BackendUnavailable at once while it is tripped."""
+    def enter(self, metastore: str, conn: Connection | None = None) -> int:
+        """Register a call about to go to `metastore`, over `conn` if it has it already (as `uses`);
+        raises BackendUnavailable at once while it is tripped."""
         trip = self._tripped.get(metastore)
         if trip is not None:
             raise trip.error(metastore)
         token = next(self._tokens)
-        self._calls[token] = InFlight(metastore, self._clock())
+        call = self._calls[token] = InFlight(metastore, self._clock())
         if not self._running:  # read after the call is registered: see _watchdog's exit
             self._start()
+        if conn is not None:
+            call.conn = conn
+            trip = self._tripped.get(metastore)  # read after conn is set: see uses()
+            if trip is not None:
+                self._calls.pop(token, None)
+                raise trip.error(metastore)
         return token
 
     def uses(self, token: int, conn: Connection) -> None:

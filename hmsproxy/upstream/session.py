@@ -6,8 +6,8 @@ leg (`Leg`) owns the connections it uses while it runs, so a straggler the fan-o
 waiting for never shares one with the session. Every backend call here runs inside the
 metastore's circuit breaker (`breaker.guard`, breaker.py), which knows the connection it uses:
 a trip cuts it. Each call also holds one of its
-metastore's concurrency slots when it has a cap (`slots.taken`, slots.py: waiting for a slot is
-not the breaker's business).
+metastore's concurrency slots when it has a cap (`slots.capped`, slots.py: waiting for a slot is
+not the breaker's business); without one it takes nothing.
 """
 
 from __future__ import annotations
@@ -115,8 +115,8 @@ class Session:
         when the breaker cut it because its URI of an HA set stalled (the new one goes to another
         URI; the stalled instance may still answer the first one later, into a closed socket: a
         read's answer, harmless). None for anything else: a write is never sent twice."""
-        if not METHOD_SPECS[method].repeatable:
-            return None
+        if not METHOD_SPECS[method].repeatable or not (kept or _several_uris(metastore)):
+            return None  # a fresh connection to a single URI: neither case can happen
         stalled = self.backends.breaker.stalled
 
         def again(e: BackendUnavailable) -> Connection:
@@ -141,18 +141,31 @@ class Session:
             return self._call(metastore, method, args, read_only)
         return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
 
+    def _in_slot(self, metastore: MetastoreConfig, call, *args):
+        """`call(*args)` holding one of `metastore`'s concurrency slots, if it has a cap (slots.py)."""
+        slots = self.backends.slots.capped.get(metastore.name)
+        if slots is None:  # no cap (no `limits:`): nothing to take
+            return call(*args)
+        with slots:
+            return call(*args)
+
     def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name) as watched:
-            hedging = self.backends.hedging
-            if metastore.hedge is not None and hedging.applies(metastore, method, read_only):
-                return hedging.call(self, metastore, method, args, read_only, watched)
+        return self._in_slot(metastore, self._guarded_call, metastore, method, args, read_only)
+
+    def _guarded_call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
+        with self.backends.breaker.guard(metastore.name) as watched:
+            if metastore.hedge is not None and self.backends.hedging.applies(metastore, method, read_only):
+                return self.backends.hedging.call(self, metastore, method, args, read_only, watched)
             conn, kept = self._kept_or_new(metastore, read_only, watched)
             return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept, watched))
 
     def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, the catalog inserted where
         `catalog_field` says if given (relay.py): (message type, body start)."""
-        with self.backends.slots.taken(metastore.name), self.backends.breaker.guard(metastore.name) as watched:
+        return self._in_slot(metastore, self._guarded_relay, metastore, method, args, sink, catalog_field)
+
+    def _guarded_relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None):
+        with self.backends.breaker.guard(metastore.name) as watched:
             read_only = METHOD_SPECS[method].reads
             conn, kept = self._kept_or_new(metastore, read_only, watched)
             return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept, watched))
@@ -163,20 +176,30 @@ class Session:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
         an earlier relay left open; None when there is none or the metastore had closed it (the full
         path opens one: set_ugi, version). Every repeated read takes this path: it is kept short."""
-        conn = self._conns.get(_conn_key(metastore, read_only=True))  # a read's, as relay() opened it
+        conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (_conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
+        slots = self.backends.slots.capped.get(metastore.name)  # _in_slot, inlined: every repeated read comes here
+        if slots is None:  # no cap (no `limits:`): nothing to take
+            return self._relay_again(conn, metastore.name, method, request, catalog_field)
+        with slots:
+            return self._relay_again(conn, metastore.name, method, request, catalog_field)
+
+    def _relay_again(self, conn: Connection, name: str, method: str, request: bytes, catalog_field: CatalogFill | None):
         backends = self.backends
-        with backends.slots.taken(metastore.name), backends.breaker.guard(metastore.name) as watched:
-            try:
-                answer = watched.uses(conn).relay(method, request, self.reply_sink, catalog_field)
-            except BackendUnavailable as e:  # raised before anything reached the client
-                if e.gone_before_answer or (e.cut and backends.breaker.stalled(metastore.name, e.uri)):
-                    return None  # a read: the full path goes again on a new connection (another URI, if stalled)
-                if not e.cut:
-                    backends.mark_down(metastore.name, e.reason)
-                raise
-        backends.relayed(metastore.name)
+        breaker = backends.breaker
+        token = breaker.enter(name, conn)  # watched as breaker.guard() does, without a guard object
+        try:
+            answer = conn.relay(method, request, self.reply_sink, catalog_field)
+        except BackendUnavailable as e:  # raised before anything reached the client
+            if e.gone_before_answer or (e.cut and breaker.stalled(name, e.uri)):
+                return None  # a read: the full path goes again on a new connection (another URI, if stalled)
+            if not e.cut:
+                backends.mark_down(name, e.reason)
+            raise
+        finally:
+            breaker.leave(token)
+        backends.relayed(name)
         return answer
 
     def _served_stale(self) -> None:
@@ -290,6 +313,11 @@ class Leg(Session):
 
     def close(self) -> None:
         pass  # run() gives its connections back or closes them
+
+
+def _several_uris(metastore: MetastoreConfig) -> bool:
+    """Whether `metastore` is an HA set, whose URIs the breaker may stall one by one (breaker.py)."""
+    return len(metastore.uris) > 1 or len(metastore.read_only_uris) > 1
 
 
 def _conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:

@@ -3,7 +3,8 @@
 The limits feature (features/limits/) sets the caps (`BackendSlots.configure`, at start and on
 every reload); sessions take a slot around every backend call (session.py), before the breaker
 sees the call, so time spent waiting for a slot is never taken for a hung metastore. Without a
-cap for a metastore `taken()` hands back one shared do-nothing context: a dict lookup per call.
+cap for a metastore there is nothing to take: `capped` has no entry for it, and the sessions' one
+dict look-up per call finds none (`taken()` hands back a shared do-nothing context for others).
 
 A call that finds every slot taken waits up to the configured queue time for one, then is refused
 with `BackendBusy` (the error boundary answers it as the method's MetaException, outcome "limited").
@@ -82,19 +83,21 @@ class BackendSlots:
     """Every metastore's cap (none by default)."""
 
     def __init__(self):
-        self._by_name: dict[str, _Slots] = {}
+        #: Metastore name -> its slots (a context that holds one: raises BackendBusy), for those with
+        #: a cap only; replaced whole on configure.
+        self.capped: dict[str, _Slots] = {}
         self._counts: dict[str, _Counts] = {}
 
     def taken(self, metastore: str):
         """A context holding one of `metastore`'s slots (raises BackendBusy), or a do-nothing one."""
-        slots = self._by_name.get(metastore)
+        slots = self.capped.get(metastore)
         return _FREE if slots is None else slots
 
     def configure(self, rules: dict[str, SlotRule]) -> None:
         """Caps by metastore name. An unchanged cap keeps its semaphore (calls holding slots keep
         counting); a changed one starts afresh, so while calls taken under the old cap last, the two
         together may exceed the new one."""
-        current = self._by_name
+        current = self.capped
         fresh: dict[str, _Slots] = {}
         for name, rule in rules.items():
             kept = current.get(name)
@@ -102,13 +105,13 @@ class BackendSlots:
                 fresh[name] = kept
             else:
                 fresh[name] = _Slots(name, rule, self._counts.setdefault(name, _Counts()))
-        self._by_name = fresh  # one reference swap: calls read either map whole
+        self.capped = fresh  # one reference swap: calls read either map whole
 
     def counts(self) -> list[tuple[str, int | None, int, int, int]]:
         """(metastore, cap or None, in use, refused, waited) per metastore that ever had a cap, for /metrics."""
         rows = []
         for name, counts in list(self._counts.items()):
-            slots = self._by_name.get(name)
+            slots = self.capped.get(name)
             cap, in_use = (slots.rule.cap, slots.in_use) if slots is not None else (None, 0)
             rows.append((name, cap, in_use, counts.refused, counts.waited))
         return rows

@@ -462,7 +462,8 @@ def write_proxy_config(
 class ProxyProcess:
     """``hmsproxy serve --config FILE`` as a child process (or the profiled server below)."""
 
-    def __init__(self, config: Path, log_path: Path, profile_out: Path | None = None, *, floor: bool = False):
+    def __init__(self, config: Path, log_path: Path, profile_out: Path | None = None, *, floor: bool = False, cwd: str | None = None):
+        """`cwd`: where it runs (default: here); `python -m` imports hmsproxy from there first (another checkout)."""
         self.log_path = log_path
         self.cmd = [sys.executable, "-m", "hmsproxy.cli", "--log-level", "WARNING", "serve", "--config", str(config)]
         if floor:
@@ -473,7 +474,7 @@ class ProxyProcess:
         self._launched = time.monotonic()
         #: Seconds from launch until get_all_databases answered (wait_ready).
         self.ready_s: float | None = None
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True)
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, close_fds=True, cwd=cwd)
         self._lines: queue.Queue = queue.Queue()
         self._pump_thread = threading.Thread(target=self._pump, daemon=True, name="proxy-stdout")
         self._pump_thread.start()

@@ -160,6 +160,25 @@ def test_a_trip_cuts_the_calls_waiting_on_the_metastore_and_only_those(rig):
     assert not other_conn.closed  # kept for the session's next call
 
 
+def test_a_call_entered_with_its_connection_is_cut_like_any_and_a_tripped_one_is_never_registered(rig):
+    """enter(name, conn): the relay shortcut's way in (session.py), without a guard object."""
+    b, clock, probes, events = rig
+    conn = Conn()
+    token = b.enter("dw", conn)
+    probes.failing["dw"] = "no answer within 3 s"
+    clock.now += AFTER
+    b.tick()
+    trip = b.trip("dw")
+    assert conn.cut_as == (trip.uri, trip.reason)
+    assert events == [("down", "dw", f"{trip.reason} (1 waiting call failed)")]
+    b.leave(token)
+    assert conn.closed
+    late = Conn()
+    with pytest.raises(BackendUnavailable, match="not answering since"):
+        b.enter("dw", late)
+    assert late.cut_as is None and not b._calls  # refused before it was registered: nothing to leave
+
+
 def test_a_tripped_metastore_is_probed_until_it_answers(rig):
     b, clock, probes, events = rig
     token = b.enter("dw")

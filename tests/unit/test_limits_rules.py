@@ -19,6 +19,7 @@ from hmsproxy.features.limits.classes import CLASS_OF
 from hmsproxy.features.limits.config import LimitsConfig, Rate
 from hmsproxy.features.limits.feature import Limits
 from hmsproxy.protocol import idl
+from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.session import Session
 from hmsproxy.upstream.slots import BackendBusy, BackendSlots, SlotRule
 from tests.support.fake_handlers import fake_federation, shop_metastore
@@ -165,6 +166,23 @@ def test_a_reload_applies_to_sessions_already_open(handler):
     assert get_table(handler, alice).o1 is not None
     limited(handler, LimitsConfig())
     assert [get_table(handler, alice).success is not None for _ in range(5)] == [True] * 5
+
+
+def test_without_rates_calls_skip_the_limits_hook_and_a_reload_brings_it_back(handler):
+    """Unconfigured limits cost a call nothing: on_arrival is not among its hooks (the registry leaves
+    an idle hook out), and a reload that sets a rate puts it back for the sessions already open."""
+    spec = METHOD_SPECS["get_table"]
+    alice = session_of(handler, "alice")
+    assert handler.features.hooks("on_arrival", spec) == ()
+    limited(handler, LimitsConfig(concurrency=(("*", 2),)))  # a cap only: no bucket to take from
+    assert handler.features.hooks("on_arrival", spec) == ()
+    limited(handler, LimitsConfig(users=(("alice", Rate(0.01, 1)),)))
+    assert [h.__self__.name for h in handler.features.hooks("on_arrival", spec)] == ["limits"]
+    assert get_table(handler, alice).success is not None
+    assert get_table(handler, alice).o1 is not None
+    limited(handler, LimitsConfig())
+    assert handler.features.hooks("on_arrival", spec) == ()
+    assert get_table(handler, alice).success is not None
 
 
 def test_set_ugi_counts_for_the_user_it_names(handler):

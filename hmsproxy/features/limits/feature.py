@@ -93,9 +93,12 @@ class Limits(Feature):
             self._settings = settings
         self.platform.backends.slots.configure(caps(settings, [ms.name for ms in config.metastores]))
 
+    def idle(self, hook: str) -> bool:
+        return hook == "on_arrival" and self._limiter is None  # no rate configured: calls skip on_arrival
+
     def on_arrival(self, call: Call) -> None:
         limiter = self._limiter
-        if limiter is None:
+        if limiter is None:  # a call that looked up its hooks just before a reload took the rates away
             return
         session = call.session
         if session.client_address == INTERNAL:
