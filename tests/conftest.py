@@ -31,7 +31,13 @@ import pytest
 from hmsproxy.dev.metastore import LocalMetastore, start_metastores
 
 # The proxy / federation / Spark-through-the-proxy fixtures built on `metastores`.
-pytest_plugins = ["tests.support.fixtures", "tests.support.postgres", "tests.support.hive_cli", "tests.support.mixed_versions"]
+pytest_plugins = [
+    "tests.support.fixtures",
+    "tests.support.postgres",
+    "tests.support.hive_cli",
+    "tests.support.mixed_versions",
+    "tests.support.kdc",
+]
 
 
 def _say(msg: str) -> None:
