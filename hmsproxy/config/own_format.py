@@ -34,6 +34,7 @@ from hmsproxy.config.model import (
     DatabaseResolution,
     HttpConfig,
     ServerConfig,
+    ServerSaslConfig,
     StoreConfig,
     TlsConfig,
 )
@@ -65,9 +66,11 @@ _OWN_SERVER_KEYS = (
     "backend-timeout-s",
     "probe-after-s",
     "tls",
+    "sasl",
     "workers",
     "relay",
 )
+_SASL_KEYS = ("enabled", "principal", "keytab")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
 _AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
@@ -88,6 +91,38 @@ def _parse_tls(ctx: Ctx, path: str, raw: Any) -> TlsConfig:
                 raise ctx.error(join_key(path, key), f"no such file: {value}")
             files[key] = value
     return TlsConfig(files["cert-file"], files["key-file"], files.get("client-ca-file"))
+
+
+def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
+    """`server.sasl`: the proxy's principal and keytab (enabled: SASL on its own port, not there yet)."""
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _SASL_KEYS)
+    enabled = read_bool(ctx, join_key(path, "enabled"), section["enabled"]) if present(section, "enabled") else False
+    if enabled:
+        raise ctx.error(
+            join_key(path, "enabled"),
+            "SASL on the proxy's own Thrift port is not implemented yet (issue #29); set it to false: "
+            "principal and keytab still log the proxy in to metastores with `sasl:`",
+        )
+    for key in ("principal", "keytab"):
+        if not present(section, key):
+            raise ctx.error(join_key(path, key), "required when sasl is given (the proxy's Kerberos identity)")
+    principal = read_str(ctx, join_key(path, "principal"), section["principal"])
+    if "@" not in principal:
+        raise ctx.error(join_key(path, "principal"), f"{principal!r} is not a Kerberos principal such as hmsproxy/_HOST@EXAMPLE.COM")
+    keytab = read_str(ctx, join_key(path, "keytab"), section["keytab"])
+    if not Path(keytab).is_file():
+        raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
+    return ServerSaslConfig(enabled, principal, keytab)
+
+
+def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:
+    """A Kerberized metastore needs the proxy's own principal and keytab."""
+    for parsed in metastores:
+        if parsed.metastore.sasl is not None and server.sasl is None:
+            raise ctx.error(
+                join_key(parsed.path, "sasl"),
+                "needs the proxy's own Kerberos identity: give server.sasl.principal and server.sasl.keytab",
+            )
 
 
 def _parse_http(ctx: Ctx, raw: Any) -> HttpConfig:
@@ -147,6 +182,8 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["probe_after_s"] = read_positive_number(ctx, join_key(path, "probe-after-s"), section["probe-after-s"])
     if present(section, "tls"):
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
+    if present(section, "sasl"):
+        kwargs["sasl"] = _parse_server_sasl(ctx, join_key(path, "sasl"), section["sasl"])
     if present(section, "workers"):
         kwargs["workers"] = read_int(ctx, join_key(path, "workers"), section["workers"], minimum=1, maximum=64)
     if present(section, "relay"):
@@ -174,6 +211,7 @@ def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSect
         resolution = read_enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
 
     check_federation(ctx, resolution, [primary, *federated])
+    check_sasl(ctx, server, [primary, *federated])
     sections = {
         "http": ("http", _parse_http),
         "audit": ("audit", _parse_audit),
