@@ -172,11 +172,15 @@ class GssapiMechanism:
 
 
 def _gss_text(e: Exception) -> str:
-    """gssapi's message without its boilerplate: the major and minor reasons."""
-    text = getattr(e, "gen_message", None)
-    if callable(text):
-        try:
-            return " ".join(text().split())
-        except Exception:  # noqa: BLE001 - fall back to str(e)
-            pass
+    """Kerberos' own reason (the minor status, e.g. "Server … not found in Kerberos database"), else
+    GSSAPI's (the major status), without gssapi's numbers and boilerplate."""
+    reasons = []
+    for code, is_major in ((getattr(e, "min_code", 0), False), (getattr(e, "maj_code", 0), True)):
+        if code:
+            try:
+                reasons += [r for r in e.get_all_statuses(code, is_major) if r and "Minor code may provide" not in r]
+            except Exception:  # noqa: BLE001 - fall back to str(e)
+                pass
+    if reasons:
+        return reasons[0] if not reasons[0].startswith("Unspecified GSS failure") else "; ".join(reasons)
     return " ".join(str(e).split())

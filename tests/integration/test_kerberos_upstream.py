@@ -35,31 +35,37 @@ def realm(kdc):
     return kdc
 
 
+@pytest.fixture(scope="module", params=["auth", "auth-int", "auth-conf"])
+def qop(request) -> str:
+    """The SASL security layer: the metastore offers only it (hadoop.rpc.protection), the proxy asks for it."""
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def kerberized(realm, metastore_factory):
-    """One Kerberized Hive 2.3 metastore for the module (its readiness check logs in as the proxy)."""
-    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
-    kerberos = MetastoreKerberos(realm.krb5_conf, realm.principal(HIVE), realm.principals[HIVE], client)
-    (hms,) = metastore_factory(1, name="kerberized_hms", host="localhost", kerberos=kerberos)
+def kerberized(realm, qop, metastore_factory):
+    """One Kerberized Hive 2.3 metastore per QOP, one at a time (its readiness check logs in as the proxy)."""
+    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}", qop)
+    kerberos = MetastoreKerberos(realm.krb5_conf, realm.principal(HIVE), realm.principals[HIVE], client, qop)
+    (hms,) = metastore_factory(1, name=f"kerberized_{qop.replace('-', '_')}", host="localhost", kerberos=kerberos)
     yield hms
     hms.stop()
 
 
-def _sasl(realm, principal: str = "hive/_HOST") -> MetastoreSaslConfig:
-    return MetastoreSaslConfig(principal=f"{principal}@{realm.realm}")
+def _sasl(realm, qop: str, principal: str = "hive/_HOST") -> MetastoreSaslConfig:
+    return MetastoreSaslConfig(principal=f"{principal}@{realm.realm}", qop=qop)
 
 
 @pytest.fixture(scope="module")
-def kerberos_config(realm, kerberized) -> Config:
+def kerberos_config(realm, qop, kerberized) -> Config:
     """The proxy: primary = the Kerberized metastore; `wrong` = the same metastore under a principal the realm lacks."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
-    primary = dataclasses.replace(base.primary, sasl=_sasl(realm))
+    primary = dataclasses.replace(base.primary, sasl=_sasl(realm, qop))
     wrong = MetastoreConfig(
         "wrong",
         (kerberized.uri,),
         database_prefix="wrong_",
         access_control_type=AccessControlType.READ_ONLY,
-        sasl=_sasl(realm, "nosuch/_HOST"),
+        sasl=_sasl(realm, qop, "nosuch/_HOST"),
     )
     server = dataclasses.replace(base.server, sasl=ServerSaslConfig(principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY])))
     return Config(server, DatabaseResolution.PREFIXED, primary, (wrong,), store=base.store)
@@ -133,6 +139,17 @@ def test_a_wrong_principal_is_a_metastore_down_named_with_its_cause(client, prox
     # The proxy serves the good metastore on, on the same client connection.
     assert "default" in client.get_all_databases()
     assert handler_metric(proxy_server.handler, "hmsproxy_backend_up", backend="primary") == 1
+
+
+def test_a_security_layer_the_metastore_does_not_offer_is_named(realm, qop, kerberized):
+    from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
+
+    other = "auth-conf" if qop != "auth-conf" else "auth"
+    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}", other)
+    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
+    with pytest.raises(BackendUnavailable) as raised:
+        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+    assert f"offers QOP {qop}, not {other}" in raised.value.reason
 
 
 def test_a_missing_keytab_is_named(realm, kerberized, tmp_path):

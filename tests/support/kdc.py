@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from hmsproxy.dev.ports import free_port
+from tests.support.children import terminate
 from tests.support.required import unavailable
 
 REALM = "HMSPROXY.TEST"
@@ -111,13 +112,7 @@ class Kdc:
             return ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        terminate(self.process)
 
 
 def _run(cmd: list, env: dict[str, str], what: str) -> str:
