@@ -46,7 +46,8 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         audit_text = "off"
     kerberos = "none (no metastore with sasl)"
     if server.sasl is not None:
-        kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: plain)"
+        port = "SASL GSSAPI only (QOP auth; identity: the principal's short name)" if server.sasl.enabled else "plain"
+        kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
     return [
         f"TLS: {tls}",
         f"Kerberos identity: {kerberos}",

@@ -117,7 +117,8 @@ class TlsConfig:
 class ServerSaslConfig:
     """The proxy's Kerberos identity: its principal and keytab (docs/kerberos.md)."""
 
-    #: SASL on the proxy's own Thrift port: not implemented yet, so the config refuses true.
+    #: SASL GSSAPI on the proxy's own Thrift port: only Kerberos-authenticated clients, whose
+    #: principal's short name is their identity (set_ugi cannot change it).
     enabled: bool = False
     #: e.g. hive/_HOST@EXAMPLE.COM (`_HOST`: server.host, or this machine's name for 0.0.0.0).
     principal: str | None = None

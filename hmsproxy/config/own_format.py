@@ -94,15 +94,9 @@ def _parse_tls(ctx: Ctx, path: str, raw: Any) -> TlsConfig:
 
 
 def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
-    """`server.sasl`: the proxy's principal and keytab (enabled: SASL on its own port, not there yet)."""
+    """`server.sasl`: the proxy's principal and keytab (enabled: SASL GSSAPI on its own port too)."""
     section = read_section(ctx, path, read_mapping(ctx, path, raw), _SASL_KEYS)
     enabled = read_bool(ctx, join_key(path, "enabled"), section["enabled"]) if present(section, "enabled") else False
-    if enabled:
-        raise ctx.error(
-            join_key(path, "enabled"),
-            "SASL on the proxy's own Thrift port is not implemented yet (issue #29); set it to false: "
-            "principal and keytab still log the proxy in to metastores with `sasl:`",
-        )
     for key in ("principal", "keytab"):
         if not present(section, key):
             raise ctx.error(join_key(path, key), "required when sasl is given (the proxy's Kerberos identity)")

@@ -10,7 +10,9 @@ libthrift's TSaslTransport frames it:
 * data: a 4-byte big-endian length and the payload, one frame per flush; under QOP `auth-int` or
   `auth-conf` the payload is the mechanism's wrapped bytes.
 
-`SaslSocket` is that data layer presented as the socket the wire code already reads and writes
+`negotiate` is the client's half (the proxy towards Kerberized metastores), `accept` the server's
+(the proxy's own port with server.sasl.enabled). `SaslSocket` is the data layer presented as the
+socket the wire code already reads and writes
 (`recv`, `sendall`; everything else, shutdown and timeouts included, goes to the real socket), so
 the relay reads through the frames as through a plain socket. `SaslTransport` is the same for
 thriftpy2's buffered transport. The mechanism (GSSAPI: upstream/kerberos.py) is handed in: this
@@ -103,12 +105,42 @@ def negotiate(sock, mechanism: Mechanism) -> None:
             raise SaslError(f"expected SASL COMPLETE from the metastore, got {STATUS_NAMES[status]}")
 
 
-def _check(status: int, payload: bytes) -> None:
+def _check(status: int, payload: bytes, peer: str = "the metastore") -> None:
     if status in (BAD, ERROR):
         reason = payload.decode("utf-8", "replace") or "no reason given"
-        raise SaslError(f"the metastore refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")
+        raise SaslError(f"{peer} refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")
     if status not in (OK, COMPLETE):
-        raise SaslError(f"expected SASL OK or COMPLETE from the metastore, got {STATUS_NAMES[status]}")
+        raise SaslError(f"expected SASL OK or COMPLETE from {peer}, got {STATUS_NAMES[status]}")
+
+
+def accept(sock, mechanism_named) -> Mechanism:
+    """The server's half on a client's socket: START names the mechanism (`mechanism_named(name)`
+    makes it, or None: refused), then the client's tokens are answered (OK) until the mechanism is
+    complete (COMPLETE). A refusal is sent to the client as BAD with the reason, then raised."""
+    status, payload = read_frame(sock)
+    if status != START:
+        raise SaslError(f"expected SASL START from the client, got {STATUS_NAMES[status]}")
+    name = payload.decode("utf-8", "replace")
+    mechanism = mechanism_named(name)
+    if mechanism is None:
+        _refuse(sock, f"unsupported SASL mechanism {name!r}")
+    while not mechanism.complete:
+        status, token = read_frame(sock)
+        _check(status, token, "the client")
+        try:
+            challenge = mechanism.step(token)
+        except SaslError as e:
+            _refuse(sock, str(e))
+        sock.sendall(frame(COMPLETE if mechanism.complete else OK, challenge))
+    return mechanism
+
+
+def _refuse(sock, reason: str):
+    try:
+        sock.sendall(frame(BAD, reason.encode()))
+    except OSError:  # the client is gone: the reason is still raised
+        pass
+    raise SaslError(reason)
 
 
 class SaslSocket:
@@ -143,6 +175,10 @@ class SaslSocket:
         payload = _exactly(self.sock, length)
         self._frame = memoryview(self._mechanism.unwrap(payload) if self._wraps else payload)
         return True
+
+    def pending(self) -> int:
+        """Bytes of the current frame not read yet (framing.readable_now asks, as of a TLS socket)."""
+        return len(self._frame)
 
     def sendall(self, data: bytes) -> None:
         if self._wraps:

@@ -39,7 +39,7 @@ def service_principal(pattern: str, host: str | None) -> str:
     return pattern.replace("_HOST", host.lower())
 
 
-def _gssapi():
+def load_gssapi():
     try:
         import gssapi
     except ImportError as e:  # config checks say so earlier; this is the last word
@@ -75,7 +75,7 @@ class KerberosLogin:
             if self._creds is None:
                 if not os.path.isfile(self.keytab):
                     raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
-                gssapi = _gssapi()
+                gssapi = load_gssapi()
                 try:
                     self._creds = gssapi.Credentials(
                         name=gssapi.Name(self.principal, gssapi.NameType.kerberos_principal),
@@ -83,7 +83,7 @@ class KerberosLogin:
                         store={"client_keytab": self.keytab, "ccache": self._ccache},
                     )
                 except gssapi.exceptions.GSSError as e:
-                    raise SaslError(f"cannot log in as {self.principal} from {self.keytab}: {_gss_text(e)}") from e
+                    raise SaslError(f"cannot log in as {self.principal} from {self.keytab}: {gss_reason(e)}") from e
             return self._creds
 
 
@@ -109,7 +109,7 @@ class GssapiMechanism:
     name = "GSSAPI"
 
     def __init__(self, login: KerberosLogin, target: str, qop: str = "auth"):
-        gssapi = _gssapi()
+        gssapi = load_gssapi()
         self._gssapi = gssapi
         self.target = target
         self.qop = qop
@@ -144,14 +144,14 @@ class GssapiMechanism:
         try:
             return self._context.step(challenge) or b""
         except self._gssapi.exceptions.GSSError as e:
-            raise SaslError(f"Kerberos refused {self.target}: {_gss_text(e)}") from e
+            raise SaslError(f"Kerberos refused {self.target}: {gss_reason(e)}") from e
 
     def _security_layer(self, challenge: bytes) -> bytes:
         """The server's offer (wrapped: a layer bit mask, its largest buffer) → the client's choice."""
         try:
             offer = self._context.unwrap(challenge).message
         except self._gssapi.exceptions.GSSError as e:
-            raise SaslError(f"the metastore's security-layer offer did not unwrap: {_gss_text(e)}") from e
+            raise SaslError(f"the metastore's security-layer offer did not unwrap: {gss_reason(e)}") from e
         if len(offer) != 4:
             raise SaslError(f"the metastore's security-layer offer has {len(offer)} bytes, not 4")
         wanted = QOP_LAYERS[self.qop]
@@ -171,7 +171,7 @@ class GssapiMechanism:
         return self._context.unwrap(data).message
 
 
-def _gss_text(e: Exception) -> str:
+def gss_reason(e: Exception) -> str:
     """Kerberos' own reason (the minor status, e.g. "Server … not found in Kerberos database"), else
     GSSAPI's (the major status), without gssapi's numbers and boilerplate."""
     reasons = []

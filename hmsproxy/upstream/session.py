@@ -36,6 +36,8 @@ class Session:
         self.groups: list[str] = []
         #: Who asks, as one hashable value: what a remembered decision is kept for (pipeline/fastpath.py).
         self.caller: tuple = (None, ())
+        #: The Kerberos principal the client authenticated as (SASL on the proxy's port); None: unauthenticated.
+        self.principal: str | None = None
         self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
         #: Each feature's own state for this client (pipeline/platform.py: new_session_state).
@@ -48,8 +50,17 @@ class Session:
         self._borrowed = False
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
+        """The identity the client claims; ignored once Kerberos said who it is (authenticate)."""
+        if self.principal is not None:
+            return
         self.user, self.groups = user, list(groups or [])
         self.caller = (user, tuple(self.groups))
+
+    def authenticate(self, user: str, principal: str) -> None:
+        """The client proved to be `principal` (downstream/kerberos.py): `user`, its short name, is
+        this session's identity for good; set_ugi can no longer change it."""
+        self.user, self.groups, self.principal = user, [], principal
+        self.caller = (user, ())
 
     def borrowed(self) -> Session:
         """A session for the calls the proxy makes for this client while handling one of its calls

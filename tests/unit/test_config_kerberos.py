@@ -54,6 +54,13 @@ def test_the_keys_as_the_issue_writes_them(tmp_path):
     assert "GSSAPI to hive/hms-3@EXAMPLE.COM (_HOST: each URI's host), QOP auth-int" in text
 
 
+def test_kerberos_on_the_proxys_own_port(tmp_path):
+    config = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, principal: "hmsproxy'))
+    assert config.server.sasl.enabled
+    assert "own port: SASL GSSAPI only (QOP auth; identity: the principal's short name)" in describe(config)
+    assert "own port: plain" in describe(_load(tmp_path, KERBERIZED))
+
+
 def test_sasl_false_is_plain(tmp_path):
     config = _load(tmp_path, KERBERIZED.replace("{enabled: true,", "{enabled: false,"))
     assert config.primary.sasl is None
@@ -72,7 +79,6 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
         (('{enabled: true, principal: "hive/_HOST@EXAMPLE.COM"}', "true"), "primary-meta-store.sasl.principal", "is required"),
         (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
         (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
-        (('{principal: "hmsproxy', '{enabled: true, principal: "hmsproxy'), "server.sasl.enabled", "not implemented yet"),
     ],
 )
 def test_each_mistake_is_named(tmp_path, change, key, words):

@@ -1,0 +1,117 @@
+"""SASL GSSAPI on the proxy's own Thrift port (server.sasl.enabled): who the caller really is.
+
+`KerberosService` holds the proxy's acceptor credentials (server.sasl's principal from its keytab).
+`authenticate(sock)` runs the server's half of Thrift's SASL negotiation (protocol/sasl.accept)
+with `GssapiAcceptor`, RFC 4752's server side: Kerberos tokens until the context is established,
+then the security-layer offer (QOP `auth`) and the client's choice. It returns the frame layer
+the connection is served through and the client's principal; the session's identity is that
+principal's short name, and `set_ugi` no longer changes it (upstream/session.py).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from hmsproxy.protocol.sasl import SaslError, SaslSocket, accept
+from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, gss_reason, load_gssapi, service_principal
+
+#: How long a client may take over the negotiation before its connection is closed.
+NEGOTIATION_TIMEOUT_S = 30.0
+
+
+def short_name(principal: str) -> str:
+    """A principal's first component: alice@REALM and alice/admin@REALM are both `alice`."""
+    return principal.split("@", 1)[0].split("/", 1)[0]
+
+
+class KerberosService:
+    """The proxy as a Kerberos service: `principal` (`_HOST`: `host`, or this machine's name) from `keytab`."""
+
+    def __init__(self, principal: str, keytab: str, host: str | None = None):
+        self.principal = service_principal(principal, host)
+        self.keytab = keytab
+        self._creds = None
+
+    def credentials(self):
+        if self._creds is None:
+            if not os.path.isfile(self.keytab):
+                raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
+            gssapi = load_gssapi()
+            try:
+                self._creds = gssapi.Credentials(
+                    name=gssapi.Name(self.principal, gssapi.NameType.kerberos_principal), usage="accept", store={"keytab": self.keytab}
+                )
+            except gssapi.exceptions.GSSError as e:
+                raise SaslError(f"cannot accept Kerberos clients as {self.principal} from {self.keytab}: {gss_reason(e)}") from e
+        return self._creds
+
+    def authenticate(self, sock: socket.socket) -> tuple[SaslSocket, str]:
+        """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
+        Raises SaslError (the client has been sent BAD with the reason where it could be)."""
+        sock.settimeout(NEGOTIATION_TIMEOUT_S)
+        acceptor = None
+
+        def named(name: str):
+            nonlocal acceptor
+            if name == GssapiAcceptor.name:
+                acceptor = GssapiAcceptor(self.credentials())
+            return acceptor
+
+        mechanism = accept(sock, named)
+        sock.settimeout(None)
+        return SaslSocket(sock, mechanism), acceptor.principal
+
+
+class GssapiAcceptor:
+    """SASL GSSAPI, the server's side, for one client connection (QOP auth)."""
+
+    name = "GSSAPI"
+    wraps = False
+
+    def __init__(self, creds):
+        self._gssapi = load_gssapi()
+        self._context = self._gssapi.SecurityContext(creds=creds, usage="accept")
+        self._offered = False
+        self._complete = False
+        self.principal: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self._complete
+
+    def step(self, token: bytes) -> bytes:
+        errors = self._gssapi.exceptions.GSSError
+        try:
+            if not self._context.complete:
+                reply = self._context.step(token)
+                if not self._context.complete or reply:
+                    return reply or b""  # more tokens; or the last one (mutual auth), which the client acknowledges empty
+            if not self._offered:
+                return self._offer()
+            return self._choice(token)
+        except errors as e:
+            raise SaslError(f"Kerberos authentication failed: {gss_reason(e)}") from e
+
+    def _offer(self) -> bytes:
+        """The layers the proxy offers (auth only) and the largest frame it takes, wrapped."""
+        self._offered = True
+        return self._context.wrap(bytes([QOP_LAYERS["auth"]]) + MAX_RECEIVE.to_bytes(3, "big"), encrypt=False).message
+
+    def _choice(self, token: bytes) -> bytes:
+        answer = self._context.unwrap(token).message
+        if len(answer) < 4 or answer[0] != QOP_LAYERS["auth"]:
+            raise SaslError("the client chose a security layer the proxy does not offer (it offers QOP auth only)")
+        principal = str(self._context.initiator_name)
+        authzid = answer[4:].decode("utf-8", "replace")
+        if authzid and authzid != principal:
+            raise SaslError(f"{principal} may not act as {authzid}")
+        self.principal = principal
+        self._complete = True
+        return b""
+
+    def wrap(self, data: bytes) -> bytes:  # QOP auth: never called (wraps is False)
+        return data
+
+    def unwrap(self, data: bytes) -> bytes:
+        return data

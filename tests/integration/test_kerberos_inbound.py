@@ -1,0 +1,175 @@
+"""Kerberos on the proxy's own port (server.sasl.enabled) in front of a Kerberized Hive 2.3 metastore.
+
+The client is an implementation independent of the proxy's: thriftpy2's SASL transport with
+pure-sasl's GSSAPI (over the `kerberos` binding), logged in with `kinit -kt` into its own ticket
+cache. The proxy accepts it as alice, whatever set_ugi then claims: the audit line says alice. A
+plain Thrift client, and a SASL client without a ticket, get no answer; the proxy says why in its
+log. The proxy's own client code (wire.ThriftConnection with sasl) gets a relayed get_table through
+both SASL layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import uuid
+
+import pytest
+import thriftpy2.rpc
+from thriftpy2.protocol.binary import TBinaryProtocol
+from thriftpy2.thrift import TClient
+from thriftpy2.transport import TSocket
+
+from hmsproxy.app import build_handler
+from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig
+from hmsproxy.dev.kerberos import MetastoreKerberos
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
+from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
+from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
+from tests.support.federation import prefixed_config
+
+HIVE = "hive/localhost"
+PROXY = "hmsproxy/localhost"
+
+
+@pytest.fixture(scope="module")
+def realm(kdc):
+    for name in (HIVE, PROXY, "alice", "carol"):
+        kdc.add_principal(name)
+    return kdc
+
+
+@pytest.fixture(scope="module")
+def kerberized(realm, metastore_factory):
+    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
+    kerberos = MetastoreKerberos(realm.krb5_conf, realm.principal(HIVE), realm.principals[HIVE], client)
+    (hms,) = metastore_factory(1, name="kerberized_inbound", host="localhost", kerberos=kerberos)
+    yield hms
+    hms.stop()
+
+
+@pytest.fixture(scope="module")
+def audit_file(tmp_path_factory):
+    return tmp_path_factory.mktemp("audit") / "audit.log"
+
+
+@pytest.fixture(scope="module")
+def proxy_server(realm, kerberized, audit_file):
+    base = prefixed_config(kerberized.uri, kerberized.uri)
+    primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
+    identity = ServerSaslConfig(enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]))
+    server_config = dataclasses.replace(base.server, sasl=identity)
+    config = Config(
+        server_config, DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=AuditConfig(enabled=True, file=str(audit_file))
+    )
+    handler = build_handler(config)
+    server = ProxyServer(handler, "127.0.0.1", 0, sasl=identity).start()
+    yield server
+    server.stop()
+    handler.close()
+
+
+class PureSaslClient:
+    """pure-sasl's SASLClient in the shape thriftpy2's TSaslClientTransport calls (start/step/encode)."""
+
+    def __init__(self, host: str, service: str):
+        from puresasl.client import SASLClient
+
+        self._client = SASLClient(host, service, mechanism="GSSAPI")
+        self.error = ""
+
+    def start(self, mechanism):
+        return True, mechanism, self._client.process()
+
+    def step(self, challenge):
+        return True, self._client.process(challenge)
+
+    def encode(self, data):
+        return True, self._client.wrap(data)
+
+    def decode(self, data):
+        return True, self._client.unwrap(data)
+
+    def getError(self):  # noqa: N802 - thriftpy2's name
+        return self.error
+
+
+def independent_client(port: int):
+    """A metastore client over thriftpy2's SASL transport and pure-sasl GSSAPI, to hmsproxy@localhost."""
+    from thriftpy2.transport.sasl import TSaslClientTransport
+
+    socket = TSocket("localhost", port, socket_timeout=60_000)
+    # No buffered transport on top: thriftpy2's SASL transport buffers writes itself, and its read(n)
+    # waits for n bytes, which a buffered transport's read-ahead would never get.
+    transport = TSaslClientTransport(lambda: PureSaslClient("localhost", "hmsproxy"), "GSSAPI", socket)
+    transport.open()
+    return TClient(idl.HmsProxy, TBinaryProtocol(transport)), transport
+
+
+def _audit(audit_file) -> list[dict]:
+    return [json.loads(line) for line in audit_file.read_text().splitlines()]
+
+
+def test_an_authenticated_client_is_itself_whatever_set_ugi_claims(proxy_server, realm, kerberos_env, audit_file, tmp_path):
+    realm.kinit("alice", kerberos_env)
+    client, transport = independent_client(proxy_server.port)
+    db = f"inbound_{uuid.uuid4().hex[:8]}"
+    try:
+        client.set_ugi("mallory", ["admins"])
+        client.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+        assert db in client.get_all_databases()
+        client.drop_database(db, True, True)
+    finally:
+        transport.close()
+    mine = [line for line in _audit(audit_file) if line["method"] in ("set_ugi", "create_database", "get_all_databases", "drop_database")]
+    assert {line["method"] for line in mine} == {"set_ugi", "create_database", "get_all_databases", "drop_database"}
+    assert {line["user"] for line in mine} == {"alice"}, mine
+
+
+def test_the_proxys_own_client_code_both_ways_with_a_relayed_answer(proxy_server, realm, tmp_path):
+    login = KerberosLogin(realm.principal("carol"), str(realm.principals["carol"]))
+    conn = ThriftConnection(
+        "proxy",
+        (f"thrift://localhost:{proxy_server.port}",),
+        connect_timeout_s=10,
+        call_timeout_s=60,
+        sasl=GssapiSettings(login, f"hmsproxy/_HOST@{realm.realm}"),
+    )
+    relayed = proxy_server.handler.backends.state("primary").relayed
+    try:
+        assert "default" in conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args()).success
+        answer = conn.call("get_database", idl.HmsProxy.get_database_args(name="default"))
+        assert answer.success.name == "default"
+    finally:
+        conn.close()
+    assert proxy_server.handler.backends.state("primary").relayed > relayed  # get_database went out as relayed bytes, in SASL frames
+
+
+def test_a_plain_client_is_refused_and_the_log_says_why(proxy_server, caplog):
+    caplog.set_level(logging.WARNING, logger="hmsproxy.downstream.server")
+    plain = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy_server.port, timeout=30_000)
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - the proxy closes the connection: EOF or reset
+            plain.get_all_databases()
+    finally:
+        plain.close()
+    assert any("the client spoke plain Thrift" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_a_client_without_a_ticket_gets_nothing(proxy_server, realm, kerberos_env):
+    with pytest.raises(Exception) as raised:  # noqa: B017 - pure-sasl cannot start without credentials
+        independent_client(proxy_server.port)
+    assert "credential" in str(raised.value).lower() or "ticket" in str(raised.value).lower() or "cache" in str(raised.value).lower()
+    # The proxy's own client code with a keytab that does not exist never reaches a call either.
+    login = KerberosLogin(realm.principal("carol"), "/nonexistent/carol.keytab")
+    conn = ThriftConnection(
+        "proxy",
+        (f"thrift://localhost:{proxy_server.port}",),
+        connect_timeout_s=10,
+        call_timeout_s=30,
+        sasl=GssapiSettings(login, f"hmsproxy/_HOST@{realm.realm}"),
+    )
+    with pytest.raises(BackendUnavailable, match="does not exist"):
+        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
