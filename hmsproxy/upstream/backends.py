@@ -223,14 +223,15 @@ class Backends:
             tuple(uris),
             connect_timeout_s=server.connect_timeout_s,
             call_timeout_s=server.backend_timeout_s,
-            **self._sasl(metastore),
+            **self.sasl_for(metastore),
         )
         if len(uris) > 1:  # an HA set: its stalled URIs are tried last (breaker.py)
             conn.avoid = functools.partial(self.breaker.stalled, metastore.name)
         return conn
 
-    def _sasl(self, metastore: MetastoreConfig) -> dict[str, SaslSettings]:
-        """The connection factory's `sasl` argument for a Kerberized metastore; none for the others."""
+    def sasl_for(self, metastore: MetastoreConfig) -> dict[str, SaslSettings]:
+        """The `sasl` argument of a connection to `metastore` (the factory's, ThriftConnection's) when
+        it is Kerberized; none for the others."""
         identity = self.config.server.sasl
         if metastore.sasl is None or identity is None:  # the config refuses sasl without server.sasl
             return {}
@@ -270,7 +271,7 @@ class Backends:
         raise BackendUnavailable(name, ", ".join(uris), "; ".join(failures))
 
     def _probe_one(self, name: str, uris: tuple[str, ...], timeout_s: float) -> None:
-        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s, **self._sasl(self.metastore(name)))
+        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s, **self.sasl_for(self.metastore(name)))
         try:
             conn.call("getVersion", idl.HmsProxy.getVersion_args())
         except TApplicationException:

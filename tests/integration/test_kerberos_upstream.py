@@ -127,6 +127,14 @@ def test_create_and_read_through_the_proxy(client, proxy_server, kerberized, tmp
     client.drop_database(db, True, True)
 
 
+def test_readiness_asks_the_kerberized_primary_over_sasl(proxy_server):
+    from hmsproxy.ops.readiness import readiness_of
+
+    ready, results = readiness_of(proxy_server.handler).run()
+    primary = next(r for r in results if r.name == "primary")
+    assert ready and primary.ok, results
+
+
 def test_a_wrong_principal_is_a_metastore_down_named_with_its_cause(client, proxy_server, realm):
     with pytest.raises(idl.hive.MetaException) as raised:
         client.get_all_tables("wrong_default")
