@@ -13,7 +13,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import thriftpy2.rpc
@@ -173,3 +177,45 @@ def test_a_client_without_a_ticket_gets_nothing(proxy_server, realm, kerberos_en
     )
     with pytest.raises(BackendUnavailable, match="does not exist"):
         conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+
+
+REPO = Path(__file__).resolve().parents[2]
+SPARK_TIMEOUT_S = 420
+#: Without it Hadoop's client never uses the keytab ("Failed to find any Kerberos tgt").
+CORE_SITE = """<?xml version="1.0"?>
+<configuration>
+  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+</configuration>
+"""
+
+
+@pytest.mark.spark
+def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(proxy_server, realm, audit_file, tmp_path):
+    """A real SparkSession (its own process: one per process) with spark.kerberos.principal/keytab and
+    hive.metastore.sasl.enabled, pointed at the proxy as at a Kerberized metastore: it creates,
+    writes, reads and drops through it, and the proxy knows it as alice."""
+    conf_dir = tmp_path / "hadoop-conf"
+    conf_dir.mkdir()
+    (conf_dir / "core-site.xml").write_text(CORE_SITE)
+    env = {
+        **os.environ,
+        **realm.env(tmp_path / "no-ticket-cache"),  # the keytab logs Spark in, not a cache
+        "HADOOP_CONF_DIR": str(conf_dir),
+        "JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}",
+        "PYTHONPATH": str(REPO),
+    }
+    db = f"spark_krb_{uuid.uuid4().hex[:8]}"
+    command = [
+        sys.executable, "-m", "tests.support.kerberos_spark_job",
+        f"thrift://localhost:{proxy_server.port}", realm.principal("alice"), str(realm.principals["alice"]),
+        f"hmsproxy/_HOST@{realm.realm}", str(tmp_path / "warehouse"), db,
+    ]  # fmt: skip
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=SPARK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and results, f"Spark failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    answer = json.loads(results[-1][len("RESULT ") :])
+    assert answer == {"rows": [[1, "a"], [2, "b"]], "tables": ["t"]}
+    spark_lines = [line for line in _audit(audit_file) if line.get("db") == db or db in json.dumps(line)]
+    methods = {line["method"] for line in spark_lines}
+    assert {"create_database", "get_table", "drop_database"} <= methods and any(m.startswith("create_table") for m in methods), methods
+    assert {line["user"] for line in spark_lines} == {"alice"}, spark_lines
