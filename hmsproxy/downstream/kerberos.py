@@ -10,11 +10,10 @@ principal's short name, and `set_ugi` no longer changes it (upstream/session.py)
 
 from __future__ import annotations
 
-import os
 import socket
 
 from hmsproxy.protocol.sasl import SaslError, SaslSocket, accept
-from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, gss_reason, load_gssapi, service_principal
+from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, KerberosLogin, gss_reason, load_gssapi
 
 #: How long a client may take over the negotiation before its connection is closed.
 NEGOTIATION_TIMEOUT_S = 30.0
@@ -29,22 +28,8 @@ class KerberosService:
     """The proxy as a Kerberos service: `principal` (`_HOST`: `host`, or this machine's name) from `keytab`."""
 
     def __init__(self, principal: str, keytab: str, host: str | None = None):
-        self.principal = service_principal(principal, host)
-        self.keytab = keytab
-        self._creds = None
-
-    def credentials(self):
-        if self._creds is None:
-            if not os.path.isfile(self.keytab):
-                raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
-            gssapi = load_gssapi()
-            try:
-                self._creds = gssapi.Credentials(
-                    name=gssapi.Name(self.principal, gssapi.NameType.kerberos_principal), usage="accept", store={"keytab": self.keytab}
-                )
-            except gssapi.exceptions.GSSError as e:
-                raise SaslError(f"cannot accept Kerberos clients as {self.principal} from {self.keytab}: {gss_reason(e)}") from e
-        return self._creds
+        self._login = KerberosLogin(principal, keytab, host, usage="accept")
+        self.principal = self._login.principal
 
     def authenticate(self, sock: socket.socket) -> tuple[SaslSocket, str]:
         """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
@@ -55,7 +40,7 @@ class KerberosService:
         def named(name: str):
             nonlocal acceptor
             if name == GssapiAcceptor.name:
-                acceptor = GssapiAcceptor(self.credentials())
+                acceptor = GssapiAcceptor(self._login.credentials())
             return acceptor
 
         mechanism = accept(sock, named)

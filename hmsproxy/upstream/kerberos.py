@@ -60,30 +60,32 @@ _ccache_ids = itertools.count(1)
 
 
 class KerberosLogin:
-    """The proxy's initiator credentials from `keytab` as `principal` (`_HOST`: this machine's name)."""
+    """The proxy's credentials from `keytab` as `principal` (`_HOST`: `host`, or this machine's name):
+    for initiating (towards metastores) or, with usage="accept", for clients of its own port."""
 
-    def __init__(self, principal: str, keytab: str, host: str | None = None):
+    def __init__(self, principal: str, keytab: str, host: str | None = None, *, usage: str = "initiate"):
         self.principal = service_principal(principal, host)
         self.keytab = keytab
+        self.usage = usage
         self._ccache = f"MEMORY:hmsproxy-{os.getpid()}-{next(_ccache_ids)}"
         self._lock = threading.Lock()
         self._creds = None
 
     def credentials(self):
-        """gssapi Credentials for initiating (made once; the cred store renews the ticket itself)."""
+        """gssapi Credentials (made once; for initiating, the cred store renews the ticket itself)."""
         with self._lock:
             if self._creds is None:
                 if not os.path.isfile(self.keytab):
                     raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
                 gssapi = load_gssapi()
+                initiate = self.usage == "initiate"
+                store = {"client_keytab": self.keytab, "ccache": self._ccache} if initiate else {"keytab": self.keytab}
                 try:
-                    self._creds = gssapi.Credentials(
-                        name=gssapi.Name(self.principal, gssapi.NameType.kerberos_principal),
-                        usage="initiate",
-                        store={"client_keytab": self.keytab, "ccache": self._ccache},
-                    )
+                    name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+                    self._creds = gssapi.Credentials(name=name, usage=self.usage, store=store)
                 except gssapi.exceptions.GSSError as e:
-                    raise SaslError(f"cannot log in as {self.principal} from {self.keytab}: {gss_reason(e)}") from e
+                    what = "log in as" if initiate else "accept Kerberos clients as"
+                    raise SaslError(f"cannot {what} {self.principal} from {self.keytab}: {gss_reason(e)}") from e
             return self._creds
 
 

@@ -112,6 +112,12 @@ def independent_client(port: int):
     return TClient(idl.HmsProxy, TBinaryProtocol(transport)), transport
 
 
+def own_client(port: int, realm, principal: str, keytab: str) -> ThriftConnection:
+    """The proxy's own client code (wire.ThriftConnection with SASL) towards the proxy's port."""
+    sasl = GssapiSettings(KerberosLogin(realm.principal(principal), keytab), f"hmsproxy/_HOST@{realm.realm}")
+    return ThriftConnection("proxy", (f"thrift://localhost:{port}",), connect_timeout_s=10, call_timeout_s=60, sasl=sasl)
+
+
 def _audit(audit_file) -> list[dict]:
     return [json.loads(line) for line in audit_file.read_text().splitlines()]
 
@@ -132,15 +138,8 @@ def test_an_authenticated_client_is_itself_whatever_set_ugi_claims(proxy_server,
     assert {line["user"] for line in mine} == {"alice"}, mine
 
 
-def test_the_proxys_own_client_code_both_ways_with_a_relayed_answer(proxy_server, realm, tmp_path):
-    login = KerberosLogin(realm.principal("carol"), str(realm.principals["carol"]))
-    conn = ThriftConnection(
-        "proxy",
-        (f"thrift://localhost:{proxy_server.port}",),
-        connect_timeout_s=10,
-        call_timeout_s=60,
-        sasl=GssapiSettings(login, f"hmsproxy/_HOST@{realm.realm}"),
-    )
+def test_the_proxys_own_client_code_both_ways_with_a_relayed_answer(proxy_server, realm):
+    conn = own_client(proxy_server.port, realm, "carol", str(realm.principals["carol"]))
     relayed = proxy_server.handler.backends.state("primary").relayed
     try:
         assert "default" in conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args()).success
@@ -167,14 +166,7 @@ def test_a_client_without_a_ticket_gets_nothing(proxy_server, realm, kerberos_en
         independent_client(proxy_server.port)
     assert "credential" in str(raised.value).lower() or "ticket" in str(raised.value).lower() or "cache" in str(raised.value).lower()
     # The proxy's own client code with a keytab that does not exist never reaches a call either.
-    login = KerberosLogin(realm.principal("carol"), "/nonexistent/carol.keytab")
-    conn = ThriftConnection(
-        "proxy",
-        (f"thrift://localhost:{proxy_server.port}",),
-        connect_timeout_s=10,
-        call_timeout_s=30,
-        sasl=GssapiSettings(login, f"hmsproxy/_HOST@{realm.realm}"),
-    )
+    conn = own_client(proxy_server.port, realm, "carol", "/nonexistent/carol.keytab")
     with pytest.raises(BackendUnavailable, match="does not exist"):
         conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
 
