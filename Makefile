@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint kerberos bench bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint kerberos bench bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c | kerberos
@@ -94,6 +94,10 @@ bench-stream: $(BIN)/.installed
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_hedge $(ARGS)
+
+# Kerberos: get_table with SASL GSSAPI QOP auth, a Kerberized 2.3 metastore directly vs through the proxy (plain and Kerberos port); ARGS="--duration 2 --repeats 1".
+bench-kerberos: kerberos $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_kerberos $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

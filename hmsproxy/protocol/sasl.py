@@ -194,10 +194,11 @@ class SaslTransport:
     negotiates, and whose writes go out as one data frame per flush. `sock` is the SaslSocket
     (wire.py reads and writes it directly when it relays)."""
 
-    def __init__(self, socket, mechanism_for, description: str):
+    def __init__(self, socket, mechanism_for, description: str, timeout_s: float | None = None):
         self._tsocket = socket
         self._mechanism_for = mechanism_for  # () -> a new Mechanism for this connection
         self._description = description  # "GSSAPI as <client> to <service>", for errors
+        self._timeout_s = timeout_s  # for the negotiation: a metastore that hangs in it is not waited on for a call's time
         self._out: list[bytes] = []
         self.sock: SaslSocket | None = None
 
@@ -206,6 +207,8 @@ class SaslTransport:
 
     def open(self) -> None:
         self._tsocket.open()
+        if self._timeout_s is not None:
+            self._tsocket.sock.settimeout(self._timeout_s)
         try:
             mechanism = self._mechanism_for()
             negotiate(self._tsocket.sock, mechanism)

@@ -156,7 +156,10 @@ class ThriftConnection:
             host, port = parse_uri(uri)
             sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
             # Under SASL the frame layer sits between the socket and Thrift's transport.
-            base = sock if self._sasl is None else SaslTransport(sock, self._sasl.mechanism_for(host), self._sasl.describe(host))
+            if self._sasl is None:
+                base = sock
+            else:  # negotiated within the connect timeout; the call timeout applies after
+                base = SaslTransport(sock, self._sasl.mechanism_for(host), self._sasl.describe(host), self._connect_ms / 1000)
             recorder = RecordingSocket(base, framed=self._transport_cls is TCyFramedTransport)
             trans = self._transport_cls(recorder)
             try:
