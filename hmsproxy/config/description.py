@@ -46,7 +46,7 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         audit_text = "off"
     kerberos = "none (no metastore with sasl)"
     if server.sasl is not None:
-        port = "SASL GSSAPI only (QOP auth; identity: the principal's short name)" if server.sasl.enabled else "plain"
+        port = f"SASL GSSAPI only (QOP {server.sasl.qop}; identity: the principal's short name)" if server.sasl.enabled else "plain"
         kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
     return [
         f"TLS: {tls}",

@@ -123,6 +123,8 @@ class ServerSaslConfig:
     #: e.g. hive/_HOST@EXAMPLE.COM (`_HOST`: server.host, or this machine's name for 0.0.0.0).
     principal: str | None = None
     keytab: str | None = None
+    #: The security layer the proxy's port offers with `enabled`: "auth", "auth-int" or "auth-conf".
+    qop: str = "auth"
 
 
 @dataclass(frozen=True)

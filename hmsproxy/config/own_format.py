@@ -70,7 +70,8 @@ _OWN_SERVER_KEYS = (
     "workers",
     "relay",
 )
-_SASL_KEYS = ("enabled", "principal", "keytab")
+_SASL_KEYS = ("enabled", "principal", "keytab", "qop")
+_QOPS = ("auth", "auth-int", "auth-conf")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
 _AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
@@ -106,7 +107,8 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     keytab = read_str(ctx, join_key(path, "keytab"), section["keytab"])
     if not Path(keytab).is_file():
         raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
-    return ServerSaslConfig(enabled, principal, keytab)
+    qop = read_choice(ctx, join_key(path, "qop"), section["qop"], _QOPS) if present(section, "qop") else "auth"
+    return ServerSaslConfig(enabled, principal, keytab, qop)
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

@@ -3,7 +3,7 @@
 `KerberosService` holds the proxy's acceptor credentials (server.sasl's principal from its keytab).
 `authenticate(sock)` runs the server's half of Thrift's SASL negotiation (protocol/sasl.accept)
 with `GssapiAcceptor`, RFC 4752's server side: Kerberos tokens until the context is established,
-then the security-layer offer (QOP `auth`) and the client's choice. It returns the frame layer
+then the security-layer offer (server.sasl.qop) and the client's choice. It returns the frame layer
 the connection is served through and the client's principal; the session's identity is that
 principal's short name, and `set_ugi` no longer changes it (upstream/session.py).
 """
@@ -27,9 +27,10 @@ def short_name(principal: str) -> str:
 class KerberosService:
     """The proxy as a Kerberos service: `principal` (`_HOST`: `host`, or this machine's name) from `keytab`."""
 
-    def __init__(self, principal: str, keytab: str, host: str | None = None):
+    def __init__(self, principal: str, keytab: str, host: str | None = None, qop: str = "auth"):
         self._login = KerberosLogin(principal, keytab, host, usage="accept")
         self.principal = self._login.principal
+        self.qop = qop  # the one security layer offered
 
     def authenticate(self, sock: socket.socket) -> tuple[SaslSocket, str]:
         """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
@@ -40,7 +41,7 @@ class KerberosService:
         def named(name: str):
             nonlocal acceptor
             if name == GssapiAcceptor.name:
-                acceptor = GssapiAcceptor(self._login.credentials())
+                acceptor = GssapiAcceptor(self._login.credentials(), self.qop)
             return acceptor
 
         mechanism = accept(sock, named)
@@ -49,14 +50,14 @@ class KerberosService:
 
 
 class GssapiAcceptor:
-    """SASL GSSAPI, the server's side, for one client connection (QOP auth)."""
+    """SASL GSSAPI, the server's side, for one client connection, offering one QOP."""
 
     name = "GSSAPI"
-    wraps = False
 
-    def __init__(self, creds):
+    def __init__(self, creds, qop: str = "auth"):
         self._gssapi = load_gssapi()
         self._context = self._gssapi.SecurityContext(creds=creds, usage="accept")
+        self.qop = qop
         self._offered = False
         self._complete = False
         self.principal: str | None = None
@@ -64,6 +65,10 @@ class GssapiAcceptor:
     @property
     def complete(self) -> bool:
         return self._complete
+
+    @property
+    def wraps(self) -> bool:
+        return self.qop != "auth"
 
     def step(self, token: bytes) -> bytes:
         errors = self._gssapi.exceptions.GSSError
@@ -79,14 +84,14 @@ class GssapiAcceptor:
             raise SaslError(f"Kerberos authentication failed: {gss_reason(e)}") from e
 
     def _offer(self) -> bytes:
-        """The layers the proxy offers (auth only) and the largest frame it takes, wrapped."""
+        """The layer the proxy offers and the largest frame it takes, wrapped."""
         self._offered = True
-        return self._context.wrap(bytes([QOP_LAYERS["auth"]]) + MAX_RECEIVE.to_bytes(3, "big"), encrypt=False).message
+        return self._context.wrap(bytes([QOP_LAYERS[self.qop]]) + MAX_RECEIVE.to_bytes(3, "big"), encrypt=False).message
 
     def _choice(self, token: bytes) -> bytes:
         answer = self._context.unwrap(token).message
-        if len(answer) < 4 or answer[0] != QOP_LAYERS["auth"]:
-            raise SaslError("the client chose a security layer the proxy does not offer (it offers QOP auth only)")
+        if len(answer) < 4 or answer[0] != QOP_LAYERS[self.qop]:
+            raise SaslError(f"the client chose a security layer the proxy does not offer (it offers QOP {self.qop})")
         principal = str(self._context.initiator_name)
         authzid = answer[4:].decode("utf-8", "replace")
         if authzid and authzid != principal:
@@ -95,8 +100,8 @@ class GssapiAcceptor:
         self._complete = True
         return b""
 
-    def wrap(self, data: bytes) -> bytes:  # QOP auth: never called (wraps is False)
-        return data
+    def wrap(self, data: bytes) -> bytes:
+        return self._context.wrap(data, encrypt=self.qop == "auth-conf").message
 
     def unwrap(self, data: bytes) -> bytes:
-        return data
+        return self._context.unwrap(data).message

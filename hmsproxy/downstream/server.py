@@ -46,7 +46,7 @@ class ProxyServer:
     ):
         self.handler = handler
         #: With sasl.enabled, clients must authenticate with Kerberos (SASL GSSAPI) before any call.
-        self._kerberos = KerberosService(sasl.principal, sasl.keytab, host) if sasl is not None and sasl.enabled else None
+        self._kerberos = KerberosService(sasl.principal, sasl.keytab, host, sasl.qop) if sasl is not None and sasl.enabled else None
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
         self._tls = server_context(tls) if tls is not None else None

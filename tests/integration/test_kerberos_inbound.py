@@ -14,6 +14,7 @@ import dataclasses
 import json
 import logging
 import os
+import struct
 import subprocess
 import sys
 import uuid
@@ -59,20 +60,36 @@ def audit_file(tmp_path_factory):
     return tmp_path_factory.mktemp("audit") / "audit.log"
 
 
-@pytest.fixture(scope="module")
-def proxy_server(realm, kerberized, audit_file):
+def _serve(realm, kerberized, audit_file, qop: str = "auth"):
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
-    identity = ServerSaslConfig(enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]))
+    identity = ServerSaslConfig(enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]), qop=qop)
     server_config = dataclasses.replace(base.server, sasl=identity)
     config = Config(
         server_config, DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=AuditConfig(enabled=True, file=str(audit_file))
     )
     handler = build_handler(config)
-    server = ProxyServer(handler, "127.0.0.1", 0, sasl=identity).start()
-    yield server
+    return ProxyServer(handler, "127.0.0.1", 0, sasl=identity).start()
+
+
+def _shut(server) -> None:
     server.stop()
-    handler.close()
+    server.handler.close()
+
+
+@pytest.fixture(scope="module")
+def proxy_server(realm, kerberized, audit_file):
+    server = _serve(realm, kerberized, audit_file)
+    yield server
+    _shut(server)
+
+
+@pytest.fixture
+def encrypting_proxy(realm, kerberized, tmp_path):
+    """A proxy whose port offers QOP auth-conf only: every frame encrypted (its own audit file)."""
+    server = _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf")
+    yield server
+    _shut(server)
 
 
 class PureSaslClient:
@@ -91,10 +108,12 @@ class PureSaslClient:
         return True, self._client.process(challenge)
 
     def encode(self, data):
-        return True, self._client.wrap(data)
+        """thriftpy2 sends what this returns as the frame; a plain one when it is `data` unchanged (QOP auth)."""
+        wrapped = self._client.wrap(data)
+        return True, wrapped if wrapped == data else struct.pack(">I", len(wrapped)) + wrapped
 
-    def decode(self, data):
-        return True, self._client.unwrap(data)
+    def decode(self, frame):
+        return True, self._client.unwrap(frame[4:])  # thriftpy2 hands over the frame with its length
 
     def getError(self):  # noqa: N802 - thriftpy2's name
         return self.error
@@ -112,9 +131,9 @@ def independent_client(port: int):
     return TClient(idl.HmsProxy, TBinaryProtocol(transport)), transport
 
 
-def own_client(port: int, realm, principal: str, keytab: str) -> ThriftConnection:
+def own_client(port: int, realm, principal: str, keytab: str, qop: str = "auth") -> ThriftConnection:
     """The proxy's own client code (wire.ThriftConnection with SASL) towards the proxy's port."""
-    sasl = GssapiSettings(KerberosLogin(realm.principal(principal), keytab), f"hmsproxy/_HOST@{realm.realm}")
+    sasl = GssapiSettings(KerberosLogin(realm.principal(principal), keytab), f"hmsproxy/_HOST@{realm.realm}", qop)
     return ThriftConnection("proxy", (f"thrift://localhost:{port}",), connect_timeout_s=10, call_timeout_s=60, sasl=sasl)
 
 
@@ -148,6 +167,30 @@ def test_the_proxys_own_client_code_both_ways_with_a_relayed_answer(proxy_server
     finally:
         conn.close()
     assert proxy_server.handler.backends.state("primary").relayed > relayed  # get_database went out as relayed bytes, in SASL frames
+
+
+def test_an_encrypting_port_with_both_clients(encrypting_proxy, realm, kerberos_env, tmp_path):
+    """server.sasl.qop auth-conf: pure-sasl and the proxy's own client both pick it and every frame
+    both ways is encrypted (a relayed answer included); a client that wants auth only is refused."""
+    realm.kinit("alice", kerberos_env)
+    client, transport = independent_client(encrypting_proxy.port)
+    db = f"sealed_{uuid.uuid4().hex[:8]}"
+    try:
+        client.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+        assert db in client.get_all_databases()
+        client.drop_database(db, True, True)
+    finally:
+        transport.close()
+    conn = own_client(encrypting_proxy.port, realm, "carol", str(realm.principals["carol"]), qop="auth-conf")
+    relayed = encrypting_proxy.handler.backends.state("primary").relayed
+    try:
+        assert conn.call("get_database", idl.HmsProxy.get_database_args(name="default")).success.name == "default"
+    finally:
+        conn.close()
+    assert encrypting_proxy.handler.backends.state("primary").relayed > relayed
+    plain_auth = own_client(encrypting_proxy.port, realm, "carol", str(realm.principals["carol"]), qop="auth")
+    with pytest.raises(BackendUnavailable, match="offers QOP auth-conf, not auth"):
+        plain_auth.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
 
 
 def test_a_plain_client_is_refused_and_the_log_says_why(proxy_server, caplog):

@@ -59,6 +59,9 @@ def test_kerberos_on_the_proxys_own_port(tmp_path):
     assert config.server.sasl.enabled
     assert "own port: SASL GSSAPI only (QOP auth; identity: the principal's short name)" in describe(config)
     assert "own port: plain" in describe(_load(tmp_path, KERBERIZED))
+    sealed = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, qop: auth-conf, principal: "hmsproxy'))
+    assert sealed.server.sasl.qop == "auth-conf"
+    assert "own port: SASL GSSAPI only (QOP auth-conf;" in describe(sealed)
 
 
 def test_sasl_false_is_plain(tmp_path):
@@ -79,6 +82,7 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
         (('{enabled: true, principal: "hive/_HOST@EXAMPLE.COM"}', "true"), "primary-meta-store.sasl.principal", "is required"),
         (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
         (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: privacy}"), "server.sasl.qop", "auth-conf"),
     ],
 )
 def test_each_mistake_is_named(tmp_path, change, key, words):
