@@ -125,6 +125,9 @@ class ServerSaslConfig:
     keytab: str | None = None
     #: The security layer the proxy's port offers with `enabled`: "auth", "auth-int" or "auth-conf".
     qop: str = "auth"
+    #: Short names of authenticated clients that may act for others with set_ugi (service principals,
+    #: as Hadoop's proxy-user rules allow); everyone else is who Kerberos says.
+    impersonation: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from hmsproxy.config.errors import Ctx, join_key, read_yaml
+from hmsproxy.config.errors import Ctx, at_index, join_key, read_yaml
 from hmsproxy.config.fields import (
     present,
     read_bool,
     read_choice,
     read_enum,
     read_int,
+    read_list,
     read_mapping,
     read_positive_number,
     read_section,
@@ -70,7 +71,7 @@ _OWN_SERVER_KEYS = (
     "workers",
     "relay",
 )
-_SASL_KEYS = ("enabled", "principal", "keytab", "qop")
+_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation")
 _QOPS = ("auth", "auth-int", "auth-conf")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
@@ -108,7 +109,11 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     if not Path(keytab).is_file():
         raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
     qop = read_choice(ctx, join_key(path, "qop"), section["qop"], _QOPS) if present(section, "qop") else "auth"
-    return ServerSaslConfig(enabled, principal, keytab, qop)
+    impersonation: tuple[str, ...] = ()
+    if present(section, "impersonation"):
+        names = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
+        impersonation = tuple(read_str(ctx, at_index(join_key(path, "impersonation"), i), name) for i, name in enumerate(names))
+    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation)
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

@@ -47,6 +47,7 @@ class ProxyServer:
         self.handler = handler
         #: With sasl.enabled, clients must authenticate with Kerberos (SASL GSSAPI) before any call.
         self._kerberos = KerberosService(sasl.principal, sasl.keytab, host, sasl.qop) if sasl is not None and sasl.enabled else None
+        self._impersonators = frozenset(sasl.impersonation) if sasl is not None else frozenset()
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
         self._tls = server_context(tls) if tls is not None else None
@@ -147,7 +148,8 @@ class ProxyServer:
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
-        session.authenticate(short_name(principal), principal)
+        user = short_name(principal)
+        session.authenticate(user, principal, impersonates=user in self._impersonators)
         log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
         return framed
 

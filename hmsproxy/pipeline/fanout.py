@@ -134,7 +134,7 @@ class FanOutCalls:
         # store (SHOW REMOTE DATABASES, ...) and federated databases still serve this client. A
         # connection opened later sends set_ugi itself (Session). A Kerberos-authenticated client
         # cannot claim another name: the metastores hear its own.
-        if session.principal is not None:
+        if not session.accepts_set_ugi:
             args = idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups)
         answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args, primary_required=False)
         # Recorded after the fan-out so connections it opened don't send set_ugi twice.

@@ -61,9 +61,12 @@ def audit_file(tmp_path_factory):
 
 
 def _serve(realm, kerberized, audit_file, qop: str = "auth"):
+    """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation)."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
-    identity = ServerSaslConfig(enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]), qop=qop)
+    identity = ServerSaslConfig(
+        enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]), qop=qop, impersonation=("carol",)
+    )
     server_config = dataclasses.replace(base.server, sasl=identity)
     config = Config(
         server_config, DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=AuditConfig(enabled=True, file=str(audit_file))
@@ -155,6 +158,17 @@ def test_an_authenticated_client_is_itself_whatever_set_ugi_claims(proxy_server,
     mine = [line for line in _audit(audit_file) if line["method"] in ("set_ugi", "create_database", "get_all_databases", "drop_database")]
     assert {line["method"] for line in mine} == {"set_ugi", "create_database", "get_all_databases", "drop_database"}
     assert {line["user"] for line in mine} == {"alice"}, mine
+
+
+def test_a_service_principal_in_the_impersonation_list_acts_for_others(proxy_server, realm, audit_file):
+    conn = own_client(proxy_server.port, realm, "carol", str(realm.principals["carol"]))
+    try:
+        conn.call("set_ugi", idl.HmsProxy.set_ugi_args(user_name="bob", group_names=[]))
+        assert "default" in conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args()).success
+    finally:
+        conn.close()
+    lines = [line for line in _audit(audit_file) if line["method"] == "get_all_databases" and line["user"] in ("bob", "carol")]
+    assert lines and {line["user"] for line in lines} == {"bob"}, lines
 
 
 def test_the_proxys_own_client_code_both_ways_with_a_relayed_answer(proxy_server, realm):

@@ -94,6 +94,15 @@ def test_an_authenticated_client_cannot_claim_another_name(handler, session, pri
     assert {c.args.user_name for c in primary.calls_to("set_ugi") + dw.calls_to("set_ugi")} == {"alice"}
 
 
+def test_a_principal_allowed_to_impersonate_acts_for_others(handler, session, primary):
+    """server.sasl.impersonation: a service principal's set_ugi counts, as a proxy user's in Hadoop."""
+    session.authenticate("svc", "svc/host@EXAMPLE.COM", impersonates=True)
+    dispatch(handler, session, "set_ugi", user_name="bob", group_names=["analysts"])
+    assert (session.user, session.caller, session.principal) == ("bob", ("bob", ("analysts",)), "svc/host@EXAMPLE.COM")
+    # The new connection first says who authenticated, then the fan-out says whom it acts for.
+    assert [c.args.user_name for c in primary.calls_to("set_ugi")] == ["svc", "bob"]
+
+
 def test_a_backend_that_is_down_fails_alone_and_recovers(handler, session, dw):
     dw.go_down("connection refused")
     with pytest.raises(hive.MetaException) as err:

@@ -62,6 +62,11 @@ def test_kerberos_on_the_proxys_own_port(tmp_path):
     sealed = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, qop: auth-conf, principal: "hmsproxy'))
     assert sealed.server.sasl.qop == "auth-conf"
     assert "own port: SASL GSSAPI only (QOP auth-conf;" in describe(sealed)
+    services = _load(
+        tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, impersonation: [hive, spark], principal: "hmsproxy')
+    )
+    assert services.server.sasl.impersonation == ("hive", "spark")
+    assert "may act for others with set_ugi: hive, spark" in describe(services)
 
 
 def test_sasl_false_is_plain(tmp_path):
