@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import os
 import socket
-import threading
 from dataclasses import dataclass
 
 from hmsproxy.protocol.sasl import SaslError
@@ -68,25 +67,23 @@ class KerberosLogin:
         self.keytab = keytab
         self.usage = usage
         self._ccache = f"MEMORY:hmsproxy-{os.getpid()}-{next(_ccache_ids)}"
-        self._lock = threading.Lock()
-        self._creds = None
 
     def credentials(self):
-        """gssapi Credentials (made once; for initiating, the cred store renews the ticket itself)."""
-        with self._lock:
-            if self._creds is None:
-                if not os.path.isfile(self.keytab):
-                    raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
-                gssapi = load_gssapi()
-                initiate = self.usage == "initiate"
-                store = {"client_keytab": self.keytab, "ccache": self._ccache} if initiate else {"keytab": self.keytab}
-                try:
-                    name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
-                    self._creds = gssapi.Credentials(name=name, usage=self.usage, store=store)
-                except gssapi.exceptions.GSSError as e:
-                    what = "log in as" if initiate else "accept Kerberos clients as"
-                    raise SaslError(f"cannot {what} {self.principal} from {self.keytab}: {gss_reason(e)}") from e
-            return self._creds
+        """gssapi Credentials, acquired anew for each connection: that is when MIT's cred store looks
+        at the ticket in the private cache and takes a new one from the keytab once it is half-way
+        through its life or gone (a handle kept from the first login would hold on to an expired
+        ticket: tests/integration/test_kerberos_login.py). Cheap: the cache is in memory."""
+        if not os.path.isfile(self.keytab):
+            raise SaslError(f"the keytab {self.keytab} of {self.principal} does not exist")
+        gssapi = load_gssapi()
+        initiate = self.usage == "initiate"
+        store = {"client_keytab": self.keytab, "ccache": self._ccache} if initiate else {"keytab": self.keytab}
+        try:
+            name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+            return gssapi.Credentials(name=name, usage=self.usage, store=store)
+        except gssapi.exceptions.GSSError as e:
+            what = "log in as" if initiate else "accept Kerberos clients as"
+            raise SaslError(f"cannot {what} {self.principal} from {self.keytab}: {gss_reason(e)}") from e
 
 
 @dataclass(frozen=True)

@@ -90,10 +90,11 @@ class Kdc:
     def principal(self, name: str) -> str:
         return name if "@" in name else f"{name}@{self.realm}"
 
-    def add_principal(self, name: str, keytab: Path | None = None) -> Path:
-        """A principal with a random key, exported to `keytab` (default: <root>/<name>.keytab); returns the keytab."""
+    def add_principal(self, name: str, keytab: Path | None = None, *, options: str = "") -> Path:
+        """A principal with a random key, exported to `keytab` (default: <root>/<name>.keytab); returns the
+        keytab. `options`: more of addprinc's, e.g. '-maxlife "10 seconds"'."""
         keytab = keytab or self.root / f"{name.replace('/', '_')}.keytab"
-        self._kadmin(f"addprinc -randkey {self.principal(name)}")
+        self._kadmin(f"addprinc -randkey {options} {self.principal(name)}")
         self._kadmin(f"ktadd -k {keytab} {self.principal(name)}")
         self.principals[name] = keytab
         return keytab
