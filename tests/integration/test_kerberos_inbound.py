@@ -27,7 +27,7 @@ from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket
 
 from hmsproxy.app import build_handler
-from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig
+from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, TlsConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
@@ -60,7 +60,7 @@ def audit_file(tmp_path_factory):
     return tmp_path_factory.mktemp("audit") / "audit.log"
 
 
-def _serve(realm, kerberized, audit_file, qop: str = "auth"):
+def _serve(realm, kerberized, audit_file, qop: str = "auth", tls: TlsConfig | None = None):
     """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation)."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
@@ -72,7 +72,7 @@ def _serve(realm, kerberized, audit_file, qop: str = "auth"):
         server_config, DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=AuditConfig(enabled=True, file=str(audit_file))
     )
     handler = build_handler(config)
-    return ProxyServer(handler, "127.0.0.1", 0, sasl=identity).start()
+    return ProxyServer(handler, "127.0.0.1", 0, sasl=identity, tls=tls).start()
 
 
 def _shut(server) -> None:
@@ -122,11 +122,16 @@ class PureSaslClient:
         return self.error
 
 
-def independent_client(port: int):
-    """A metastore client over thriftpy2's SASL transport and pure-sasl GSSAPI, to hmsproxy@localhost."""
+def independent_client(port: int, cafile: str | None = None):
+    """A metastore client over thriftpy2's SASL transport and pure-sasl GSSAPI, to hmsproxy@localhost
+    (inside TLS, verified against `cafile`, when given)."""
+    from thriftpy2.transport import TSSLSocket
     from thriftpy2.transport.sasl import TSaslClientTransport
 
-    socket = TSocket("localhost", port, socket_timeout=60_000)
+    if cafile is None:
+        socket = TSocket("localhost", port, socket_timeout=60_000)
+    else:  # the certificate names 127.0.0.1; the Kerberos service stays hmsproxy@localhost
+        socket = TSSLSocket("127.0.0.1", port, socket_timeout=60_000, cafile=cafile)
     # No buffered transport on top: thriftpy2's SASL transport buffers writes itself, and its read(n)
     # waits for n bytes, which a buffered transport's read-ahead would never get.
     transport = TSaslClientTransport(lambda: PureSaslClient("localhost", "hmsproxy"), "GSSAPI", socket)
@@ -205,6 +210,27 @@ def test_an_encrypting_port_with_both_clients(encrypting_proxy, realm, kerberos_
     plain_auth = own_client(encrypting_proxy.port, realm, "carol", str(realm.principals["carol"]), qop="auth")
     with pytest.raises(BackendUnavailable, match="offers QOP auth-conf, not auth"):
         plain_auth.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+
+
+def test_kerberos_inside_tls(realm, kerberized, kerberos_env, tmp_path):
+    """server.tls and server.sasl.enabled together: TLS first, then SASL inside it, as Hive layers them."""
+    from tests.support.ops import make_test_certs
+
+    certs = make_test_certs(tmp_path / "certs")
+    server = _serve(realm, kerberized, tmp_path / "audit.log", tls=TlsConfig(str(certs.cert), str(certs.key)))
+    try:
+        realm.kinit("alice", kerberos_env)
+        client, transport = independent_client(server.port, cafile=str(certs.cert))
+        try:
+            assert "default" in client.get_all_databases()
+            assert client.get_database("default").name == "default"
+        finally:
+            transport.close()
+        with pytest.raises(Exception):  # noqa: B017 - SASL without TLS: the TLS handshake fails, the proxy closes
+            independent_client(server.port)[0].get_all_databases()
+    finally:
+        _shut(server)
+    assert {line["user"] for line in _audit(tmp_path / "audit.log")} == {"alice"}
 
 
 def test_a_plain_client_is_refused_and_the_log_says_why(proxy_server, caplog):
