@@ -33,6 +33,7 @@ from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
+from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import prefixed_config
 
 HIVE = "hive/localhost"
@@ -210,6 +211,37 @@ def test_an_encrypting_port_with_both_clients(encrypting_proxy, realm, kerberos_
     plain_auth = own_client(encrypting_proxy.port, realm, "carol", str(realm.principals["carol"]), qop="auth")
     with pytest.raises(BackendUnavailable, match="offers QOP auth-conf, not auth"):
         plain_auth.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+
+
+def test_hmsproxy_serve_from_a_yaml_file(realm, kerberized, tmp_path):
+    """The keys as an operator writes them, through `hmsproxy serve`: Kerberos on both sides."""
+    from hmsproxy.dev.ports import free_port
+
+    port = free_port()
+    config = tmp_path / "hmsproxy.yml"
+    config.write_text(
+        "server:\n"
+        "  host: 127.0.0.1\n"
+        f"  port: {port}\n"
+        f"  sasl: {{enabled: true, principal: {realm.principal(PROXY)}, keytab: {realm.principals[PROXY]}}}\n"
+        "store:\n"
+        f"  url: sqlite:///{tmp_path / 'store.db'}\n"
+        "primary-meta-store:\n"
+        "  name: primary\n"
+        f"  remote-meta-store-uris: {kerberized.uri}\n"
+        f"  sasl: {{enabled: true, principal: 'hive/_HOST@{realm.realm}'}}\n"
+    )
+    proc = subprocess.Popen([*HMSPROXY, "serve", "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        banner = wait_for_line(proc, "serving thrift://", 60)[-1]
+        assert "(Kerberos)" in banner
+        conn = own_client(port, realm, "carol", str(realm.principals["carol"]))
+        try:
+            assert "default" in conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args()).success
+        finally:
+            conn.close()
+    finally:
+        assert stop(proc) == 0
 
 
 def test_kerberos_inside_tls(realm, kerberized, kerberos_env, tmp_path):
