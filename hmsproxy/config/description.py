@@ -48,6 +48,8 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
     if server.sasl is not None:
         port = f"SASL GSSAPI only (QOP {server.sasl.qop}; identity: the principal's short name)" if server.sasl.enabled else "plain"
         kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
+        if server.sasl.enabled and server.sasl.auth_to_local:
+            kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"
         if server.sasl.enabled and server.sasl.impersonation:
             kerberos += f"; may act for others with set_ugi: {', '.join(server.sasl.impersonation)}"
     return [

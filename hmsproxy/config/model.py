@@ -128,6 +128,9 @@ class ServerSaslConfig:
     #: Short names of authenticated clients that may act for others with set_ugi (service principals,
     #: as Hadoop's proxy-user rules allow); everyone else is who Kerberos says.
     impersonation: tuple[str, ...] = ()
+    #: Hadoop's auth_to_local rules (config/auth_to_local.Rule): a client principal → its short name.
+    #: Empty: the first component.
+    auth_to_local: tuple = ()
 
 
 @dataclass(frozen=True)

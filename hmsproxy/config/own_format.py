@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from hmsproxy.config.auth_to_local import Rule, RuleError, parse_rule
 from hmsproxy.config.errors import Ctx, at_index, join_key, read_yaml
 from hmsproxy.config.fields import (
     present,
@@ -71,7 +72,7 @@ _OWN_SERVER_KEYS = (
     "workers",
     "relay",
 )
-_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation")
+_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation", "auth-to-local")
 _QOPS = ("auth", "auth-int", "auth-conf")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
@@ -113,7 +114,15 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     if present(section, "impersonation"):
         names = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
         impersonation = tuple(read_str(ctx, at_index(join_key(path, "impersonation"), i), name) for i, name in enumerate(names))
-    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation)
+    rules: list[Rule] = []
+    if present(section, "auth-to-local"):
+        rules_path = join_key(path, "auth-to-local")
+        for i, text in enumerate(read_list(ctx, rules_path, section["auth-to-local"])):
+            try:
+                rules.append(parse_rule(read_str(ctx, at_index(rules_path, i), text)))
+            except RuleError as e:
+                raise ctx.error(at_index(rules_path, i), f"{text!r}: {e}") from None
+    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules))
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

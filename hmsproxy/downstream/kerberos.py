@@ -19,11 +19,6 @@ from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, KerberosLogin, g
 NEGOTIATION_TIMEOUT_S = 30.0
 
 
-def short_name(principal: str) -> str:
-    """A principal's first component: alice@REALM and alice/admin@REALM are both `alice`."""
-    return principal.split("@", 1)[0].split("/", 1)[0]
-
-
 class KerberosService:
     """The proxy as a Kerberos service: `principal` (`_HOST`: `host`, or this machine's name) from `keytab`."""
 

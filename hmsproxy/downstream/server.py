@@ -16,8 +16,9 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
+from hmsproxy.config.auth_to_local import short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig
-from hmsproxy.downstream.kerberos import KerberosService, short_name
+from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.pipeline.errors import unknown_method
@@ -48,6 +49,7 @@ class ProxyServer:
         #: With sasl.enabled, clients must authenticate with Kerberos (SASL GSSAPI) before any call.
         self._kerberos = KerberosService(sasl.principal, sasl.keytab, host, sasl.qop) if sasl is not None and sasl.enabled else None
         self._impersonators = frozenset(sasl.impersonation) if sasl is not None else frozenset()
+        self._sasl = sasl
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
         self._tls = server_context(tls) if tls is not None else None
@@ -148,7 +150,10 @@ class ProxyServer:
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
-        user = short_name(principal)
+        user = short_name(principal, self._sasl.auth_to_local, self._kerberos.principal.partition("@")[2])
+        if user is None:
+            log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)
+            raise OSError(f"no auth-to-local rule applies to {principal}")
         session.authenticate(user, principal, impersonates=user in self._impersonators)
         log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
         return framed

@@ -27,6 +27,7 @@ from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket
 
 from hmsproxy.app import build_handler
+from hmsproxy.config.auth_to_local import parse_rule
 from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, TlsConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.downstream.server import ProxyServer
@@ -61,12 +62,17 @@ def audit_file(tmp_path_factory):
     return tmp_path_factory.mktemp("audit") / "audit.log"
 
 
-def _serve(realm, kerberized, audit_file, qop: str = "auth", tls: TlsConfig | None = None):
+def _serve(realm, kerberized, audit_file, qop: str = "auth", tls: TlsConfig | None = None, auth_to_local: tuple[str, ...] = ()):
     """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation)."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
     identity = ServerSaslConfig(
-        enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]), qop=qop, impersonation=("carol",)
+        enabled=True,
+        principal=realm.principal(PROXY),
+        keytab=str(realm.principals[PROXY]),
+        qop=qop,
+        impersonation=("carol",),
+        auth_to_local=tuple(parse_rule(rule) for rule in auth_to_local),
     )
     server_config = dataclasses.replace(base.server, sasl=identity)
     config = Config(
@@ -242,6 +248,26 @@ def test_hmsproxy_serve_from_a_yaml_file(realm, kerberized, tmp_path):
             conn.close()
     finally:
         assert stop(proc) == 0
+
+
+def test_auth_to_local_rules_name_the_user_and_refuse_the_rest(realm, kerberized, kerberos_env, tmp_path, caplog):
+    rule = f"RULE:[1:$1@$0](alice@{realm.realm.replace('.', '[.]')})s/@.*/_k/"
+    server = _serve(realm, kerberized, tmp_path / "audit.log", auth_to_local=(rule,))
+    caplog.set_level(logging.WARNING, logger="hmsproxy.downstream.server")
+    try:
+        realm.kinit("alice", kerberos_env)
+        client, transport = independent_client(server.port)
+        try:
+            assert "default" in client.get_all_databases()
+        finally:
+            transport.close()
+        refused = own_client(server.port, realm, "carol", str(realm.principals["carol"]))
+        with pytest.raises(BackendUnavailable):  # no rule applies to carol: her connection is closed
+            refused.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+    finally:
+        _shut(server)
+    assert {line["user"] for line in _audit(tmp_path / "audit.log")} == {"alice_k"}
+    assert any(f"no auth-to-local rule gives carol@{realm.realm} a user name" in r.getMessage() for r in caplog.records), caplog.text
 
 
 def test_kerberos_inside_tls(realm, kerberized, kerberos_env, tmp_path):

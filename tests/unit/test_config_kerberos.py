@@ -67,6 +67,9 @@ def test_kerberos_on_the_proxys_own_port(tmp_path):
     )
     assert services.server.sasl.impersonation == ("hive", "spark")
     assert "may act for others with set_ugi: hive, spark" in describe(services)
+    mapped = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, auth-to-local: [DEFAULT], principal: "hmsproxy'))
+    assert [rule.text for rule in mapped.server.sasl.auth_to_local] == ["DEFAULT"]
+    assert "user names by auth-to-local: DEFAULT" in describe(mapped)
 
 
 def test_sasl_false_is_plain(tmp_path):
@@ -88,6 +91,11 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
         (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
         (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
         (("keytab: KEYTAB}", "keytab: KEYTAB, qop: privacy}"), "server.sasl.qop", "auth-conf"),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),
+            "server.sasl.auth-to-local[1]",
+            "not DEFAULT nor RULE",
+        ),
     ],
 )
 def test_each_mistake_is_named(tmp_path, change, key, words):
