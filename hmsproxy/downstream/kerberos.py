@@ -4,8 +4,9 @@
 `authenticate(sock)` runs the server's half of Thrift's SASL negotiation (protocol/sasl.accept)
 with `GssapiAcceptor`, RFC 4752's server side: Kerberos tokens until the context is established,
 then the security-layer offer (server.sasl.qop) and the client's choice. It returns the frame layer
-the connection is served through and the client's principal; the session's identity is that
-principal's short name, and `set_ugi` no longer changes it (upstream/session.py).
+the connection is served through and the client's principal; the session's identity is the user
+that principal maps to (config/auth_to_local.py), and `set_ugi` no longer changes it
+(upstream/session.py).
 """
 
 from __future__ import annotations
@@ -31,17 +32,13 @@ class KerberosService:
         """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
         Raises SaslError (the client has been sent BAD with the reason where it could be)."""
         sock.settimeout(NEGOTIATION_TIMEOUT_S)
-        acceptor = None
 
-        def named(name: str):
-            nonlocal acceptor
-            if name == GssapiAcceptor.name:
-                acceptor = GssapiAcceptor(self._login.credentials(), self.qop)
-            return acceptor
+        def named(name: str) -> GssapiAcceptor | None:
+            return GssapiAcceptor(self._login.credentials(), self.qop) if name == GssapiAcceptor.name else None
 
-        mechanism = accept(sock, named)
+        acceptor = accept(sock, named)
         sock.settimeout(None)
-        return SaslSocket(sock, mechanism), acceptor.principal
+        return SaslSocket(sock, acceptor), acceptor.principal
 
 
 class GssapiAcceptor:
