@@ -4,9 +4,10 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
-$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c
+# The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
+$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[spark,test]'
@@ -17,7 +18,7 @@ up: $(BIN)/.installed
 
 # The container tests need a Docker engine: one is started for the run where none answers (and
 # stopped after it), with the local base and PostgreSQL images (deploy/local/, built once).
-test: $(BIN)/.installed sshd postgresql hive-jars docker lint
+test: kerberos $(BIN)/.installed sshd postgresql hive-jars docker lint
 	@deploy/local/engine.sh start && deploy/local/images.sh || \
 		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
 	$(BIN)/python -m pytest -q -rs; status=$$?; deploy/local/engine.sh stop; exit $$status
@@ -46,6 +47,11 @@ sshd:
 
 postgresql:
 	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
+
+# An MIT KDC the Kerberos tests start on loopback (tests/support/kdc.py), kinit/klist, and the headers
+# the gssapi binding in the venv builds against.
+kerberos:
+	$(call apt_package,krb5-kdc krb5-admin-server krb5-user libkrb5-dev,test -x /usr/sbin/krb5kdc && command -v kinit >/dev/null && command -v krb5-config >/dev/null,the Kerberos tests)
 
 # Docker's engine and debootstrap from Debian; the compose v2 plugin from PyPI (deploy/local/compose-plugin.sh).
 docker: $(BIN)/.installed
@@ -96,6 +102,10 @@ bench-hedge: $(BIN)/.installed
 # hmsproxy sql's start-up: 10 runs of `hmsproxy sql -e "SHOW REMOTE DATABASES"` against a running proxy (make up's; ARGS="--uri thrift://HOST:PORT") (docs/benchmark.md).
 bench-sql: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_sql_startup $(ARGS)
+
+# Kerberos: get_table with SASL GSSAPI QOP auth, a Kerberized 2.3 metastore directly vs through the proxy (plain and Kerberos port); ARGS="--duration 2 --repeats 1".
+bench-kerberos: kerberos $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_kerberos $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

@@ -97,10 +97,13 @@ def _serve_one(args, config, worker: int | None = None) -> int:
         handler = build_handler(config)
     except FeatureError as e:  # a feature written wrong (a misspelled hook): no traceback, the reason
         raise SystemExit(f"hmsproxy: can't start: {e}") from None
-    server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, reuse_port=worker is not None)
+    server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, sasl=s.sasl, reuse_port=worker is not None)
     ops = _start_ops_http(handler, config.http, worker or 0)
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
-    print(f"hmsproxy {__version__}{who} serving {server.uri}{' (TLS)' if s.tls else ''}", flush=True)
+    print(
+        f"hmsproxy {__version__}{who} serving {server.uri}{' (TLS)' if s.tls else ''}{' (Kerberos)' if s.sasl and s.sasl.enabled else ''}",
+        flush=True,
+    )
     _serve_until_signal(
         server,
         handler,

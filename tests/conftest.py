@@ -37,6 +37,7 @@ pytest_plugins = [
     "tests.support.hive_cli",
     "tests.support.mixed_versions",
     "tests.support.ha_pair",
+    "tests.support.kdc",
 ]
 
 

@@ -44,8 +44,17 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         audit_text = f"{audit.level} calls to {where} (arguments cut at {audit.max_arg_chars} chars)"
     else:
         audit_text = "off"
+    kerberos = "none (no metastore with sasl)"
+    if server.sasl is not None:
+        port = f"SASL GSSAPI only (QOP {server.sasl.qop}; identity: the principal's short name)" if server.sasl.enabled else "plain"
+        kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
+        if server.sasl.enabled and server.sasl.auth_to_local:
+            kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"
+        if server.sasl.enabled and server.sasl.impersonation:
+            kerberos += f"; may act for others with set_ugi: {', '.join(server.sasl.impersonation)}"
     return [
         f"TLS: {tls}",
+        f"Kerberos identity: {kerberos}",
         f"Workers: {server.workers} process{'es' if server.workers > 1 else ''}",
         f"Operations endpoint: {ops}",
         f"Audit: {audit_text}",
@@ -118,6 +127,8 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
         rows.extend(_describe_access(ms))
         deadline = server.fanout_timeout_ms + ms.latency_ms
         rows.append(("latency", f"{ms.latency_ms} ms (fan-out deadline {deadline} ms)"))
+        if ms.sasl is not None:
+            rows.append(("sasl", f"GSSAPI to {ms.sasl.principal} (_HOST: each URI's host), QOP {ms.sasl.qop}"))
         rows.append(("hive version", ms.hive_version or "probed on first connect"))
         rows.append(("metadata cache", _describe_cache(ms.cache)))
         rows.append(("hedged reads", _describe_hedge(ms)))

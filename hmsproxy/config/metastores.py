@@ -33,6 +33,7 @@ from hmsproxy.config.fields import (
     ignored_str,
     present,
     read_bool,
+    read_choice,
     read_enum,
     read_int,
     read_list,
@@ -51,6 +52,7 @@ from hmsproxy.config.model import (
     HedgeConfig,
     MappedTables,
     MetastoreConfig,
+    MetastoreSaslConfig,
 )
 
 _HIVE_VERSION_RE = re.compile(r"^[1-9]\d*\.\d+(\.\d+)?$")
@@ -71,6 +73,7 @@ _METASTORE_KEYS = (
     "hive-version",
     "cache",
     "hedge",
+    "sasl",
 )
 
 _WD_METASTORE_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
@@ -191,6 +194,8 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
     if hedge is not None and len(uris) < 2:
         ctx.warn(sub("hedge"), "does nothing: remote-meta-store-uris names one URI, and a read is hedged to the next one")
 
+    sasl = _parse_sasl(ctx, sub("sasl"), section["sasl"]) if present(section, "sasl") else None
+
     metastore = MetastoreConfig(
         name=name,
         uris=uris,
@@ -206,6 +211,7 @@ def _parse_metastore(ctx: Ctx, path: str, raw: Any, *, primary: bool, waggle_dan
         hive_version=hive_version,
         cache=cache,
         hedge=hedge,
+        sasl=sasl,
     )
     return _Parsed(metastore, path, prefix_defaulted)
 
@@ -240,6 +246,24 @@ def _parse_cache(ctx: Ctx, path: str, raw: Any) -> CacheConfig | None:
         poll_interval_s=number("poll-interval-s", defaults.poll_interval_s, read_positive_number),
         serve_stale=number("serve-stale", defaults.serve_stale, read_bool),
     )
+
+
+_SASL_KEYS = ("enabled", "principal", "qop")
+_QOPS = ("auth", "auth-int", "auth-conf")
+
+
+def _parse_sasl(ctx: Ctx, path: str, raw: Any) -> MetastoreSaslConfig | None:
+    """`sasl: {enabled: true, principal: hive/_HOST@REALM, qop: auth}` (`enabled: false` or absent: plain)."""
+    value = _switched(ctx, path, raw, _SASL_KEYS)
+    if value is None or not value("enabled", True, read_bool):
+        return None
+    principal = value("principal", None, read_str)
+    if principal is None:
+        raise ctx.error(join_key(path, "principal"), "is required (the metastore's Kerberos principal, e.g. hive/_HOST@EXAMPLE.COM)")
+    if "@" not in principal:
+        raise ctx.error(join_key(path, "principal"), f"{principal!r} is not a Kerberos principal such as hive/_HOST@EXAMPLE.COM")
+    qop = value("qop", "auth", lambda c, p, v: read_choice(c, p, v, _QOPS))
+    return MetastoreSaslConfig(principal=principal, qop=qop)
 
 
 _HEDGE_KEYS = ("enabled", "percentile", "min-ms", "max-ms")

@@ -65,6 +65,16 @@ class CacheConfig:
 
 
 @dataclass(frozen=True)
+class MetastoreSaslConfig:
+    """A Kerberized metastore (hive.metastore.sasl.enabled): the proxy authenticates with SASL GSSAPI."""
+
+    #: The metastore's principal, `_HOST` replaced by the host of the URI connected to (Hadoop's rule).
+    principal: str
+    #: The security layer asked for: "auth", "auth-int" (signed) or "auth-conf" (encrypted).
+    qop: str = "auth"
+
+
+@dataclass(frozen=True)
 class MetastoreConfig:
     name: str
     uris: tuple[str, ...]  # thrift://host:port, tried in order
@@ -89,6 +99,8 @@ class MetastoreConfig:
     cache: CacheConfig | None = None
     #: Hedged reads over `uris`; None: off (the default). Needs two URIs at least to do anything.
     hedge: HedgeConfig | None = None
+    #: SASL GSSAPI towards this metastore, as the proxy's own principal (server.sasl); None: plain.
+    sasl: MetastoreSaslConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +111,26 @@ class TlsConfig:
     key_file: str
     #: When set, clients must present a certificate signed by this CA.
     client_ca_file: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerSaslConfig:
+    """The proxy's Kerberos identity: its principal and keytab (docs/kerberos.md)."""
+
+    #: SASL GSSAPI on the proxy's own Thrift port: only Kerberos-authenticated clients, whose
+    #: principal's short name is their identity (set_ugi cannot change it).
+    enabled: bool = False
+    #: e.g. hive/_HOST@EXAMPLE.COM (`_HOST`: server.host, or this machine's name for 0.0.0.0).
+    principal: str | None = None
+    keytab: str | None = None
+    #: The security layer the proxy's port offers with `enabled`: "auth", "auth-int" or "auth-conf".
+    qop: str = "auth"
+    #: Short names of authenticated clients that may act for others with set_ugi (service principals,
+    #: as Hadoop's proxy-user rules allow); everyone else is who Kerberos says.
+    impersonation: tuple[str, ...] = ()
+    #: Hadoop's auth_to_local rules (config/auth_to_local.Rule): a client principal → its short name.
+    #: Empty: the first component.
+    auth_to_local: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +150,8 @@ class ServerConfig:
     #: failing the calls waiting on it too: with 3 s, about 6 s after a metastore hangs.
     probe_after_s: float = 3.0
     tls: TlsConfig | None = None
+    #: The proxy's Kerberos principal and keytab, for Kerberized metastores (MetastoreConfig.sasl).
+    sasl: ServerSaslConfig | None = None
     #: Processes sharing the Thrift port (SO_REUSEPORT), to use every core.
     workers: int = 1
     #: Forward answers that need nothing from the proxy as bytes, without decoding them (relay.py).

@@ -15,13 +15,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from hmsproxy.config.errors import Ctx, join_key
+from hmsproxy.config.auth_to_local import Rule, RuleError, parse_rule
+from hmsproxy.config.errors import Ctx, at_index, join_key
 from hmsproxy.config.fields import (
     present,
     read_bool,
     read_choice,
     read_enum,
     read_int,
+    read_list,
     read_mapping,
     read_positive_number,
     read_section,
@@ -34,6 +36,7 @@ from hmsproxy.config.model import (
     DatabaseResolution,
     HttpConfig,
     ServerConfig,
+    ServerSaslConfig,
     StoreConfig,
     TlsConfig,
 )
@@ -66,9 +69,12 @@ _OWN_SERVER_KEYS = (
     "backend-timeout-s",
     "probe-after-s",
     "tls",
+    "sasl",
     "workers",
     "relay",
 )
+_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation", "auth-to-local")
+_QOPS = ("auth", "auth-int", "auth-conf")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
 _AUDIT_KEYS = ("enabled", "file", "level", "max-arg-chars")
@@ -89,6 +95,45 @@ def _parse_tls(ctx: Ctx, path: str, raw: Any) -> TlsConfig:
                 raise ctx.error(join_key(path, key), f"no such file: {value}")
             files[key] = value
     return TlsConfig(files["cert-file"], files["key-file"], files.get("client-ca-file"))
+
+
+def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
+    """`server.sasl`: the proxy's principal and keytab (enabled: SASL GSSAPI on its own port too)."""
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _SASL_KEYS)
+    enabled = read_bool(ctx, join_key(path, "enabled"), section["enabled"]) if present(section, "enabled") else False
+    for key in ("principal", "keytab"):
+        if not present(section, key):
+            raise ctx.error(join_key(path, key), "required when sasl is given (the proxy's Kerberos identity)")
+    principal = read_str(ctx, join_key(path, "principal"), section["principal"])
+    if "@" not in principal:
+        raise ctx.error(join_key(path, "principal"), f"{principal!r} is not a Kerberos principal such as hmsproxy/_HOST@EXAMPLE.COM")
+    keytab = read_str(ctx, join_key(path, "keytab"), section["keytab"])
+    if not Path(keytab).is_file():
+        raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
+    qop = read_choice(ctx, join_key(path, "qop"), section["qop"], _QOPS) if present(section, "qop") else "auth"
+    impersonation: tuple[str, ...] = ()
+    if present(section, "impersonation"):
+        names = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
+        impersonation = tuple(read_str(ctx, at_index(join_key(path, "impersonation"), i), name) for i, name in enumerate(names))
+    rules: list[Rule] = []
+    if present(section, "auth-to-local"):
+        rules_path = join_key(path, "auth-to-local")
+        for i, text in enumerate(read_list(ctx, rules_path, section["auth-to-local"])):
+            try:
+                rules.append(parse_rule(read_str(ctx, at_index(rules_path, i), text)))
+            except RuleError as e:
+                raise ctx.error(at_index(rules_path, i), f"{text!r}: {e}") from None
+    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules))
+
+
+def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:
+    """A Kerberized metastore needs the proxy's own principal and keytab."""
+    for parsed in metastores:
+        if parsed.metastore.sasl is not None and server.sasl is None:
+            raise ctx.error(
+                join_key(parsed.path, "sasl"),
+                "needs the proxy's own Kerberos identity: give server.sasl.principal and server.sasl.keytab",
+            )
 
 
 def _parse_http(ctx: Ctx, raw: Any) -> HttpConfig:
@@ -148,6 +193,8 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["probe_after_s"] = read_positive_number(ctx, join_key(path, "probe-after-s"), section["probe-after-s"])
     if present(section, "tls"):
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
+    if present(section, "sasl"):
+        kwargs["sasl"] = _parse_server_sasl(ctx, join_key(path, "sasl"), section["sasl"])
     if present(section, "workers"):
         kwargs["workers"] = read_int(ctx, join_key(path, "workers"), section["workers"], minimum=1, maximum=64)
     if present(section, "relay"):
@@ -175,6 +222,7 @@ def load_config(path: str | PathLike[str], feature_sections: Sequence[ConfigSect
         resolution = read_enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
 
     check_federation(ctx, resolution, [primary, *federated])
+    check_sasl(ctx, server, [primary, *federated])
     sections = {
         "http": ("http", _parse_http),
         "audit": ("audit", _parse_audit),

@@ -70,6 +70,7 @@ from hmsproxy.dev.jvm import (
     LEAKY_ENV_VARS,
     java_executable,
 )
+from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.dev.ports import free_port, free_ports
 from hmsproxy.dev.versions import LOG_CONFIG_NAME, log4j2_properties
 from hmsproxy.dev.versions import hive_version as version_facts
@@ -207,8 +208,11 @@ class LocalMetastore:
         hive_version: str = "2.3",
         notifications: bool = True,
         jdbc_url: str | None = None,
+        kerberos: MetastoreKerberos | None = None,
     ) -> None:
         self.jdbc_url = jdbc_url
+        #: SASL GSSAPI only (dev/kerberos.py); its readiness check connects with kerberos.client.
+        self.kerberos = kerberos
         self.version = version_facts(hive_version)  # ValueError for an unknown version, before anything starts
         self.hive_version = hive_version
         self.port = int(port)
@@ -301,6 +305,8 @@ class LocalMetastore:
         if self.jdbc_url is not None:
             props.update(_postgresql_properties(self.jdbc_url))
         props.update(self.version.hive_conf)
+        if self.kerberos is not None:
+            props.update(self.kerberos.hive_conf())
         props.update(self.hive_conf)
         return props
 
@@ -310,6 +316,8 @@ class LocalMetastore:
         site = self.conf_dir / "hive-site.xml"
         site.write_text(_hive_site_xml(self.hive_site_properties()), encoding="utf-8")
         write_derby_mapping(self.conf_dir)
+        if self.kerberos is not None:  # Hadoop reads core-site.xml from the classpath (conf_dir is on it)
+            (self.conf_dir / "core-site.xml").write_text(_hive_site_xml(self.kerberos.core_site()), encoding="utf-8")
         if self.version.fetched:
             (self.conf_dir / LOG_CONFIG_NAME).write_text(log4j2_properties(self.log_level), encoding="utf-8")
         return site
@@ -350,6 +358,8 @@ class LocalMetastore:
         if self.version.fetched:
             cmd.append(f"-Dlog4j2.configurationFile={self.conf_dir / LOG_CONFIG_NAME}")
         cmd += [f"-D{k}={v}" for k, v in self.system_properties().items()]
+        if self.kerberos is not None:
+            cmd += self.kerberos.jvm_args()
         cmd += self.jvm_args
         classpath = self.version.classpath(self.conf_dir, with_listener=self.notifications_enabled)
         if self.jdbc_url is not None:
@@ -489,7 +499,7 @@ class LocalMetastore:
                 )
             client = None
             try:
-                client = metastore_client(self.host, self.port, max(0.5, min(attempt_timeout, remaining)))
+                client = self._readiness_client(max(0.5, min(attempt_timeout, remaining)))
                 client.get_all_databases()
                 return
             except Exception as exc:  # noqa: BLE001 - not up yet
@@ -503,6 +513,12 @@ class LocalMetastore:
                     except Exception:  # noqa: BLE001
                         pass
             time.sleep(0.25)
+
+    def _readiness_client(self, timeout_s: float):
+        """A client for the readiness check: plain Thrift, or SASL as kerberos.client."""
+        if self.kerberos is None:
+            return metastore_client(self.host, self.port, timeout_s)
+        return _SaslClient(self.name, self.uri, self.kerberos.client, timeout_s)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """Stop the JVM's whole process group: SIGTERM, then SIGKILL. Idempotent."""
@@ -550,6 +566,26 @@ class LocalMetastore:
     def client(self, timeout_s: float = 60):
         """A new thriftpy2 ``ThriftHiveMetastore`` client (caller closes it)."""
         return metastore_client(self.host, self.port, timeout_s)
+
+
+class _SaslClient:
+    """The readiness check's client of a Kerberized metastore (the proxy's own wire code)."""
+
+    def __init__(self, name: str, uri: str, sasl, timeout_s: float):
+        from hmsproxy.upstream.wire import ThriftConnection
+
+        self._conn = ThriftConnection(name, (uri,), connect_timeout_s=timeout_s, call_timeout_s=timeout_s, sasl=sasl)
+
+    def get_all_databases(self):
+        from hmsproxy.protocol.idl import HmsProxy
+
+        result = self._conn.call("get_all_databases", HmsProxy.get_all_databases_args())
+        if result.success is None:
+            raise RuntimeError(f"get_all_databases failed: {result.o1}")
+        return result.success
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 def start_metastores(

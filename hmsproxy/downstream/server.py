@@ -16,7 +16,9 @@ from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy.config.model import TlsConfig
+from hmsproxy.config.auth_to_local import short_name
+from hmsproxy.config.model import ServerSaslConfig, TlsConfig
+from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.pipeline.errors import unknown_method
@@ -24,6 +26,7 @@ from hmsproxy.pipeline.fastpath import RELAYED
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.protocol.framing import MessageReader, readable_now
 from hmsproxy.protocol.relay import RelayBroken
+from hmsproxy.protocol.sasl import SaslError
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.session import Session
 
@@ -39,9 +42,14 @@ class ProxyServer:
         *,
         transport: str = "buffered",
         tls: TlsConfig | None = None,
+        sasl: ServerSaslConfig | None = None,
         reuse_port: bool = False,
     ):
         self.handler = handler
+        #: With sasl.enabled, clients must authenticate with Kerberos (SASL GSSAPI) before any call.
+        self._kerberos = KerberosService(sasl.principal, sasl.keytab, host, sasl.qop) if sasl is not None and sasl.enabled else None
+        self._impersonators = frozenset(sasl.impersonation) if sasl is not None else frozenset()
+        self._sasl = sasl
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
         self._tls = server_context(tls) if tls is not None else None
@@ -100,6 +108,8 @@ class ProxyServer:
         try:
             if self._tls is not None:
                 conn = self._start_tls(conn, session.client_address)
+            if self._kerberos is not None:  # after TLS, as Hive layers them: SASL frames inside TLS
+                conn = self._start_sasl(conn, session)
             # Calls are read whole as bytes (framing.py) and decoded from memory; answers are written
             # through thriftpy2's transport, or straight to the socket when relayed (reply_sink.ReplySink).
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
@@ -115,7 +125,7 @@ class ProxyServer:
         finally:
             self.handler.session_closed(session)
             with self._lock:
-                self._clients.discard(conn)
+                self._clients.discard(getattr(conn, "sock", conn))  # the socket under SASL's frames
             try:
                 conn.close()
             except OSError:
@@ -131,6 +141,22 @@ class ProxyServer:
             self._clients.discard(raw)
             self._clients.add(conn)
         return conn
+
+    def _start_sasl(self, conn: socket.socket, session: Session):
+        """Authenticate the client (downstream/kerberos.py): its principal's short name becomes the
+        session's identity. A client that does not speak SASL, or fails, is logged and closed."""
+        try:
+            framed, principal = self._kerberos.authenticate(conn)
+        except SaslError as e:
+            log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
+            raise OSError(str(e)) from e
+        user = short_name(principal, self._sasl.auth_to_local, self._kerberos.principal.partition("@")[2])
+        if user is None:
+            log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)
+            raise OSError(f"no auth-to-local rule applies to {principal}")
+        session.authenticate(user, principal, impersonates=user in self._impersonators)
+        log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
+        return framed
 
     def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:
         """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there)."""
@@ -169,3 +195,10 @@ class ProxyServer:
         exc.write(proto)
         proto.write_message_end()
         proto.trans.flush()
+
+
+def _plain_hint(e: SaslError) -> str:
+    text = str(e)
+    if "not a SASL negotiation frame" in text:
+        return "the client spoke plain Thrift (it needs hive.metastore.sasl.enabled=true and a Kerberos ticket)"
+    return text

@@ -80,7 +80,13 @@ class PrimaryCheck:
         trip = self.handler.backends.breaker.trip(primary.name)
         if trip is not None:  # calls fail at once: not ready, whatever a call right now would say
             return CheckResult("primary", False, f"metastore '{primary.name}' {trip.reason}")
-        conn = ThriftConnection(primary.name, primary.uris, connect_timeout_s=self.timeout_s, call_timeout_s=self.timeout_s)
+        conn = ThriftConnection(
+            primary.name,
+            primary.uris,
+            connect_timeout_s=self.timeout_s,
+            call_timeout_s=self.timeout_s,
+            **self.handler.backends.sasl_for(primary),  # a Kerberized primary: as the proxy's calls reach it
+        )
         try:
             conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
         except (BackendUnavailable, TApplicationException) as e:

@@ -3,9 +3,9 @@
 `hmsproxy serve` reloads on SIGHUP; `hmsproxy reload` finds the server through
 the pid file serve writes and sends it that signal. Routing, access control,
 fan-out timeouts, backend timeouts and audit settings change at once (open
-client connections stay); the listening address, transport, TLS, workers and
-the HTTP port are bound when the process starts, so changes to them are logged
-as needing a restart.
+client connections stay); the listening address, transport, TLS, Kerberos on
+the proxy's port, workers and the HTTP port are bound when the process starts,
+so changes to them are logged as needing a restart.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ _RESTART_ONLY = {
     "server.port": lambda c: c.server.port,
     "server.transport": lambda c: c.server.transport,
     "server.tls": lambda c: c.server.tls,
+    # Kerberos on the proxy's port is set up when the listener starts; the identity the proxy uses
+    # towards Kerberized metastores (principal, keytab) applies to their next connections at once.
+    "server.sasl (the proxy's port)": lambda c: c.server.sasl if c.server.sasl is not None and c.server.sasl.enabled else None,
     "server.workers": lambda c: c.server.workers,
     "http": lambda c: c.http,
     "store": lambda c: c.store,

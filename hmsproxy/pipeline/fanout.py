@@ -132,7 +132,10 @@ class FanOutCalls:
     def set_ugi(self, session: Session, router: Router, args):
         # Who the caller is lists no database: with the primary down, statements on the proxy's own
         # store (SHOW REMOTE DATABASES, ...) and federated databases still serve this client. A
-        # connection opened later sends set_ugi itself (Session).
+        # connection opened later sends set_ugi itself (Session). A Kerberos-authenticated client
+        # cannot claim another name: the metastores hear its own.
+        if not session.accepts_set_ugi:
+            args = idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups)
         answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args, primary_required=False)
         # Recorded after the fan-out so connections it opened don't send set_ugi twice.
         session.set_ugi(args.user_name, args.group_names)

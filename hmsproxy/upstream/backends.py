@@ -27,9 +27,10 @@ from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.hedging import Hedging
+from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.slots import BackendSlots
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
-from hmsproxy.upstream.wire import BackendUnavailable, Connection, ThriftConnection, in_order
+from hmsproxy.upstream.wire import BackendUnavailable, Connection, SaslSettings, ThriftConnection, in_order
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +75,12 @@ class ConnectionFactory(Protocol):
     def __call__(self, metastore_name: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float) -> Connection: ...
 
 
-def thrift_connect(metastore_name: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float) -> Connection:
-    """The default factory: a real Thrift connection."""
-    return ThriftConnection(metastore_name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s)
+def thrift_connect(
+    metastore_name: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float, sasl: SaslSettings | None = None
+) -> Connection:
+    """The default factory: a real Thrift connection (`sasl`: only for a Kerberized metastore, so
+    factories that never see one need not take it)."""
+    return ThriftConnection(metastore_name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s, sasl=sasl)
 
 
 @dataclass
@@ -122,6 +126,8 @@ class Backends:
         self._cached_uris: dict[str, tuple[str, ...]] = {}
         #: Hedged reads for metastores with several URIs and a `hedge:` (hedging.py).
         self.hedging = Hedging(self)
+        #: The proxy's Kerberos logins by (principal, keytab): one ticket for every Kerberized metastore.
+        self._logins: dict[tuple[str, str], KerberosLogin] = {}
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -217,10 +223,24 @@ class Backends:
             tuple(uris),
             connect_timeout_s=server.connect_timeout_s,
             call_timeout_s=server.backend_timeout_s,
+            **self.sasl_for(metastore),
         )
         if len(uris) > 1:  # an HA set: its stalled URIs are tried last (breaker.py)
             conn.avoid = functools.partial(self.breaker.stalled, metastore.name)
         return conn
+
+    def sasl_for(self, metastore: MetastoreConfig) -> dict[str, SaslSettings]:
+        """The `sasl` argument of a connection to `metastore` (the factory's, ThriftConnection's) when
+        it is Kerberized; none for the others."""
+        identity = self.config.server.sasl
+        if metastore.sasl is None or identity is None:  # the config refuses sasl without server.sasl
+            return {}
+        with self._lock:
+            key = (identity.principal, identity.keytab)
+            login = self._logins.get(key)
+            if login is None:
+                login = self._logins[key] = KerberosLogin(identity.principal, identity.keytab, self.config.server.host)
+        return {"sasl": GssapiSettings(login, metastore.sasl.principal, metastore.sasl.qop)}
 
     def _uris(self, name: str) -> tuple[str, ...]:
         """Metastore `name`'s URIs, as the breaker probes them (none when it is no longer configured)."""
@@ -251,7 +271,7 @@ class Backends:
         raise BackendUnavailable(name, ", ".join(uris), "; ".join(failures))
 
     def _probe_one(self, name: str, uris: tuple[str, ...], timeout_s: float) -> None:
-        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s)
+        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s, **self.sasl_for(self.metastore(name)))
         try:
             conn.call("getVersion", idl.HmsProxy.getVersion_args())
         except TApplicationException:

@@ -36,6 +36,10 @@ class Session:
         self.groups: list[str] = []
         #: Who asks, as one hashable value: what a remembered decision is kept for (pipeline/fastpath.py).
         self.caller: tuple = (None, ())
+        #: The Kerberos principal the client authenticated as (SASL on the proxy's port); None: unauthenticated.
+        self.principal: str | None = None
+        #: The authenticated principal may act for others with set_ugi (server.sasl.impersonation).
+        self.impersonates = False
         self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
         #: Each feature's own state for this client (pipeline/platform.py: new_session_state).
@@ -48,8 +52,24 @@ class Session:
         self._borrowed = False
 
     def set_ugi(self, user: str, groups: list[str]) -> None:
+        """The identity the client claims; ignored once Kerberos said who it is (authenticate),
+        unless the principal may act for others."""
+        if not self.accepts_set_ugi:
+            return
         self.user, self.groups = user, list(groups or [])
         self.caller = (user, tuple(self.groups))
+
+    @property
+    def accepts_set_ugi(self) -> bool:
+        """Whether set_ugi may set the identity: no Kerberos, or a principal allowed to impersonate."""
+        return self.principal is None or self.impersonates
+
+    def authenticate(self, user: str, principal: str, *, impersonates: bool = False) -> None:
+        """The client proved to be `principal` (downstream/kerberos.py): `user`, its short name, is
+        this session's identity; set_ugi can no longer change it, unless `impersonates` (the
+        principal is in server.sasl.impersonation: a service acting for its users)."""
+        self.user, self.groups, self.principal, self.impersonates = user, [], principal, impersonates
+        self.caller = (user, ())
 
     def borrowed(self) -> Session:
         """A session for the calls the proxy makes for this client while handling one of its calls

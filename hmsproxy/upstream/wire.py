@@ -23,6 +23,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import message_bounds, received
 from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
+from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.protocol.uris import parse_uri
 
 
@@ -91,8 +92,22 @@ def _transport_factory(kind: str):
     return TCyFramedTransport if kind == "framed" else TCyBufferedTransport
 
 
+class SaslSettings(Protocol):
+    """How connections to a Kerberized metastore authenticate (upstream/kerberos.GssapiSettings)."""
+
+    def mechanism_for(self, host: str) -> Callable[[], Any]:
+        """() -> a new SASL mechanism for one connection to `host`."""
+
+    def describe(self, host: str) -> str:
+        """Who authenticates to whom, for errors."""
+
+
 class ThriftConnection:
-    """One open connection to one metastore, tried over its URIs in order. Not thread-safe."""
+    """One open connection to one metastore, tried over its URIs in order. Not thread-safe.
+
+    With `sasl`, each connection negotiates SASL first and every message then travels in SASL data
+    frames (protocol/sasl.py): the relay reads and writes the frame layer's socket-like object.
+    """
 
     def __init__(
         self,
@@ -102,8 +117,10 @@ class ThriftConnection:
         transport: str = "buffered",
         connect_timeout_s: float = 5.0,
         call_timeout_s: float = 600.0,
+        sasl: SaslSettings | None = None,
     ):
         self.metastore = metastore
+        self._sasl = sasl
         self.uris = uris
         self._transport_cls = _transport_factory(transport)
         self._connect_ms = int(connect_timeout_s * 1000)
@@ -131,11 +148,16 @@ class ThriftConnection:
         for uri in in_order(self.uris, self.avoid):
             host, port = parse_uri(uri)
             sock = TSocket(host, port, socket_timeout=self._call_ms, connect_timeout=self._connect_ms)
-            recorder = RecordingSocket(sock, framed=self._transport_cls is TCyFramedTransport)
+            # Under SASL the frame layer sits between the socket and Thrift's transport.
+            if self._sasl is None:
+                base = sock
+            else:  # negotiated within the connect timeout; the call timeout applies after
+                base = SaslTransport(sock, self._sasl.mechanism_for(host), self._sasl.describe(host), self._connect_ms / 1000)
+            recorder = RecordingSocket(base, framed=self._transport_cls is TCyFramedTransport)
             trans = self._transport_cls(recorder)
             try:
                 trans.open()
-            except (TTransportException, OSError) as e:
+            except (TTransportException, OSError, SaslError) as e:
                 errors.append(f"{uri}: {_reason(e, self._connect_ms / 1000)}")
                 continue
             _kernel_timeouts(sock.sock, self._call_ms / 1000)
@@ -143,7 +165,7 @@ class ThriftConnection:
                 if self._cut is None:
                     self._proto = TCyBinaryProtocol(trans, strict_read=False)
                     self._recorder = recorder
-                    self._socket = sock.sock
+                    self._socket = base.sock  # the raw socket, or the SASL frame layer over it
                     self.uri = uri
                     return
             trans.close()  # cut while it connected

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hmsproxy.dev.ports import free_port
+from tests.support.children import terminate
 from tests.support.required import unavailable
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -46,13 +47,7 @@ class LocalSshd:
         return " -> ".join([f"{self.user}@127.0.0.1:{self.port}"] * hops)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        terminate(self.process)
 
 
 def _keygen(path: Path) -> None:

@@ -83,6 +83,26 @@ def test_the_clients_identity_reaches_every_backend(handler, session, primary, d
     assert [c.args.user_name for c in primary.calls_to("set_ugi")] == ["alice"]
 
 
+def test_an_authenticated_client_cannot_claim_another_name(handler, session, primary, dw):
+    """After Kerberos (downstream/kerberos.py) said who the client is, set_ugi changes nothing: the
+    metastores hear the authenticated short name, on the fan-out and on connections opened later."""
+    session.authenticate("alice", "alice@EXAMPLE.COM")
+    dispatch(handler, session, "set_ugi", user_name="mallory", group_names=["admins"])
+    assert (session.user, session.groups, session.caller) == ("alice", [], ("alice", ()))
+    unwrap(dispatch(handler, session, "get_table", dbname="dw_sales", tbl_name="orders"))
+    assert dw.calls_to("get_table")[-1].user == "alice"
+    assert {c.args.user_name for c in primary.calls_to("set_ugi") + dw.calls_to("set_ugi")} == {"alice"}
+
+
+def test_a_principal_allowed_to_impersonate_acts_for_others(handler, session, primary):
+    """server.sasl.impersonation: a service principal's set_ugi counts, as a proxy user's in Hadoop."""
+    session.authenticate("svc", "svc/host@EXAMPLE.COM", impersonates=True)
+    dispatch(handler, session, "set_ugi", user_name="bob", group_names=["analysts"])
+    assert (session.user, session.caller, session.principal) == ("bob", ("bob", ("analysts",)), "svc/host@EXAMPLE.COM")
+    # The new connection first says who authenticated, then the fan-out says whom it acts for.
+    assert [c.args.user_name for c in primary.calls_to("set_ugi")] == ["svc", "bob"]
+
+
 def test_a_backend_that_is_down_fails_alone_and_recovers(handler, session, dw):
     dw.go_down("connection refused")
     with pytest.raises(hive.MetaException) as err:

@@ -1,0 +1,99 @@
+"""SASL GSSAPI on the proxy's own Thrift port (server.sasl.enabled): who the caller really is.
+
+`KerberosService` holds the proxy's acceptor credentials (server.sasl's principal from its keytab).
+`authenticate(sock)` runs the server's half of Thrift's SASL negotiation (protocol/sasl.accept)
+with `GssapiAcceptor`, RFC 4752's server side: Kerberos tokens until the context is established,
+then the security-layer offer (server.sasl.qop) and the client's choice. It returns the frame layer
+the connection is served through and the client's principal; the session's identity is the user
+that principal maps to (config/auth_to_local.py), and `set_ugi` no longer changes it
+(upstream/session.py).
+"""
+
+from __future__ import annotations
+
+import socket
+
+from hmsproxy.protocol.sasl import SaslError, SaslSocket, accept
+from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, KerberosLogin, gss_reason, load_gssapi
+
+#: How long a client may take over the negotiation before its connection is closed.
+NEGOTIATION_TIMEOUT_S = 30.0
+
+
+class KerberosService:
+    """The proxy as a Kerberos service: `principal` (`_HOST`: `host`, or this machine's name) from `keytab`."""
+
+    def __init__(self, principal: str, keytab: str, host: str | None = None, qop: str = "auth"):
+        self._login = KerberosLogin(principal, keytab, host, usage="accept")
+        self.principal = self._login.principal
+        self.qop = qop  # the one security layer offered
+
+    def authenticate(self, sock: socket.socket) -> tuple[SaslSocket, str]:
+        """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
+        Raises SaslError (the client has been sent BAD with the reason where it could be)."""
+        sock.settimeout(NEGOTIATION_TIMEOUT_S)
+
+        def named(name: str) -> GssapiAcceptor | None:
+            return GssapiAcceptor(self._login.credentials(), self.qop) if name == GssapiAcceptor.name else None
+
+        acceptor = accept(sock, named)
+        sock.settimeout(None)
+        return SaslSocket(sock, acceptor), acceptor.principal
+
+
+class GssapiAcceptor:
+    """SASL GSSAPI, the server's side, for one client connection, offering one QOP."""
+
+    name = "GSSAPI"
+
+    def __init__(self, creds, qop: str = "auth"):
+        self._gssapi = load_gssapi()
+        self._context = self._gssapi.SecurityContext(creds=creds, usage="accept")
+        self.qop = qop
+        self._offered = False
+        self._complete = False
+        self.principal: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self._complete
+
+    @property
+    def wraps(self) -> bool:
+        return self.qop != "auth"
+
+    def step(self, token: bytes) -> bytes:
+        errors = self._gssapi.exceptions.GSSError
+        try:
+            if not self._context.complete:
+                reply = self._context.step(token)
+                if not self._context.complete or reply:
+                    return reply or b""  # more tokens; or the last one (mutual auth), which the client acknowledges empty
+            if not self._offered:
+                return self._offer()
+            return self._choice(token)
+        except errors as e:
+            raise SaslError(f"Kerberos authentication failed: {gss_reason(e)}") from e
+
+    def _offer(self) -> bytes:
+        """The layer the proxy offers and the largest frame it takes, wrapped."""
+        self._offered = True
+        return self._context.wrap(bytes([QOP_LAYERS[self.qop]]) + MAX_RECEIVE.to_bytes(3, "big"), encrypt=False).message
+
+    def _choice(self, token: bytes) -> bytes:
+        answer = self._context.unwrap(token).message
+        if len(answer) < 4 or answer[0] != QOP_LAYERS[self.qop]:
+            raise SaslError(f"the client chose a security layer the proxy does not offer (it offers QOP {self.qop})")
+        principal = str(self._context.initiator_name)
+        authzid = answer[4:].decode("utf-8", "replace")
+        if authzid and authzid != principal:
+            raise SaslError(f"{principal} may not act as {authzid}")
+        self.principal = principal
+        self._complete = True
+        return b""
+
+    def wrap(self, data: bytes) -> bytes:
+        return self._context.wrap(data, encrypt=self.qop == "auth-conf").message
+
+    def unwrap(self, data: bytes) -> bytes:
+        return self._context.unwrap(data).message

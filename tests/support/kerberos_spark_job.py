@@ -1,0 +1,45 @@
+"""A SparkSession logged in from a keytab, against a Kerberized metastore URI; run in its own process.
+
+`python -m tests.support.kerberos_spark_job URI PRINCIPAL KEYTAB SERVICE_PRINCIPAL WAREHOUSE DB`:
+creates DB and a Parquet table in it, inserts two rows, reads them back, lists the tables, drops
+DB, and prints one line `RESULT {json}`. The caller gives the environment Kerberos needs:
+HADOOP_CONF_DIR (a core-site.xml with hadoop.security.authentication=kerberos) and
+JDK_JAVA_OPTIONS (-Djava.security.krb5.conf=...). A process of its own because the Hive client's
+settings are fixed when a process's one SparkSession starts (tests/support/spark.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.support.spark import make_spark
+
+
+def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db: str) -> None:
+    spark = make_spark(
+        uri,
+        Path(warehouse),
+        app_name="hmsproxy-kerberos",
+        extra_conf={
+            "spark.hadoop.hive.metastore.sasl.enabled": "true",
+            "spark.hadoop.hive.metastore.kerberos.principal": service,
+            "spark.kerberos.principal": principal,
+            "spark.kerberos.keytab": keytab,
+        },
+    )
+    try:
+        spark.sql(f"CREATE DATABASE {db}")
+        spark.sql(f"CREATE TABLE {db}.t (id BIGINT, name STRING) USING parquet")
+        spark.sql(f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')")
+        rows = [[r.id, r.name] for r in spark.sql(f"SELECT id, name FROM {db}.t ORDER BY id").collect()]
+        tables = sorted(t.name for t in spark.catalog.listTables(db))
+        spark.sql(f"DROP DATABASE {db} CASCADE")
+    finally:
+        spark.stop()
+    print("RESULT " + json.dumps({"rows": rows, "tables": tables}), flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:7])

@@ -1,0 +1,106 @@
+"""The Kerberos keys: server.sasl (the proxy's identity) and a metastore's sasl, their checks and
+what `hmsproxy check-config` says about them."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from hmsproxy.app import load_config
+from hmsproxy.config import ConfigError, describe
+from hmsproxy.config.model import MetastoreSaslConfig, ServerSaslConfig
+
+
+def _load(tmp_path, text: str):
+    (tmp_path / "proxy.keytab").write_bytes(b"\x05\x02")
+    path = tmp_path / "hmsproxy.yml"
+    path.write_text(textwrap.dedent(text).replace("KEYTAB", str(tmp_path / "proxy.keytab")), encoding="utf-8")
+    return load_config(path)
+
+
+def _error(tmp_path, text: str) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, text)
+    return info.value
+
+
+KERBERIZED = """\
+server:
+  sasl: {principal: "hmsproxy/_HOST@EXAMPLE.COM", keytab: KEYTAB}
+primary-meta-store:
+  name: primary
+  remote-meta-store-uris: thrift://hms-1:9083
+  sasl: {enabled: true, principal: "hive/_HOST@EXAMPLE.COM"}
+federated-meta-stores:
+  - name: plain
+    remote-meta-store-uris: thrift://hms-2:9083
+  - name: signed
+    remote-meta-store-uris: thrift://hms-3:9083
+    sasl: {principal: "hive/hms-3@EXAMPLE.COM", qop: auth-int}
+"""
+
+
+def test_the_keys_as_the_issue_writes_them(tmp_path):
+    config = _load(tmp_path, KERBERIZED)
+    assert config.server.sasl == ServerSaslConfig(False, "hmsproxy/_HOST@EXAMPLE.COM", str(tmp_path / "proxy.keytab"))
+    primary, plain, signed = config.metastores
+    assert primary.sasl == MetastoreSaslConfig("hive/_HOST@EXAMPLE.COM", "auth")
+    assert plain.sasl is None
+    assert signed.sasl == MetastoreSaslConfig("hive/hms-3@EXAMPLE.COM", "auth-int")
+    text = describe(config)
+    assert f"Kerberos identity: hmsproxy/_HOST@EXAMPLE.COM from keytab {tmp_path / 'proxy.keytab'}" in text
+    assert "GSSAPI to hive/_HOST@EXAMPLE.COM (_HOST: each URI's host), QOP auth" in text
+    assert "GSSAPI to hive/hms-3@EXAMPLE.COM (_HOST: each URI's host), QOP auth-int" in text
+
+
+def test_kerberos_on_the_proxys_own_port(tmp_path):
+    config = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, principal: "hmsproxy'))
+    assert config.server.sasl.enabled
+    assert "own port: SASL GSSAPI only (QOP auth; identity: the principal's short name)" in describe(config)
+    assert "own port: plain" in describe(_load(tmp_path, KERBERIZED))
+    sealed = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, qop: auth-conf, principal: "hmsproxy'))
+    assert sealed.server.sasl.qop == "auth-conf"
+    assert "own port: SASL GSSAPI only (QOP auth-conf;" in describe(sealed)
+    services = _load(
+        tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, impersonation: [hive, spark], principal: "hmsproxy')
+    )
+    assert services.server.sasl.impersonation == ("hive", "spark")
+    assert "may act for others with set_ugi: hive, spark" in describe(services)
+    mapped = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, auth-to-local: [DEFAULT], principal: "hmsproxy'))
+    assert [rule.text for rule in mapped.server.sasl.auth_to_local] == ["DEFAULT"]
+    assert "user names by auth-to-local: DEFAULT" in describe(mapped)
+
+
+def test_sasl_false_is_plain(tmp_path):
+    config = _load(tmp_path, KERBERIZED.replace("{enabled: true,", "{enabled: false,"))
+    assert config.primary.sasl is None
+
+
+def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
+    error = _error(tmp_path, KERBERIZED.replace('  sasl: {principal: "hmsproxy', "  #"))
+    assert error.key_path == "primary-meta-store.sasl"
+    assert "server.sasl.principal and server.sasl.keytab" in error.reason
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        (('"hive/_HOST@EXAMPLE.COM"}', '"hive/_HOST"}'), "primary-meta-store.sasl.principal", "not a Kerberos principal"),
+        (('{enabled: true, principal: "hive/_HOST@EXAMPLE.COM"}', "true"), "primary-meta-store.sasl.principal", "is required"),
+        (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
+        (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: privacy}"), "server.sasl.qop", "auth-conf"),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),
+            "server.sasl.auth-to-local[1]",
+            "not DEFAULT nor RULE",
+        ),
+    ],
+)
+def test_each_mistake_is_named(tmp_path, change, key, words):
+    old, new = change
+    assert old in KERBERIZED
+    error = _error(tmp_path, KERBERIZED.replace(old, new))
+    assert error.key_path == key, error
+    assert words in error.reason, error
