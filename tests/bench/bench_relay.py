@@ -146,6 +146,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                 else:
                     first[path] = got
                 del got
+                settle(pids)
             if not rep:
                 for path in first:
                     if path.startswith("fast"):
@@ -182,6 +183,25 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
         )
     growth_kib = {path: (after[path][1] - before[path][0]) if path in pids else None for path in endpoints}
     return lines, {path: (med[path], growth_kib[path]) for path in endpoints}
+
+
+def settle(pids: dict, quiet_cpu_s: float = 0.01, interval_s: float = 0.2, limit_s: float = 15.0) -> None:
+    """Wait (at most `limit_s`) until the proxy processes are idle: after a big answer the full path's
+    proxy frees hundreds of MiB of decoded objects, and on 2 cores that work would slow whichever
+    path is called next (at 100,000 partitions the path after `full` measured 1.2-7.5 s slower)."""
+    from tests.bench.bench_proxy import _proc_cpu_s
+
+    def busy() -> float:
+        return sum(_proc_cpu_s(pid) or 0.0 for pid in pids.values())
+
+    deadline = time.monotonic() + limit_s
+    before = busy()
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        now = busy()
+        if now - before < quiet_cpu_s:
+            return
+        before = now
 
 
 def start_proxies(tmp: Path, metastore_uri: str, hive_version: str, *, floor: bool = False) -> dict:
