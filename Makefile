@@ -75,8 +75,8 @@ bench-limits: $(BIN)/.installed
 bench-hotpath: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_hotpath $(ARGS)
 
-# The relay alone: get_partitions of 10,000 and 100,000 partitions from a Hive 2.3 metastore, direct vs relayed (2.3- and 3.1-style names) vs full path, with the proxies' memory (docs/benchmark.md); ARGS="--sizes 10000".
-bench-relay: $(BIN)/.installed
+# The relay alone: get_partitions of 10,000 and 100,000 partitions from a Hive 2.3 metastore on a self-started PostgreSQL (partitions written with SQL; ARGS="--store derby": Derby and add_partitions), direct vs relayed (2.3- and 3.1-style names) vs full path, with the proxies' memory (docs/benchmark.md); ARGS="--sizes 10000".
+bench-relay: postgresql $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_relay $(ARGS)
 
 # Skewed partitions: full scan vs the pruned read after skew-layout (docs/benchmark.md); ARGS="--rows 1000000" scales it down.

@@ -12,7 +12,10 @@ inserts it as it copies (hmsproxy/protocol/relay.py); on 3.1 and 4.0 the answer 
 warm-up round checks that the proxies' answers are equal and hold the metastore's partitions.
 
 Alone (``python -m tests.bench.bench_relay --sizes 10000,100000``) it starts its own Hive 2.3
-metastore and grows bench.big to each size in turn, with fresh proxies for each.
+metastore and grows bench.big to each size in turn, with fresh proxies for each. The metastore's
+database is a self-started PostgreSQL cluster by default, the partitions written into it with SQL
+(tests/support/bulk_partitions.py: 100,000 in seconds, checked through the metastore afterwards);
+``--store derby`` keeps the Derby database and ``add_partitions`` (2,000-4,000 partitions a minute).
 """
 
 from __future__ import annotations
@@ -30,36 +33,79 @@ TARGET_RATIO = 1.1
 TARGET_MEMORY_SHARE = 0.1
 
 
+#: Each seeded partition's parameters (besides transient_lastDdlTime, which the metastore sets).
+PARAMETERS = {"numFiles": "1"}
+
+
 def seed_big(metastore, partitions: int, have: int = 0, batch: int = 1000) -> int:
-    """bench.big with `partitions` partitions (bench.events' columns), from `have` made before (0:
-    the table too); returns the answer's size in bytes."""
+    """bench.big with `partitions` partitions (bench.events' columns) through `add_partitions`,
+    from `have` made before (0: the table too); returns the answer's size in bytes."""
     import copy
 
-    from thriftpy2.utils import serialize
-
     from hmsproxy.protocol import idl
-    from tests.bench.bench_proxy import DB, TABLE
+    from tests.bench.bench_proxy import DB
 
     client = metastore.client(timeout_s=600)  # 1,000 partitions a call: minutes on a loaded 2-core machine
     try:
         if not have:
-            table = copy.deepcopy(client.get_table(DB, TABLE))
-            table.tableName = BIG_TABLE
-            table.sd.location = None
-            client.create_table(table)
+            _create_big(client)
         sd = client.get_table(DB, BIG_TABLE).sd
         for start in range(have, partitions, batch):
             parts = []
-            for i in range(start, min(partitions, start + batch)):
+            for values in _values(start, min(partitions, start + batch)):
                 psd = copy.deepcopy(sd)
-                psd.location = f"{sd.location}/ds=p{i:06d}"
-                parts.append(idl.hive.Partition(values=[f"p{i:06d}"], dbName=DB, tableName=BIG_TABLE, sd=psd, parameters={"numFiles": "1"}))
+                psd.location = f"{sd.location}/ds={values[0]}"
+                parts.append(idl.hive.Partition(values=values, dbName=DB, tableName=BIG_TABLE, sd=psd, parameters=dict(PARAMETERS)))
             client.add_partitions(parts)
-        answer = client.get_partitions(DB, BIG_TABLE, -1)
-        assert len(answer) == partitions
-        return len(serialize(idl.HmsProxy.get_partitions_result(success=answer)))
+        return _answer_bytes(client, partitions)
     finally:
         client.close()
+
+
+def seed_big_sql(metastore, conn, partitions: int, have: int = 0) -> int:
+    """The same partitions written into the metastore's PostgreSQL database (`conn`, psycopg2) in
+    one transaction (tests/support/bulk_partitions.py), then checked through the metastore."""
+    from tests.bench.bench_proxy import DB
+    from tests.support.bulk_partitions import insert_partitions, verify_partitions
+
+    client = metastore.client(timeout_s=600)
+    try:
+        if not have:
+            _create_big(client)
+        values = _values(have, partitions)
+        insert_partitions(conn, DB, BIG_TABLE, values, PARAMETERS)
+        assert verify_partitions(client, DB, BIG_TABLE, values, PARAMETERS) == partitions
+        return _answer_bytes(client, partitions)
+    finally:
+        client.close()
+
+
+def _values(start: int, end: int) -> list[list[str]]:
+    return [[f"p{i:06d}"] for i in range(start, end)]
+
+
+def _create_big(client) -> None:
+    """bench.big: bench.events' columns and partition key, its own location."""
+    import copy
+
+    from tests.bench.bench_proxy import DB, TABLE
+
+    table = copy.deepcopy(client.get_table(DB, TABLE))
+    table.tableName = BIG_TABLE
+    table.sd.location = None
+    client.create_table(table)
+
+
+def _answer_bytes(client, partitions: int) -> int:
+    """get_partitions(bench.big)'s answer size, once it holds `partitions` partitions."""
+    from thriftpy2.utils import serialize
+
+    from hmsproxy.protocol import idl
+    from tests.bench.bench_proxy import DB
+
+    answer = client.get_partitions(DB, BIG_TABLE, -1)
+    assert len(answer) == partitions
+    return len(serialize(idl.HmsProxy.get_partitions_result(success=answer)))
 
 
 def rss_kib(pid: int) -> tuple[int, int]:
@@ -100,6 +146,7 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
                 else:
                     first[path] = got
                 del got
+                settle(pids)
             if not rep:
                 for path in first:
                     if path.startswith("fast"):
@@ -138,6 +185,25 @@ def measure(endpoints: dict, pids: dict, repeats: int, answer_bytes: int, partit
     return lines, {path: (med[path], growth_kib[path]) for path in endpoints}
 
 
+def settle(pids: dict, quiet_cpu_s: float = 0.01, interval_s: float = 0.2, limit_s: float = 15.0) -> None:
+    """Wait (at most `limit_s`) until the proxy processes are idle: after a big answer the full path's
+    proxy frees hundreds of MiB of decoded objects, and on 2 cores that work would slow whichever
+    path is called next (at 100,000 partitions the path after `full` measured 1.2-7.5 s slower)."""
+    from tests.bench.bench_proxy import _proc_cpu_s
+
+    def busy() -> float:
+        return sum(_proc_cpu_s(pid) or 0.0 for pid in pids.values())
+
+    deadline = time.monotonic() + limit_s
+    before = busy()
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        now = busy()
+        if now - before < quiet_cpu_s:
+            return
+        before = now
+
+
 def start_proxies(tmp: Path, metastore_uri: str, hive_version: str, *, floor: bool = False) -> dict:
     """Fresh proxy processes (their memory starts here): {"fast": (process, port), "fast-h3": ..., "full": ...},
     and with `floor` the raw byte forwarder (tests/bench/raw_forwarder.py) as "floor"."""
@@ -165,7 +231,6 @@ def main(argv=None) -> int:
     import shutil
     import tempfile
 
-    from hmsproxy.dev.metastore import start_metastores
     from tests.bench.bench_proxy import log, seed
 
     p = argparse.ArgumentParser(prog="python -m tests.bench.bench_relay", description=main.__doc__)
@@ -173,13 +238,31 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="timed get_partitions calls per path and size (default 3)")
     p.add_argument("--heap", default="2g", help="the metastore JVM's -Xmx (100,000 partitions need more than 512m)")
     p.add_argument("--floor", action="store_true", help="also measure the raw byte forwarder (what any extra hop costs here)")
-    p.add_argument("--metastore", metavar="PORT", type=int, help="a Hive 2.3 metastore on 127.0.0.1 an earlier run seeded (grown further)")
+    p.add_argument(
+        "--store",
+        choices=("postgres", "derby"),
+        default="postgres",
+        help="the metastore's database: a self-started PostgreSQL, partitions written with SQL (default), "
+        "or Derby, partitions added with add_partitions (about 100 times slower to seed)",
+    )
+    p.add_argument(
+        "--metastore",
+        metavar="PORT",
+        type=int,
+        help="a Hive 2.3 metastore on 127.0.0.1 an earlier run seeded (grown further, with add_partitions)",
+    )
     args = p.parse_args(argv)
     sizes = [int(n) for n in args.sizes.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-relay-"))
+    backing = None
     if args.metastore:
         metastore = _Running(args.metastore)
+    elif args.store == "postgres":
+        backing = _PostgresBacked(tmp, args.heap)
+        metastore = backing.metastore
     else:
+        from hmsproxy.dev.metastore import start_metastores
+
         (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, notifications=False, heap=args.heap)
     try:
         have = _partitions(metastore)
@@ -188,8 +271,13 @@ def main(argv=None) -> int:
             have = 0
         for size in sizes:
             t0 = time.monotonic()
-            answer_bytes = seed_big(metastore, size, have, batch=2000)
-            log(f"bench.{BIG_TABLE}: {have:,} -> {size:,} partitions in {time.monotonic() - t0:.0f}s")
+            if backing is not None:
+                answer_bytes = seed_big_sql(metastore, backing.conn, size, have)
+            else:
+                answer_bytes = seed_big(metastore, size, have, batch=2000)
+            took = time.monotonic() - t0
+            how = "SQL into PostgreSQL, checked through the metastore" if backing is not None else "add_partitions"
+            log(f"bench.{BIG_TABLE}: {have:,} -> {size:,} partitions in {took:.0f}s ({how}; with the answer's size measured)")
             have = size
             (tmp / f"p{size}").mkdir()
             started = start_proxies(tmp / f"p{size}", metastore.uri, "2.3", floor=args.floor)
@@ -201,9 +289,45 @@ def main(argv=None) -> int:
                     process.stop()
             print("\n".join(lines), flush=True)
     finally:
-        metastore.stop()
+        if backing is not None:
+            backing.stop()
+        else:
+            metastore.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+class _PostgresBacked:
+    """A Hive 2.3 metastore whose database is in a PostgreSQL cluster of its own (tests/support/postgres.py),
+    with a psycopg2 connection to that database for seeding. DataNucleus makes the schema, as in
+    tests/support/ha_pair.py."""
+
+    def __init__(self, tmp: Path, heap: str):
+        import psycopg2
+
+        from hmsproxy.dev.metastore import LocalMetastore
+        from hmsproxy.dev.ports import free_port
+        from tests.support.ha_pair import create_database
+        from tests.support.postgres import start_postgres
+
+        self.server = start_postgres()
+        self.metastore = self.conn = None
+        try:
+            jdbc_url = create_database(self.server, prefix="bench_relay")
+            self.metastore = LocalMetastore(free_port(), tmp / "hms", name="hms", jdbc_url=jdbc_url, notifications=False, heap=heap)
+            self.metastore.start(120)
+            database = jdbc_url.rsplit("/", 1)[1].split("?")[0]
+            self.conn = psycopg2.connect(host="127.0.0.1", port=self.server.port, user="postgres", dbname=database)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        if self.metastore is not None:
+            self.metastore.stop()
+        self.server.stop()
 
 
 class _Running:
