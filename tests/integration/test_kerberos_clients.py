@@ -25,7 +25,7 @@ from hmsproxy.protocol.sasl import SaslError
 from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 from hmsproxy.testing.builders import parquet_table
 from tests.integration.test_cli import HMSPROXY
-from tests.integration.test_kerberos_inbound import _serve, _shut, audit_file, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import CORE_SITE, _serve, _shut, audit_file, kerberized, realm  # noqa: F401 - fixtures
 
 #: The proxy's principal as a client names it: `_HOST` is the URI's host.
 PROXY_PRINCIPAL = "hmsproxy/_HOST@{realm}"
@@ -116,3 +116,30 @@ def test_the_streaming_api_commits_a_transaction_through_the_kerberized_proxy(pr
     files = [p for p in root.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
     assert sorted((r["id"], r["msg"]) for f in files for r in pq.read_table(f).to_pylist()) == [(1, "through Kerberos")]
     assert _audit_users(audit_file, "commit_txn", since) == {"alice"}
+
+
+def test_the_hive_cli_with_a_ticket_through_the_kerberized_proxy(proxy_server, realm, kerberos_env, audit_file, hive_cli):  # noqa: F811
+    """The real Hive 2.3 CLI with hive.metastore.sasl.enabled and the proxy's principal, logged in by
+    the ticket cache `kinit` filled (Hadoop's UGI reads KRB5CCNAME): databases shown, a table
+    created and described, all as alice."""
+    realm.kinit("alice", kerberos_env)
+    since = _lines(audit_file)
+    db = f"hivecli_krb_{uuid.uuid4().hex[:8]}"
+    script = f"SHOW DATABASES;\nCREATE DATABASE {db};\nCREATE TABLE {db}.t (id INT, name STRING);\nDESCRIBE {db}.t;\nDROP DATABASE {db} CASCADE;\n"
+    args = [
+        "--hiveconf", "hive.metastore.sasl.enabled=true",
+        "--hiveconf", f"hive.metastore.kerberos.principal={PROXY_PRINCIPAL.format(realm=realm.realm)}",
+        # A fetch task asks for file-system tokens when Hadoop's security is on, naming a renewer;
+        # the local file system gives none, but the renewer's name must be there.
+        "--hiveconf", f"yarn.resourcemanager.principal=rm/localhost@{realm.realm}",
+    ]  # fmt: skip
+    env = {"JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}"}
+    done = hive_cli(_uri(proxy_server), script, args=args, env=env, conf={"core-site.xml": CORE_SITE})
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert ["default"] in lines, done.stdout
+    assert ["id", "int"] in lines and ["name", "string"] in lines, done.stdout
+    mine = [json.loads(line) for line in audit_file.read_text().splitlines()[since:] if db in line]
+    methods = {line["method"] for line in mine}
+    assert "create_database" in methods and any(m.startswith("create_table") for m in methods), methods
+    assert {line["user"] for line in mine} == {"alice"}, mine
