@@ -5,6 +5,9 @@
         c.execute("CREATE REMOTE DATABASE sales WITH DBPROPERTIES ('hive.metastore.uris'='thrift://hms:9083')")
         [rs] = c.execute("SHOW REMOTE DATABASES")
 
+A Kerberized proxy port (server.sasl) takes `sasl_principal="hive/_HOST@EXAMPLE.COM"` (the proxy's
+principal): the caller is then who its ticket cache says (kinit / KRB5CCNAME), not `user`.
+
 A script is checked here first (syntax errors are found before anything runs, with
 their line and column), then sent whole: one `hmsproxy_execute_script` call answers
 one result per statement. A proxy from before that call gets one `hmsproxy_execute`
@@ -38,7 +41,13 @@ class HmsProxyError(Exception):
 
 class HmsProxyClient:
     def __init__(
-        self, uri: str = "thrift://127.0.0.1:9083", user: str | None = None, *, timeout_s: float = 60.0, transport: str = "buffered"
+        self,
+        uri: str = "thrift://127.0.0.1:9083",
+        user: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        transport: str = "buffered",
+        sasl_principal: str | None = None,
     ):
         self.uri = uri
         #: Who the statements run as (set_ugi); the OS user by default, as Hive's clients do.
@@ -46,7 +55,8 @@ class HmsProxyClient:
         host, port = parse_uri(uri)
         # Its three calls by hand (protocol/statement_wire.py), not through thriftpy2: loading that
         # and the IDL would be most of a short `hmsproxy sql`.
-        self._client = StatementConnection(host, port, timeout_s=timeout_s, framed=transport == "framed")
+        self.sasl_principal = sasl_principal
+        self._client = StatementConnection(host, port, timeout_s=timeout_s, framed=transport == "framed", sasl_principal=sasl_principal)
         try:
             self._client.set_ugi(self.user, [])  # who the proxy's write rules and the metastore see, as Hive's clients do
         except BaseException:

@@ -17,6 +17,7 @@ from hmsproxy.jobs.errors import JobError, UsageError, error_text
 from hmsproxy.jobs.tables import parse_partition_name
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.client import open_client
+from hmsproxy.protocol.sasl import SaslError
 
 hive = idl.hive
 
@@ -39,15 +40,15 @@ def parse_uris(uris: str) -> list[tuple[str, int]]:
 class MetastoreClient:
     """One connection to the proxy (the first of the URIs that answers). Not thread-safe."""
 
-    def __init__(self, uris: str, user: str | None = None, timeout_s: float = 600.0):
+    def __init__(self, uris: str, user: str | None = None, timeout_s: float = 600.0, *, sasl_principal: str | None = None):
         self.uris = uris
         self.user = user or getpass.getuser()
         errors = []
         for host, port in parse_uris(uris):
             try:
-                self._client = open_client(host, port, user=self.user, timeout_s=timeout_s)
+                self._client = open_client(host, port, user=self.user, timeout_s=timeout_s, sasl_principal=sasl_principal)
                 break
-            except (TException, OSError) as e:
+            except (TException, OSError, SaslError) as e:
                 errors.append(f"{host}:{port}: {error_text(e)}")
         else:
             raise JobError(f"can't reach the metastore at {uris}: {'; '.join(errors)}")

@@ -8,6 +8,10 @@ the client of hmsproxy's statements (clients/proxy.py) speaks them with this mod
 standard library. Structs are read by field id; a reply's other fields are skipped. The field ids
 are hmsproxy.thrift's and hive_metastore.thrift's (`set_ugi`, `MetaException`), and Thrift's own for
 `TApplicationException` (tests/unit/test_statement_wire.py checks both directions against thriftpy2).
+
+Towards a Kerberized proxy port (`sasl_principal`) the calls go in SASL data frames after a GSSAPI
+negotiation as the caller's ticket (protocol/kerberos_client.py); those modules, and gssapi, are
+loaded only then.
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ Result = tuple[list[str], list[list[str]]]
 
 
 class StatementConnection:
-    """One connection to a proxy, buffered (Hive's default) or framed, as `user`."""
+    """One connection to a proxy, buffered (Hive's default) or framed; SASL GSSAPI with `sasl_principal`
+    (the proxy's, `_HOST` standing for `host`)."""
 
-    def __init__(self, host: str, port: int, *, timeout_s: float, framed: bool = False):
+    def __init__(self, host: str, port: int, *, timeout_s: float, framed: bool = False, sasl_principal: str | None = None):
         self.framed = framed
         self._seqid = 0
         try:
@@ -56,7 +61,11 @@ class StatementConnection:
         except OSError as e:
             raise ConnectionError(f"could not connect to {host}:{port}: {e.strerror or e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._in = self._sock.makefile("rb")
+        if sasl_principal:
+            self._sock = _negotiated(self._sock, sasl_principal, host)
+            self._in = _Reader(self._sock)
+        else:
+            self._in = self._sock.makefile("rb")
 
     def set_ugi(self, user: str, groups: list[str]) -> list[str]:
         args = _string_field(1, user) + _field_header(LIST, 2) + _string_list(groups)
@@ -92,6 +101,40 @@ class StatementConnection:
         if 0 not in body:
             raise ApplicationError(f"{method} failed: unknown result", 5)  # Thrift's MISSING_RESULT
         return body[0]
+
+
+def _negotiated(sock, principal: str, host: str):
+    """`sock` after SASL GSSAPI as the caller: its data-frame layer (a SaslSocket). Raises
+    ConnectionError naming the principal and Kerberos' reason (closing `sock`)."""
+    from thriftpy2.transport import TTransportException  # loaded by protocol/sasl.py anyway
+
+    from hmsproxy.protocol.kerberos_client import caller_mechanism
+    from hmsproxy.protocol.sasl import SaslError, SaslSocket, negotiate
+
+    target, mechanism_for = caller_mechanism(principal, host)
+    try:
+        mechanism = mechanism_for()
+        negotiate(sock, mechanism)
+    except (SaslError, TTransportException, OSError) as e:
+        sock.close()
+        raise ConnectionError(f"SASL GSSAPI to {target} failed: {e}") from None
+    return SaslSocket(sock, mechanism)
+
+
+class _Reader:
+    """`read(n)`: n bytes (fewer only at the end) from a socket-like `recv` (the SASL frame layer)."""
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def read(self, n: int) -> bytes:
+        data = bytearray()
+        while len(data) < n and (chunk := self._sock.recv(n - len(data))):
+            data += chunk
+        return bytes(data)
+
+    def close(self) -> None:
+        pass
 
 
 def _field_header(ttype: int, fid: int) -> bytes:

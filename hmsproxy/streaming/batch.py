@@ -71,7 +71,7 @@ class TransactionBatch:
         self._bucket_index = [names.index(c) for c in self.target.bucket_columns] if self.target.bucketed else []
         types = tuple(self.target.columns[i][1] for i in self._bucket_index)
         self._bucket = bucketer(types, self.target.num_buckets, self.target.bucketing_version) if self._bucket_index else None
-        self.ms = Metastore(connection.uri, connection.user)
+        self.ms = Metastore(connection.uri, connection.user, sasl_principal=connection.sasl_principal)
         self._host = socket.gethostname()
         try:
             request = hive.OpenTxnRequest(
@@ -91,7 +91,9 @@ class TransactionBatch:
         self._rows = 0
         self._closed = False
         self._guard = threading.Lock()  # heartbeats read what is held while the batch changes it
-        self.heartbeats = Heartbeats(connection.uri, connection.user, txn_timeout_s(self.ms) / 2, self._beat)
+        self.heartbeats = Heartbeats(
+            connection.uri, connection.user, txn_timeout_s(self.ms) / 2, self._beat, sasl_principal=connection.sasl_principal
+        )
 
     # -- the seed's API ----------------------------------------------------------------------------
 

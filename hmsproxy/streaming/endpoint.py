@@ -26,9 +26,18 @@ class HiveEndPoint:
         self.partition_vals = tuple(str(v) for v in partition_vals or ())
 
     def new_connection(
-        self, auto_create_partition: bool = False, user: str | None = None, agent_info: str = "hmsproxy-streaming"
+        self,
+        auto_create_partition: bool = False,
+        user: str | None = None,
+        agent_info: str = "hmsproxy-streaming",
+        *,
+        sasl_principal: str | None = None,
     ) -> StreamingConnection:
-        return StreamingConnection(self, auto_create_partition=auto_create_partition, user=user, agent_info=agent_info)
+        """`sasl_principal` (e.g. hive/_HOST@EXAMPLE.COM): the metastore's or proxy's Kerberos principal;
+        every connection then authenticates with the caller's ticket cache (kinit / KRB5CCNAME)."""
+        return StreamingConnection(
+            self, auto_create_partition=auto_create_partition, user=user, agent_info=agent_info, sasl_principal=sasl_principal
+        )
 
     def __repr__(self) -> str:
         values = f", partition_vals={list(self.partition_vals)}" if self.partition_vals else ""
@@ -38,13 +47,16 @@ class HiveEndPoint:
 class StreamingConnection:
     """Checks the table (and makes the partition if asked); hands out transaction batches."""
 
-    def __init__(self, endpoint: HiveEndPoint, *, auto_create_partition: bool, user: str | None, agent_info: str):
+    def __init__(
+        self, endpoint: HiveEndPoint, *, auto_create_partition: bool, user: str | None, agent_info: str, sasl_principal: str | None = None
+    ):
         self.endpoint = endpoint
         self.uri = endpoint.metastore_uri
         self.auto_create_partition = auto_create_partition
         self.agent_info = agent_info
         self.partition_vals = endpoint.partition_vals
-        self.ms = Metastore(self.uri, user)
+        self.sasl_principal = sasl_principal
+        self.ms = Metastore(self.uri, user, sasl_principal=sasl_principal)
         self.user = self.ms.user
         self._batches: list[TransactionBatch] = []
         self._lock = threading.Lock()

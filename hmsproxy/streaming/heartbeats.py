@@ -44,10 +44,10 @@ def txn_timeout_s(ms: Metastore) -> float:
 class Heartbeats:
     """A daemon thread calling `beat(ms)` every `interval_s` until stopped; `now()` beats at once."""
 
-    def __init__(self, uri: str, user: str, interval_s: float, beat: Callable[[Metastore], None]):
+    def __init__(self, uri: str, user: str, interval_s: float, beat: Callable[[Metastore], None], *, sasl_principal: str | None = None):
         self.interval_s = interval_s
         self._beat = beat
-        self._ms = Metastore(uri, user)
+        self._ms = Metastore(uri, user, sasl_principal=sasl_principal)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hmsproxy-stream-heartbeats", daemon=True)
         self._thread.start()

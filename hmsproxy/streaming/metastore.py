@@ -13,6 +13,7 @@ from thriftpy2.thrift import TException
 
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.client import open_client
+from hmsproxy.protocol.sasl import SaslError
 from hmsproxy.streaming.errors import StreamingError
 from hmsproxy.upstream.wire import parse_uri
 
@@ -22,13 +23,13 @@ hive = idl.hive
 class Metastore:
     """Calls by name (`ms.call("lock", rqst)`); one at a time, so threads may share it."""
 
-    def __init__(self, uri: str, user: str | None = None, *, timeout_s: float = 120.0):
+    def __init__(self, uri: str, user: str | None = None, *, timeout_s: float = 120.0, sasl_principal: str | None = None):
         self.uri = uri
         self.user = user or getpass.getuser()
         host, port = parse_uri(uri)
         try:
-            self._client = open_client(host, port, user=self.user, timeout_s=timeout_s)
-        except (TException, OSError) as e:
+            self._client = open_client(host, port, user=self.user, timeout_s=timeout_s, sasl_principal=sasl_principal)
+        except (TException, OSError, SaslError) as e:
             raise StreamingError(f"can't reach the metastore at {uri}: {e}") from None
         self._lock = threading.Lock()
 

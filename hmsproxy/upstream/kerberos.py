@@ -3,12 +3,9 @@
 `KerberosLogin` holds the proxy's initiator credentials from its keytab (the `server.sasl`
 principal and keytab): MIT's cred store (`client_keytab`, a private MEMORY ccache) gets a ticket
 from the keytab when first needed and a new one before the old expires, so no `kinit` runs and
-no ticket cache of the host is touched. `GssapiMechanism` is SASL's GSSAPI (RFC 4752) over it for
-one connection: Kerberos tokens until the context is established, then the security-layer
-exchange (the server offers layers and a buffer size, the client picks the configured QOP).
-
-`service_principal` replaces `_HOST` as Hadoop's SecurityUtil.getServerPrincipal does: with the
-host the client connects to, lower-cased (a wildcard or empty host: this machine's name).
+no ticket cache of the host is touched. `GssapiSettings` gives each connection to a metastore
+a GssapiMechanism (SASL GSSAPI, protocol/kerberos_client.py, shared with hmsproxy's own clients)
+over that login, to the metastore's principal with `_HOST` replaced by its host.
 
 gssapi (the `kerberos` extra) is imported on first use: a proxy without Kerberized metastores
 never needs it.
@@ -18,42 +15,21 @@ from __future__ import annotations
 
 import itertools
 import os
-import socket
 from dataclasses import dataclass
 
+from hmsproxy.protocol.kerberos_client import MAX_RECEIVE, QOP_LAYERS, GssapiMechanism, gss_reason, load_gssapi, service_principal
 from hmsproxy.protocol.sasl import SaslError
 
-#: SASL GSSAPI security layers (RFC 4752): the bit each QOP name stands for.
-QOP_LAYERS = {"auth": 1, "auth-int": 2, "auth-conf": 4}
-#: The largest wrapped frame the proxy accepts, announced to the metastore under auth-int/auth-conf.
-MAX_RECEIVE = 0xFFFFFF
-
-
-def service_principal(pattern: str, host: str | None) -> str:
-    """`pattern` with `_HOST` replaced by `host` lower-cased, as Hadoop does."""
-    if "_HOST" not in pattern:
-        return pattern
-    if not host or host == "0.0.0.0":
-        host = socket.getfqdn()
-    return pattern.replace("_HOST", host.lower())
-
-
-def load_gssapi():
-    try:
-        import gssapi
-    except ImportError as e:  # config checks say so earlier; this is the last word
-        raise SaslError(f"the gssapi package is not installed (pip install 'hmsproxy[kerberos]'): {e}") from e
-    return gssapi
-
-
-def gssapi_available() -> str | None:
-    """None when gssapi imports, else why not."""
-    try:
-        import gssapi  # noqa: F401
-    except ImportError as e:
-        return str(e)
-    return None
-
+__all__ = [
+    "MAX_RECEIVE",
+    "QOP_LAYERS",
+    "GssapiMechanism",
+    "GssapiSettings",
+    "KerberosLogin",
+    "gss_reason",
+    "load_gssapi",
+    "service_principal",
+]
 
 _ccache_ids = itertools.count(1)
 
@@ -100,86 +76,3 @@ class GssapiSettings:
 
     def describe(self, host: str) -> str:
         return f"GSSAPI as {self.login.principal} to {service_principal(self.principal, host)}"
-
-
-class GssapiMechanism:
-    """SASL GSSAPI, the client's side, for one connection."""
-
-    name = "GSSAPI"
-
-    def __init__(self, login: KerberosLogin, target: str, qop: str = "auth"):
-        gssapi = load_gssapi()
-        self._gssapi = gssapi
-        self.target = target
-        self.qop = qop
-        self._complete = False
-        self._layer = QOP_LAYERS["auth"]
-        flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.integrity, gssapi.RequirementFlag.confidentiality]
-        self._context = gssapi.SecurityContext(
-            name=gssapi.Name(target, gssapi.NameType.kerberos_principal),
-            creds=login.credentials(),
-            usage="initiate",
-            mech=gssapi.MechType.kerberos,
-            flags=flags,
-        )
-
-    @property
-    def complete(self) -> bool:
-        return self._complete
-
-    @property
-    def wraps(self) -> bool:
-        return self._layer != QOP_LAYERS["auth"]
-
-    def initial(self) -> bytes:
-        return self._token(None)
-
-    def step(self, challenge: bytes) -> bytes:
-        if not self._context.complete:
-            return self._token(challenge)
-        return self._security_layer(challenge)
-
-    def _token(self, challenge: bytes | None) -> bytes:
-        try:
-            return self._context.step(challenge) or b""
-        except self._gssapi.exceptions.GSSError as e:
-            raise SaslError(f"Kerberos refused {self.target}: {gss_reason(e)}") from e
-
-    def _security_layer(self, challenge: bytes) -> bytes:
-        """The server's offer (wrapped: a layer bit mask, its largest buffer) → the client's choice."""
-        try:
-            offer = self._context.unwrap(challenge).message
-        except self._gssapi.exceptions.GSSError as e:
-            raise SaslError(f"the metastore's security-layer offer did not unwrap: {gss_reason(e)}") from e
-        if len(offer) != 4:
-            raise SaslError(f"the metastore's security-layer offer has {len(offer)} bytes, not 4")
-        wanted = QOP_LAYERS[self.qop]
-        if not offer[0] & wanted:
-            offered = ", ".join(name for name, bit in QOP_LAYERS.items() if offer[0] & bit) or "none"
-            raise SaslError(f"the metastore offers QOP {offered}, not {self.qop} (hive.metastore.thrift.sasl.qop / hadoop.rpc.protection)")
-        self._layer = wanted
-        size = 0 if wanted == QOP_LAYERS["auth"] else MAX_RECEIVE
-        answer = bytes([wanted]) + size.to_bytes(3, "big")  # no authorization id: act as ourselves
-        self._complete = True
-        return self._context.wrap(answer, encrypt=False).message
-
-    def wrap(self, data: bytes) -> bytes:
-        return self._context.wrap(data, encrypt=self.qop == "auth-conf").message
-
-    def unwrap(self, data: bytes) -> bytes:
-        return self._context.unwrap(data).message
-
-
-def gss_reason(e: Exception) -> str:
-    """Kerberos' own reason (the minor status, e.g. "Server … not found in Kerberos database"), else
-    GSSAPI's (the major status), without gssapi's numbers and boilerplate."""
-    reasons = []
-    for code, is_major in ((getattr(e, "min_code", 0), False), (getattr(e, "maj_code", 0), True)):
-        if code:
-            try:
-                reasons += [r for r in e.get_all_statuses(code, is_major) if r and "Minor code may provide" not in r]
-            except Exception:  # noqa: BLE001 - fall back to str(e)
-                pass
-    if reasons:
-        return reasons[0] if not reasons[0].startswith("Unspecified GSS failure") else "; ".join(reasons)
-    return " ".join(str(e).split())

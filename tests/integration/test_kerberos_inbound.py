@@ -322,11 +322,10 @@ CORE_SITE = """<?xml version="1.0"?>
 """
 
 
-@pytest.mark.spark
-def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(proxy_server, realm, audit_file, tmp_path):
-    """A real SparkSession (its own process: one per process) with spark.kerberos.principal/keytab and
-    hive.metastore.sasl.enabled, pointed at the proxy as at a Kerberized metastore: it creates,
-    writes, reads and drops through it, and the proxy knows it as alice."""
+def run_spark_job(realm, tmp_path, module: str, uri: str, user: str, *args: str) -> dict:
+    """`python -m module URI PRINCIPAL KEYTAB SERVICE_PRINCIPAL *args` (a Spark job of tests/support
+    logged in from `user`'s keytab, the proxy's principal its metastore's) in its own process with
+    the environment Kerberos needs; its `RESULT {json}` line."""
     conf_dir = tmp_path / "hadoop-conf"
     conf_dir.mkdir()
     (conf_dir / "core-site.xml").write_text(CORE_SITE)
@@ -337,16 +336,30 @@ def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(
         "JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}",
         "PYTHONPATH": str(REPO),
     }
-    db = f"spark_krb_{uuid.uuid4().hex[:8]}"
     command = [
-        sys.executable, "-m", "tests.support.kerberos_spark_job",
-        f"thrift://localhost:{proxy_server.port}", realm.principal("alice"), str(realm.principals["alice"]),
-        f"hmsproxy/_HOST@{realm.realm}", str(tmp_path / "warehouse"), db,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        module,
+        uri,
+        realm.principal(user),
+        str(realm.principals[user]),
+        f"hmsproxy/_HOST@{realm.realm}",
+        *args,
+    ]
     done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=SPARK_TIMEOUT_S, stdin=subprocess.DEVNULL)
     results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and results, f"Spark failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    answer = json.loads(results[-1][len("RESULT ") :])
+    return json.loads(results[-1][len("RESULT ") :])
+
+
+@pytest.mark.spark
+def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(proxy_server, realm, audit_file, tmp_path):
+    """A real SparkSession (its own process: one per process) with spark.kerberos.principal/keytab and
+    hive.metastore.sasl.enabled, pointed at the proxy as at a Kerberized metastore: it creates,
+    writes, reads and drops through it, and the proxy knows it as alice."""
+    db = f"spark_krb_{uuid.uuid4().hex[:8]}"
+    uri = f"thrift://localhost:{proxy_server.port}"
+    answer = run_spark_job(realm, tmp_path, "tests.support.kerberos_spark_job", uri, "alice", str(tmp_path / "warehouse"), db)
     assert answer == {"rows": [[1, "a"], [2, "b"]], "tables": ["t"]}
     spark_lines = [line for line in _audit(audit_file) if line.get("db") == db or db in json.dumps(line)]
     methods = {line["method"] for line in spark_lines}

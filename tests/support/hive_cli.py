@@ -42,11 +42,13 @@ def pyspark_jars() -> str:
     return str(Path(pyspark.__file__).parent / "jars")
 
 
-def _run(tool: Path, cache: Path, uri: str, sql_file: Path, run_dir: Path, timeout_s: float) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYSPARK_JARS=pyspark_jars(), HIVE_CLI_CACHE=str(cache), HIVE_RUN_DIR=str(run_dir))
+def _run(
+    tool: Path, cache: Path, uri: str, sql_file: Path, run_dir: Path, timeout_s: float, args=(), env=None
+) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **(env or {}), PYSPARK_JARS=pyspark_jars(), HIVE_CLI_CACHE=str(cache), HIVE_RUN_DIR=str(run_dir))
     # Own process group: on timeout the whole tree (bash, pip download, java) is killed, not just bash.
     process = subprocess.Popen(
-        [str(tool), uri, str(sql_file)],
+        [str(tool), uri, str(sql_file), *args],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -65,7 +67,9 @@ def _run(tool: Path, cache: Path, uri: str, sql_file: Path, run_dir: Path, timeo
 
 @pytest.fixture(scope="session")
 def hive_cli(tmp_path_factory):
-    """``run(uri, sql_text, timeout_s=900) -> CompletedProcess`` (returncode, stdout, stderr)."""
+    """``run(uri, sql_text, timeout_s=900, *, args=(), env=None, conf=None) -> CompletedProcess`` (returncode,
+    stdout, stderr). `args`: more CliDriver arguments (--hiveconf k=v); `env`: more environment;
+    `conf`: {file name: text} put in the run's conf dir, which is on the classpath (core-site.xml)."""
     if not TOOL.is_file():
         pytest.fail(f"the Hive CLI tool is not at {TOOL} (the repo expects ../shared beside it)", pytrace=False)
     cache = cache_dir()
@@ -73,10 +77,13 @@ def hive_cli(tmp_path_factory):
     if reason:
         pytest.skip(reason)
 
-    def run(uri: str, sql_text: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> subprocess.CompletedProcess:
+    def run(uri: str, sql_text: str, timeout_s: float = DEFAULT_TIMEOUT_S, *, args=(), env=None, conf=None) -> subprocess.CompletedProcess:
         work = tmp_path_factory.mktemp("hive-cli")
         sql_file = work / "script.sql"
         sql_file.write_text(sql_text)
-        return _run(TOOL, cache, uri, sql_file, work / "run", timeout_s)
+        (work / "run" / "conf").mkdir(parents=True)
+        for name, text in (conf or {}).items():
+            (work / "run" / "conf" / name).write_text(text)
+        return _run(TOOL, cache, uri, sql_file, work / "run", timeout_s, args, env)
 
     return run

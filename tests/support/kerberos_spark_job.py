@@ -17,10 +17,11 @@ from pathlib import Path
 from tests.support.spark import make_spark
 
 
-def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db: str) -> None:
-    spark = make_spark(
+def kerberized_spark(uri: str, principal: str, keytab: str, service: str, warehouse: Path):
+    """The SparkSession: logged in as `principal` from `keytab`, its metastore `uri` Kerberized as `service`."""
+    return make_spark(
         uri,
-        Path(warehouse),
+        warehouse,
         app_name="hmsproxy-kerberos",
         extra_conf={
             "spark.hadoop.hive.metastore.sasl.enabled": "true",
@@ -29,6 +30,10 @@ def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db
             "spark.kerberos.keytab": keytab,
         },
     )
+
+
+def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db: str) -> None:
+    spark = kerberized_spark(uri, principal, keytab, service, Path(warehouse))
     try:
         spark.sql(f"CREATE DATABASE {db}")
         spark.sql(f"CREATE TABLE {db}.t (id BIGINT, name STRING) USING parquet")

@@ -28,6 +28,13 @@ def test_hmsproxy_statements_still_go_to_the_proxy(capsys):
     assert capsys.readouterr().err.startswith(f"hmsproxy: can't run statements through {closed}")
 
 
+@pytest.mark.parametrize("flags", [["--sasl"], ["--principal", "hive/_HOST@EXAMPLE.COM"]])
+def test_sasl_and_principal_go_together(flags, capsys):
+    closed = f"thrift://127.0.0.1:{free_port()}"
+    assert cli.main(["sql", "--uri", closed, *flags, "-e", "SHOW REMOTE DATABASES"]) == 2
+    assert "--sasl and --principal go together" in capsys.readouterr().err
+
+
 def test_the_statement_a_syntax_error_is_in_is_the_one_named():
     script = "SHOW REMOTE DATABASES;\nSHOW REMOTE TABLES IN db; SELECT *\n  FROM t"
     assert cli._spark_sql(script, 2, 28) == "SELECT *"
