@@ -6,7 +6,6 @@ on the same store file.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -17,12 +16,9 @@ import uuid
 import pytest
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, StoreConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.integration.test_kerberos_inbound import PROXY, _audit, independent_client, kerberized, realm  # noqa: F401 - fixtures
-from tests.support.federation import prefixed_config
+from tests.integration.test_kerberos_inbound import _audit, independent_client, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.ha_pair import plain_table
 
 #: A client with no Kerberos ticket: thriftpy2's SASL transport with pure-sasl's DIGEST-MD5, the
@@ -72,24 +68,9 @@ print(json.dumps(out))
 
 
 def _serve(realm, kerberized, audit_file, store_url: str, renew_ms: int = 24 * 3600 * 1000):  # noqa: F811
-    base = prefixed_config(kerberized.uri, kerberized.uri)
-    primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
-    identity = ServerSaslConfig(
-        enabled=True,
-        principal=realm.principal(PROXY),
-        keytab=str(realm.principals[PROXY]),
-        token_renew_interval_ms=renew_ms,
-        token_max_lifetime_ms=max(renew_ms, 7 * 24 * 3600 * 1000),
-    )
-    config = Config(
-        dataclasses.replace(base.server, sasl=identity),
-        DatabaseResolution.PREFIXED,
-        primary,
-        (),
-        store=StoreConfig(store_url),
-        audit=AuditConfig(enabled=True, file=str(audit_file)),
-    )
-    return ProxyServer(build_handler(config), "127.0.0.1", 0, sasl=identity).start()
+    """A Kerberized proxy on the shared store file whose tokens live `renew_ms` per renewal."""
+    limits = dict(token_renew_interval_ms=renew_ms, token_max_lifetime_ms=max(renew_ms, 7 * 24 * 3600 * 1000))
+    return serve_kerberized(realm, kerberized, audit_file, store_url=store_url, **limits)
 
 
 @pytest.fixture(scope="module")
