@@ -213,14 +213,14 @@ class Handler:
 
     def _handle(self, call: Call):
         spec, router, fastpath = call.spec, call.router, self.fastpath
-        remember = fastpath.shortcut(call)  # 1. a shortcut (only reads routed by database or to the primary)
-        if remember is RELAYED:
-            return RELAYED
-        if spec.name in TOKEN_METHODS and self.tokens is not None:
+        if spec.name in TOKEN_METHODS and self.tokens is not None:  # the proxy's own tokens: never relayed nor routed
             call.backend = "hmsproxy"
             result = spec.result_cls()
             result.success = self.tokens.answer(call.session, spec.name, call.args)
             return result
+        remember = fastpath.shortcut(call)  # 1. a shortcut (only reads routed by database or to the primary)
+        if remember is RELAYED:
+            return RELAYED
         if spec.kind is Kind.LOCAL:
             call.backend = "hmsproxy"
             # Features may answer the proxy's own calls (e.g. hmsproxy_execute: features/statements.py).

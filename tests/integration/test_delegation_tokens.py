@@ -130,7 +130,7 @@ def test_the_other_proxy_on_the_same_store_accepts_it(proxies, alice, tmp_path):
     assert seen["table"] == "t"
 
 
-def test_renew_by_the_renewer_only_and_cancel_then_refused(proxies, alice, tmp_path):
+def test_renew_by_the_renewer_only_and_cancel_then_refused(proxies, alice, audit_file, tmp_path):
     client, db = alice
     mine = client.get_delegation_token("alice", "alice")
     before = time.time() * 1000
@@ -139,6 +139,8 @@ def test_renew_by_the_renewer_only_and_cancel_then_refused(proxies, alice, tmp_p
     with pytest.raises(idl.hive.MetaException, match="without being its renewer"):
         client.renew_delegation_token(theirs)
     client.cancel_delegation_token(mine)
+    renewals = [line for line in _audit(audit_file) if line["method"] == "renew_delegation_token"]
+    assert renewals and mine not in audit_file.read_text()  # a credential: the audit log withholds it
     seen = _as_second_process(proxies[0].port, mine, db, tmp_path)
     assert "unknown or cancelled" in seen["refused"]
     with pytest.raises((idl.hive.MetaException, TApplicationException), match="cancelled"):
