@@ -100,7 +100,9 @@ class DelegationTokens:
         return int(self._clock() * 1000)
 
     def issue(self, owner: str, renewer: str, real_user: str = "") -> str:
-        """A new token for `owner`, renewable by `renewer`: its string form (encodeToUrlString)."""
+        """A new token for `owner`, renewable by `renewer`: its string form (encodeToUrlString).
+        The identifier keeps the renewer's short name, as Hadoop's (HadoopKerberosName.getShortName)."""
+        renewer = short_name(renewer)
         for _ in range(20):  # another process may take the same key id or sequence number: try again
             now = self._now_ms()
             try:
