@@ -13,6 +13,7 @@ from os import PathLike
 
 from hmsproxy import config
 from hmsproxy.config.model import Config
+from hmsproxy.downstream.token_store import DELEGATION_TOKENS_SCHEMA, DelegationTokens
 from hmsproxy.features.access import AccessControl
 from hmsproxy.features.audit import Audit
 from hmsproxy.features.catalog import Catalog
@@ -53,8 +54,13 @@ def build_handler(config: Config, features: Sequence[type[Feature]] = FEATURES, 
 
     `connect`: how backend connections are made (hmsproxy.testing's fakes; default Thrift).
     """
-    store = Store(config.store.url, [f.store_schema for f in features if f.store_schema is not None])
+    issues_tokens = config.server.sasl is not None and config.server.sasl.enabled  # Kerberos on: the proxy's own delegation tokens
+    schemas = [f.store_schema for f in features if f.store_schema is not None] + ([DELEGATION_TOKENS_SCHEMA] if issues_tokens else [])
+    store = Store(config.store.url, schemas)
     handler = Handler(config, store=store, connect=connect)
+    if issues_tokens:
+        sasl = config.server.sasl
+        handler.tokens = DelegationTokens(store, sasl.token_renew_interval_ms, sasl.token_max_lifetime_ms)
     try:
         handler.install(*features)
     except BaseException:

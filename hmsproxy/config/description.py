@@ -50,6 +50,11 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
         if server.sasl.enabled and server.sasl.auth_to_local:
             kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"
+        if server.sasl.enabled:
+            kerberos += (
+                f"; issues delegation tokens (DIGEST-MD5 on its port; renew interval {server.sasl.token_renew_interval_ms} ms,"
+                f" max lifetime {server.sasl.token_max_lifetime_ms} ms)"
+            )
         if server.sasl.enabled and server.sasl.impersonation:
             kerberos += f"; may act for others with set_ugi: {', '.join(server.sasl.impersonation)}"
     return [

@@ -73,7 +73,7 @@ _OWN_SERVER_KEYS = (
     "workers",
     "relay",
 )
-_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation", "auth-to-local")
+_SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation", "auth-to-local", "token-renew-interval-ms", "token-max-lifetime-ms")
 _QOPS = ("auth", "auth-int", "auth-conf")
 _TLS_KEYS = ("cert-file", "key-file", "client-ca-file")
 _HTTP_KEYS = ("host", "port")
@@ -123,7 +123,17 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
                 rules.append(parse_rule(read_str(ctx, at_index(rules_path, i), text)))
             except RuleError as e:
                 raise ctx.error(at_index(rules_path, i), f"{text!r}: {e}") from None
-    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules))
+    defaults = ServerSaslConfig()
+    renew_ms, max_ms = (
+        read_int(ctx, join_key(path, key), section[key], minimum=1000) if present(section, key) else default
+        for key, default in (
+            ("token-renew-interval-ms", defaults.token_renew_interval_ms),
+            ("token-max-lifetime-ms", defaults.token_max_lifetime_ms),
+        )
+    )
+    if max_ms < renew_ms:
+        raise ctx.error(join_key(path, "token-max-lifetime-ms"), f"{max_ms} is shorter than token-renew-interval-ms ({renew_ms})")
+    return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules), renew_ms, max_ms)
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

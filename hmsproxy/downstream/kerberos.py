@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import socket
 
+from hmsproxy.pipeline.errors import ProxyError
+from hmsproxy.protocol.digest_md5 import DigestMd5Server
 from hmsproxy.protocol.sasl import SaslError, SaslSocket, accept
 from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, KerberosLogin, gss_reason, load_gssapi
 
@@ -28,17 +30,37 @@ class KerberosService:
         self.principal = self._login.principal
         self.qop = qop  # the one security layer offered
 
-    def authenticate(self, sock: socket.socket) -> tuple[SaslSocket, str]:
-        """Negotiate on a client's socket: (the frame layer to serve it through, its principal).
+    def authenticate(self, sock: socket.socket, tokens=None) -> tuple[SaslSocket, str, bool]:
+        """Negotiate on a client's socket: (the frame layer to serve it through, its principal, whether
+        it logged in with a delegation token). With `tokens` (downstream/token_store.DelegationTokens)
+        DIGEST-MD5 is accepted too, and the principal is the token's owner.
         Raises SaslError (the client has been sent BAD with the reason where it could be)."""
         sock.settimeout(NEGOTIATION_TIMEOUT_S)
 
-        def named(name: str) -> GssapiAcceptor | None:
-            return GssapiAcceptor(self._login.credentials(), self.qop) if name == GssapiAcceptor.name else None
+        def named(name: str):
+            if name == GssapiAcceptor.name:
+                return GssapiAcceptor(self._login.credentials(), self.qop)
+            if name == DigestMd5Server.name and tokens is not None:
+                return DigestMd5Server(_token_password(tokens))
+            return None
 
         acceptor = accept(sock, named)
         sock.settimeout(None)
-        return SaslSocket(sock, acceptor), acceptor.principal
+        if isinstance(acceptor, DigestMd5Server):
+            return SaslSocket(sock, acceptor), tokens.sasl_login(acceptor.username).identifier.owner, True
+        return SaslSocket(sock, acceptor), acceptor.principal, False
+
+
+def _token_password(tokens):
+    """DIGEST-MD5's password lookup: a refused token (unknown, expired, cancelled) is a SASL refusal with its reason."""
+
+    def lookup(username: str) -> str:
+        try:
+            return tokens.digest_password(username)
+        except ProxyError as e:
+            raise SaslError(str(e)) from e
+
+    return lookup
 
 
 class GssapiAcceptor:

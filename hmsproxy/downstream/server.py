@@ -146,10 +146,15 @@ class ProxyServer:
         """Authenticate the client (downstream/kerberos.py): its principal's short name becomes the
         session's identity. A client that does not speak SASL, or fails, is logged and closed."""
         try:
-            framed, principal = self._kerberos.authenticate(conn)
+            framed, principal, via_token = self._kerberos.authenticate(conn, self.handler.tokens)
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
+        if via_token:  # the token's owner, a user name already (Hive's tokens carry short names)
+            session.authenticate(principal, principal, impersonates=False)
+            session.via_token = True
+            log.info("client %s: authenticated with a delegation token of %s", session.client_address, principal)
+            return framed
         user = short_name(principal, self._sasl.auth_to_local, self._kerberos.principal.partition("@")[2])
         if user is None:
             log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)

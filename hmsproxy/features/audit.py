@@ -26,8 +26,13 @@ def wanted(cfg: AuditConfig, call: Call) -> bool:
     return True
 
 
+#: Calls whose arguments are credentials: a delegation token's string form logs in as its owner.
+CREDENTIAL_ARGS = frozenset({"renew_delegation_token", "cancel_delegation_token", "add_token"})
+
+
 def audit_record(call: Call, max_arg_chars: int) -> dict:
-    args = repr(call.args)  # as sent to the backend: database names already rewritten
+    # As sent to the backend (database names already rewritten); never a credential.
+    args = "(a token: withheld)" if call.method in CREDENTIAL_ARGS else repr(call.args)
     if len(args) > max_arg_chars:
         args = args[:max_arg_chars] + "..."
     return {

@@ -40,6 +40,8 @@ class Session:
         self.principal: str | None = None
         #: The authenticated principal may act for others with set_ugi (server.sasl.impersonation).
         self.impersonates = False
+        #: Authenticated with a delegation token (DIGEST-MD5), not Kerberos: it may not get new tokens.
+        self.via_token = False
         self._conns: dict[tuple[str, bool], Connection] = {}
         self._lock = threading.Lock()
         #: Each feature's own state for this client (pipeline/platform.py: new_session_state).

@@ -28,7 +28,7 @@ from thriftpy2.transport import TSocket
 
 from hmsproxy.app import build_handler
 from hmsproxy.config.auth_to_local import parse_rule
-from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, TlsConfig
+from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, StoreConfig, TlsConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
@@ -62,8 +62,18 @@ def audit_file(tmp_path_factory):
     return tmp_path_factory.mktemp("audit") / "audit.log"
 
 
-def _serve(realm, kerberized, audit_file, qop: str = "auth", tls: TlsConfig | None = None, auth_to_local: tuple[str, ...] = ()):
-    """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation)."""
+def _serve(
+    realm,
+    kerberized,
+    audit_file,
+    qop: str = "auth",
+    tls: TlsConfig | None = None,
+    auth_to_local: tuple[str, ...] = (),
+    store_url: str | None = None,
+    **token_limits,
+):
+    """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation).
+    `store_url`: a store of the test's (proxies sharing tokens); `token_limits`: ServerSaslConfig's token_* fields."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
     identity = ServerSaslConfig(
@@ -73,10 +83,16 @@ def _serve(realm, kerberized, audit_file, qop: str = "auth", tls: TlsConfig | No
         qop=qop,
         impersonation=("carol",),
         auth_to_local=tuple(parse_rule(rule) for rule in auth_to_local),
+        **token_limits,
     )
     server_config = dataclasses.replace(base.server, sasl=identity)
     config = Config(
-        server_config, DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=AuditConfig(enabled=True, file=str(audit_file))
+        server_config,
+        DatabaseResolution.PREFIXED,
+        primary,
+        (),
+        store=StoreConfig(store_url) if store_url else base.store,
+        audit=AuditConfig(enabled=True, file=str(audit_file)),
     )
     handler = build_handler(config)
     return ProxyServer(handler, "127.0.0.1", 0, sasl=identity, tls=tls).start()

@@ -72,6 +72,24 @@ def test_kerberos_on_the_proxys_own_port(tmp_path):
     assert "user names by auth-to-local: DEFAULT" in describe(mapped)
 
 
+def test_delegation_token_limits(tmp_path):
+    enabled = '{enabled: true, principal: "hmsproxy'
+    defaults = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', enabled)).server.sasl
+    assert (defaults.token_renew_interval_ms, defaults.token_max_lifetime_ms) == (86_400_000, 604_800_000)
+    short = _load(
+        tmp_path,
+        KERBERIZED.replace(
+            '{principal: "hmsproxy', '{enabled: true, token-renew-interval-ms: 60000, token-max-lifetime-ms: 120000, principal: "hmsproxy'
+        ),
+    )
+    assert (short.server.sasl.token_renew_interval_ms, short.server.sasl.token_max_lifetime_ms) == (60_000, 120_000)
+    assert "issues delegation tokens (DIGEST-MD5 on its port; renew interval 60000 ms, max lifetime 120000 ms)" in describe(short)
+    error = _error(
+        tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, token-max-lifetime-ms: 5000, principal: "hmsproxy')
+    )
+    assert error.key_path == "server.sasl.token-max-lifetime-ms" and "shorter than token-renew-interval-ms" in error.reason
+
+
 def test_sasl_false_is_plain(tmp_path):
     config = _load(tmp_path, KERBERIZED.replace("{enabled: true,", "{enabled: false,"))
     assert config.primary.sasl is None
