@@ -267,12 +267,8 @@ class HalfAnswering:
 
 def test_a_backend_failing_mid_answer_closes_only_that_client(metastores):
     broken = HalfAnswering()
-    config = Config(
-        ServerConfig(port=0, backend_timeout_s=20),
-        DatabaseResolution.PREFIXED,
-        MetastoreConfig("primary", (f"thrift://127.0.0.1:{broken.port}",), primary=True, hive_version="2.3"),
-        store=temp_store(),
-    )
+    primary = MetastoreConfig("primary", (f"thrift://127.0.0.1:{broken.port}",), primary=True, hive_version="2.3")
+    config = Config(ServerConfig(port=0, backend_timeout_s=20), DatabaseResolution.PREFIXED, primary, store=temp_store(primary.uris))
     server = serve(config)
     victim, other = client_for(server), client_for(server)
     try:
