@@ -23,11 +23,11 @@ import thriftpy2.rpc
 
 from hmsproxy.app import build_handler
 from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, fake_connect
 from tests.support.federation import prefixed_config, temp_store
 from tests.support.ops import handler_metric
+from tests.support.served import served
 from tests.support.stopped import Stopper, empty_table, in_flight
 
 hive = idl.hive
@@ -55,26 +55,16 @@ def client_for(port: int):
     return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=180_000)
 
 
-def serve(config: Config, **handler_kwargs) -> ProxyServer:
-    return ProxyServer(build_handler(config, **handler_kwargs), "127.0.0.1", 0).start()
-
-
-def shut(server: ProxyServer) -> None:
-    server.stop()
-    server.handler.close()
-
-
 @contextmanager
 def serving(config: Config, clients: int):
     """A proxy serving `config` and `clients` thriftpy2 clients of it, all closed when the block ends."""
-    server = serve(config)
-    made = [client_for(server.port) for _ in range(clients)]
-    try:
-        yield server, made
-    finally:
-        for client in made:
-            client.close()
-        shut(server)
+    with served(config) as server:
+        made = [client_for(server.port) for _ in range(clients)]
+        try:
+            yield server, made
+        finally:
+            for client in made:
+                client.close()
 
 
 def poll(fn, timeout_s: float, interval_s: float = 0.1):
@@ -234,38 +224,42 @@ def test_a_slow_metastore_that_answers_probes_is_never_tripped():
     # The slow backend: a real Thrift server (an hmsproxy over the fake, answering getVersion itself).
     slow = SlowMetastore("slow", {"get_all_tables": SLOW_CALL_S})
     slow_ms = MetastoreConfig("slow", ("thrift://slow.fake:1",), primary=True)
-    backend = serve(Config(ServerConfig(), DatabaseResolution.PREFIXED, slow_ms, store=temp_store()), connect=fake_connect({"slow": slow}))
-    front_ms = MetastoreConfig("slow", (backend.uri,), primary=True)
-    front = serve(Config(ServerConfig(probe_after_s=SLOW_PROBE_AFTER_S), DatabaseResolution.PREFIXED, front_ms, store=temp_store()))
-    slow_client, other = client_for(front.port), client_for(front.port)
-    try:
-        assert other.get_database("default").name == "default"
-        probes_before = handler_metric(backend.handler, "hmsproxy_requests_total", method="getVersion")
-        answer: dict = {}
+    backend_handler = build_handler(
+        Config(ServerConfig(), DatabaseResolution.PREFIXED, slow_ms, store=temp_store(slow_ms.uris)), connect=fake_connect({"slow": slow})
+    )
+    with served(backend_handler) as backend:
+        front_ms = MetastoreConfig("slow", (backend.uri,), primary=True)
+        front_config = Config(
+            ServerConfig(probe_after_s=SLOW_PROBE_AFTER_S), DatabaseResolution.PREFIXED, front_ms, store=temp_store(front_ms.uris)
+        )
+        with served(front_config) as front:
+            slow_client, other = client_for(front.port), client_for(front.port)
+            try:
+                assert other.get_database("default").name == "default"
+                probes_before = handler_metric(backend.handler, "hmsproxy_requests_total", method="getVersion")
+                answer: dict = {}
 
-        def slow_call():
-            started = time.monotonic()
-            answer["tables"] = slow_client.get_all_tables("default")
-            answer["s"] = time.monotonic() - started
+                def slow_call():
+                    started = time.monotonic()
+                    answer["tables"] = slow_client.get_all_tables("default")
+                    answer["s"] = time.monotonic() - started
 
-        thread = threading.Thread(target=slow_call, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + SLOW_CALL_S + 60
-        while thread.is_alive():
-            assert time.monotonic() < deadline, "the slow call never ended"
-            assert front.handler.backends.breaker.trip("slow") is None
-            assert other.get_database("default").name == "default"  # other calls go through meanwhile
-            time.sleep(0.5)
-        assert answer["tables"] == [] and answer["s"] >= SLOW_CALL_S
-        probes = handler_metric(backend.handler, "hmsproxy_requests_total", method="getVersion") - probes_before
-        # A probe falls due every probe-after-s of the call; two show that probing goes on while it
-        # stays unanswered, and even a busy machine has made two long before the call ends (the
-        # pace itself is tested on a fake clock).
-        assert probes >= 2, probes
-        assert handler_metric(front.handler, "hmsproxy_backend_up", backend="slow") == 1
-        print(f"\nslow metastore: a {answer['s']:.1f} s call, {probes:g} probes answered, never tripped")
-    finally:
-        slow_client.close()
-        other.close()
-        shut(front)
-        shut(backend)
+                thread = threading.Thread(target=slow_call, daemon=True)
+                thread.start()
+                deadline = time.monotonic() + SLOW_CALL_S + 60
+                while thread.is_alive():
+                    assert time.monotonic() < deadline, "the slow call never ended"
+                    assert front.handler.backends.breaker.trip("slow") is None
+                    assert other.get_database("default").name == "default"  # other calls go through meanwhile
+                    time.sleep(0.5)
+                assert answer["tables"] == [] and answer["s"] >= SLOW_CALL_S
+                probes = handler_metric(backend.handler, "hmsproxy_requests_total", method="getVersion") - probes_before
+                # A probe falls due every probe-after-s of the call; two show that probing goes on while it
+                # stays unanswered, and even a busy machine has made two long before the call ends (the
+                # pace itself is tested on a fake clock).
+                assert probes >= 2, probes
+                assert handler_metric(front.handler, "hmsproxy_backend_up", backend="slow") == 1
+                print(f"\nslow metastore: a {answer['s']:.1f} s call, {probes:g} probes answered, never tripped")
+            finally:
+                slow_client.close()
+                other.close()

@@ -16,14 +16,13 @@ import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
-from hmsproxy.app import build_handler
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.config.model import StoreConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.integration.test_remotes_ddl import hmsproxy_sql
+from tests.support.served import served_many
 
 COLUMNS = (("key", "string"), ("value", "int"))
 HOURLY = (("ds", "string"), ("hr", "string"))
@@ -248,31 +247,28 @@ def test_hmsproxy_sql_runs_the_statements(proxy, proxy_client, events):
 
 def test_a_second_proxy_on_the_same_store_serves_the_new_view_text(default_config, pg_url, metastores, tag):
     config = dataclasses.replace(default_config, store=StoreConfig(pg_url))
-    servers = [ProxyServer(build_handler(config), "127.0.0.1", 0).start() for _ in range(2)]
-    clients = [thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", s.port, timeout=60000) for s in servers]
-    ev, daily = f"ev_{tag}", f"daily_{tag}"
-    try:
-        hourly(clients[0], "default", ev, [1, 2], [1])
-        with HmsProxyClient(f"thrift://127.0.0.1:{servers[0].port}") as first:
-            first.execute(f"CREATE DEPENDENT TABLE default.{daily} PARTITIONED BY (ds) DEPENDS ON TABLE default.{ev}")
-            assert clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE 1 = 0")
-            first.execute(f"ALTER TABLE default.{daily} ADD PARTITION (ds='2')")
-            changed = time.monotonic()
-            # It checks the store every check-interval-s (1 s): 30 s is reached only by a proxy that
-            # never looks again (the interval itself: tests/unit/test_store_snapshot.py).
-            deadline = changed + 30
-            while not clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE `ds` IN ('2')"):
-                assert time.monotonic() < deadline, "the second proxy never served the new view text"
-                time.sleep(0.05)
-            print(f"second proxy served the new text after {time.monotonic() - changed:.2f} s")
-            first.execute(f"DROP DEPENDENT TABLE default.{daily}")
-    finally:
-        clients[0].drop_table("default", ev, True)
-        for c in clients:
-            c.close()
-        for s in servers:
-            s.stop()
-            s.handler.close()
+    with served_many(config, 2) as servers:
+        clients = [thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", s.port, timeout=60000) for s in servers]
+        ev, daily = f"ev_{tag}", f"daily_{tag}"
+        try:
+            hourly(clients[0], "default", ev, [1, 2], [1])
+            with HmsProxyClient(f"thrift://127.0.0.1:{servers[0].port}") as first:
+                first.execute(f"CREATE DEPENDENT TABLE default.{daily} PARTITIONED BY (ds) DEPENDS ON TABLE default.{ev}")
+                assert clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE 1 = 0")
+                first.execute(f"ALTER TABLE default.{daily} ADD PARTITION (ds='2')")
+                changed = time.monotonic()
+                # It checks the store every check-interval-s (1 s): 30 s is reached only by a proxy that
+                # never looks again (the interval itself: tests/unit/test_store_snapshot.py).
+                deadline = changed + 30
+                while not clients[1].get_table("default", daily).viewExpandedText.endswith("WHERE `ds` IN ('2')"):
+                    assert time.monotonic() < deadline, "the second proxy never served the new view text"
+                    time.sleep(0.05)
+                print(f"second proxy served the new text after {time.monotonic() - changed:.2f} s")
+                first.execute(f"DROP DEPENDENT TABLE default.{daily}")
+        finally:
+            clients[0].drop_table("default", ev, True)
+            for c in clients:
+                c.close()
 
 
 def test_drop_database_cascade_is_protected_and_leaves_no_records(proxy_client, run, tag, tmp_path):

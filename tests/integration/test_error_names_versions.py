@@ -18,16 +18,16 @@ from dataclasses import dataclass
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MappedTables, MetastoreConfig, StoreConfig
+from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MappedTables, MetastoreConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 from hmsproxy.protocol import idl
 from hmsproxy.testing import args, database, table
 from hmsproxy.upstream.session import Session
-from tests.support.federation import prefixed_config
+from tests.support.federation import prefixed_config, stored_in
 from tests.support.fixtures import CLIENT_TIMEOUT_S
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -89,9 +89,9 @@ def remotes(by_version) -> RemotesConfig:
     return RemotesConfig(None, tuple(dbs), tuple(tables))
 
 
-def serve(config: Config, tmp_path_factory) -> ProxyServer:
-    store = tmp_path_factory.mktemp("names-store") / "hmsproxy.db"
-    return ProxyServer(build_handler(dataclasses.replace(config, store=StoreConfig(f"sqlite:///{store}"))), "127.0.0.1", 0).start()
+def serve(config: Config, tmp_path_factory):
+    """The proxy of one resolution mode, with a store of its own."""
+    return served(stored_in(config, tmp_path_factory.mktemp("names-store")))
 
 
 @pytest.fixture(scope="module")
@@ -99,16 +99,14 @@ def prefixed(metastores, by_version, tmp_path_factory):
     """PREFIXED: h<v>_ before each version's databases; names_mt shows only t_* tables; the remotes."""
     base = prefixed_config(metastores[0].uri, metastores[1].uri)
     config = dataclasses.replace(base, federated=tuple(federated(v, ms) for v, ms in by_version.items()))
-    server = serve(config.with_section("remotes", remotes(by_version)), tmp_path_factory)
     client = metastores[0].client()
     try:
         if LOCAL not in client.get_all_databases():
             client.create_database(database(LOCAL, locationUri=tmp_path_factory.mktemp(LOCAL).as_uri()))
     finally:
         client.close()
-    yield server
-    server.stop()
-    server.handler.close()
+    with serve(config.with_section("remotes", remotes(by_version)), tmp_path_factory) as server:
+        yield server
     client = metastores[0].client()
     try:
         client.drop_database(LOCAL, True, True)
@@ -132,12 +130,10 @@ def manual(metastores, by_version, tmp_path_factory):
         )
         for v, ms in by_version.items()
     )
-    server = serve(
+    with serve(
         dataclasses.replace(base, database_resolution=DatabaseResolution.MANUAL, primary=primary, federated=feds), tmp_path_factory
-    )
-    yield server
-    server.stop()
-    server.handler.close()
+    ) as server:
+        yield server
 
 
 @dataclass(frozen=True)

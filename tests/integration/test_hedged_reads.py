@@ -14,11 +14,10 @@ import time
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import HedgeConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from tests.support.ha_pair import ha_config, plain_table, stalled
+from tests.support.served import served
 
 #: Long enough for any hedged read on a loaded 2-core machine; a read without the hedge waits for
 #: the stopped instance until BACKEND_TIMEOUT_S and more.
@@ -30,18 +29,15 @@ HEDGE = HedgeConfig(percentile=95, min_ms=100, max_ms=500)
 
 @pytest.fixture(scope="module")
 def proxy(ha_pair):
-    handler = build_handler(ha_config(ha_pair, HEDGE, backend_timeout_s=BACKEND_TIMEOUT_S))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    client = _client(server)
-    try:
-        location = (ha_pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
-        client.create_database(idl.hive.Database(name="hedged", locationUri=location, parameters={}))
-        client.create_table(plain_table("hedged", "t"))
-    finally:
-        client.close()
-    yield server
-    server.stop()
-    handler.close()
+    with served(ha_config(ha_pair, HEDGE, backend_timeout_s=BACKEND_TIMEOUT_S)) as server:
+        client = _client(server)
+        try:
+            location = (ha_pair.first.state_dir.parent / "warehouse" / "hedged.db").as_uri()
+            client.create_database(idl.hive.Database(name="hedged", locationUri=location, parameters={}))
+            client.create_table(plain_table("hedged", "t"))
+        finally:
+            client.close()
+        yield server
 
 
 def _client(server, timeout_s: float = READ_WAIT_S + BACKEND_TIMEOUT_S + 30):

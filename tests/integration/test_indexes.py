@@ -16,10 +16,10 @@ from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
-from tests.integration.test_breaker_real_clients import serve, shut
 from tests.integration.test_relay import hive31  # noqa: F401 - a module-scoped Hive 3.1 metastore
 from tests.integration.test_remotes_ddl import hmsproxy_sql
 from tests.support.federation import primary_only_config
+from tests.support.served import served
 
 hive = idl.hive
 COLUMNS = (("user_id", "bigint"), ("action", "string"))
@@ -264,27 +264,26 @@ SHOW INDEX ON events;
 
 
 def test_a_hive_3_metastore_which_has_no_indexes_serves_them_through_the_proxy(hive31, tag):  # noqa: F811
-    server = serve(primary_only_config(hive31.uri, "3.1"))
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
-    sql = HmsProxyClient(server.uri, user="alice")
-    name = f"ev_{tag}"
-    try:
-        client.create_table(table("default", name, columns=COLUMNS, partition_keys=(("ds", "string"),)))
-        sql.execute(f"CREATE INDEX user_idx ON TABLE {name} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD", database="default")
-        made = client.get_table("default", index_table_name(name, "user_idx"))
-        assert made.tableType == "MANAGED_TABLE" and made.parameters[INDEX_OF] == f"default.{name}.user_idx"
-        assert [i.indexName for i in client.get_indexes("default", name, -1)] == ["user_idx"]
-        with pytest.raises(TException, match="is the index table"):
-            client.drop_table("default", index_table_name(name, "user_idx"), True)
-        client.drop_table("default", name, True)
-        assert index_table_name(name, "user_idx") not in client.get_all_tables("default")
-    finally:
-        for t in client.get_all_tables("default"):
-            if tag in t:
-                client.drop_table("default", t, True)
-        client.close()
-        sql.close()
-        shut(server)
+    with served(primary_only_config(hive31.uri, "3.1")) as server:
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60_000)
+        sql = HmsProxyClient(server.uri, user="alice")
+        name = f"ev_{tag}"
+        try:
+            client.create_table(table("default", name, columns=COLUMNS, partition_keys=(("ds", "string"),)))
+            sql.execute(f"CREATE INDEX user_idx ON TABLE {name} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD", database="default")
+            made = client.get_table("default", index_table_name(name, "user_idx"))
+            assert made.tableType == "MANAGED_TABLE" and made.parameters[INDEX_OF] == f"default.{name}.user_idx"
+            assert [i.indexName for i in client.get_indexes("default", name, -1)] == ["user_idx"]
+            with pytest.raises(TException, match="is the index table"):
+                client.drop_table("default", index_table_name(name, "user_idx"), True)
+            client.drop_table("default", name, True)
+            assert index_table_name(name, "user_idx") not in client.get_all_tables("default")
+        finally:
+            for t in client.get_all_tables("default"):
+                if tag in t:
+                    client.drop_table("default", t, True)
+            client.close()
+            sql.close()
 
 
 PLUGIN = '''

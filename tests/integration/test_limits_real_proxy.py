@@ -15,13 +15,13 @@ from contextlib import closing
 
 import pytest
 
-from hmsproxy.app import build_handler, load_config
-from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.app import load_config
 from hmsproxy.ops.reload import reload_config
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 from tests.support.federation import federation_yaml
 from tests.support.proxy_clients import client_as
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -42,11 +42,8 @@ def config_file(metastores, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(config_file):
-    handler = build_handler(load_config(config_file[0]))
-    proxy = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield proxy
-    proxy.stop()
-    handler.close()
+    with served(load_config(config_file[0])) as proxy:
+        yield proxy
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 
 import pytest
@@ -19,11 +19,11 @@ from hmsproxy.config.model import AuditConfig, CacheConfig, MetastoreConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
-from tests.integration.test_breaker_real_clients import poll, shut
-from tests.integration.test_breaker_real_clients import serve as serve_config
+from tests.integration.test_breaker_real_clients import poll
 from tests.support.federation import prefixed_config
 from tests.support.required import unavailable
-from tests.support.stopped import sigstop
+from tests.support.served import served
+from tests.support.stopped import Stopper
 
 
 def client_for(server: ProxyServer, timeout_ms: int = 60_000):
@@ -33,17 +33,13 @@ def client_for(server: ProxyServer, timeout_ms: int = 60_000):
 @pytest.fixture
 def caching_proxy(metastores):
     """serve(**cache settings) -> a proxy whose primary (metastores[0]) has a cache; stopped afterwards."""
-    servers = []
 
     def serve(config=None, **cache):
         base = config or prefixed_config(metastores[0].uri, metastores[1].uri)
-        config = replace(base, primary=replace(base.primary, cache=CacheConfig(**cache)))
-        servers.append(serve_config(config))
-        return servers[-1]
+        return stack.enter_context(served(replace(base, primary=replace(base.primary, cache=CacheConfig(**cache)))))
 
-    yield serve
-    for server in servers:
-        shut(server)
+    with ExitStack() as stack:
+        yield serve
 
 
 @pytest.fixture
@@ -153,30 +149,26 @@ def test_serve_stale_answers_while_a_metastore_is_down(metastores, private_metas
         server=replace(base.server, probe_after_s=2.0, backend_timeout_s=30),
         audit=AuditConfig(enabled=True, file=str(audit)),
     )
-    server = serve_config(config)
-    client, stuck = client_for(server), client_for(server)
-    stopped = False
-    try:
-        assert client.get_table("frozen_default", "kept").tableName == "kept"
-        sigstop(ms.pid)  # returns once every thread has stopped (tests/support/stopped.py)
-        stopped = True
-        hung = threading.Thread(target=lambda: _ignore(lambda: stuck.get_database("frozen_default")), daemon=True)
-        hung.start()
-        poll(lambda: server.handler.backends.state("frozen").up is False, 20)  # the breaker tripped it
-        time.sleep(0.6)  # the entry is past its TTL: only serve-stale may answer from it now
-        assert client.get_table("frozen_default", "kept").tableName == "kept"
-        cache = server.handler.backends.caches["frozen"]
-        assert cache.stale_served == 1
-        lines = [json.loads(line) for line in audit.read_text().splitlines()]
-        assert [line["method"] for line in lines if line.get("stale")] == ["get_table"]
-        with pytest.raises(Exception, match="frozen"):
-            client.get_table("frozen_default", "never_cached")
-    finally:
-        if stopped:
-            os.kill(ms.pid, signal.SIGCONT)
-        client.close()
-        stuck.close()
-        shut(server)
+    with served(config) as server:
+        client, stuck = client_for(server), client_for(server)
+        with Stopper(ms.pid) as stopper:
+            try:
+                assert client.get_table("frozen_default", "kept").tableName == "kept"
+                stopper.stop()  # returns once every thread has stopped (tests/support/stopped.py)
+                hung = threading.Thread(target=lambda: _ignore(lambda: stuck.get_database("frozen_default")), daemon=True)
+                hung.start()
+                poll(lambda: server.handler.backends.state("frozen").up is False, 20)  # the breaker tripped it
+                time.sleep(0.6)  # the entry is past its TTL: only serve-stale may answer from it now
+                assert client.get_table("frozen_default", "kept").tableName == "kept"
+                cache = server.handler.backends.caches["frozen"]
+                assert cache.stale_served == 1
+                lines = [json.loads(line) for line in audit.read_text().splitlines()]
+                assert [line["method"] for line in lines if line.get("stale")] == ["get_table"]
+                with pytest.raises(Exception, match="frozen"):
+                    client.get_table("frozen_default", "never_cached")
+            finally:
+                client.close()
+                stuck.close()
 
 
 def _ignore(fn) -> None:

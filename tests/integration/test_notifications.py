@@ -15,16 +15,15 @@ import shutil
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
 from hmsproxy.dev import maven
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.versions import hive_version
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from tests.integration.test_hive_versions import get_table, partitioned_table
 from tests.support.federation import prefixed_config
 from tests.support.required import unavailable
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -157,25 +156,22 @@ def test_events_through_the_proxy_are_the_primarys(metastores):
     """Notification calls name no database: they go to the primary, whose events come back as they are."""
     primary = with_notifications(metastores, "2.3")
     federated = with_notifications(metastores, "3.1")
-    handler = build_handler(prefixed_config(primary.uri, federated.uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    proxy = connect("127.0.0.1", server.port)
-    direct = connect(primary.host, primary.port)
-    fed = connect(federated.host, federated.port)
-    try:
-        before = proxy.get_current_notificationEventId().eventId
-        assert before == direct.get_current_notificationEventId().eventId
-        make_changes(proxy, "2.3", "proxied_events")
-        # A change on the federated metastore is its own event, never seen through the proxy.
-        fed.create_database(hive.Database(name="federated_events", description="", locationUri=None, parameters={}))
-        through_proxy = events_after(proxy, before)
-        assert through_proxy == events_after(direct, before)
-        assert proxy.get_current_notificationEventId() == direct.get_current_notificationEventId()
-    finally:
-        for client in (proxy, direct, fed):
-            client.close()
-        server.stop()
-        handler.close()
+    with served(prefixed_config(primary.uri, federated.uri)) as server:
+        proxy = connect("127.0.0.1", server.port)
+        direct = connect(primary.host, primary.port)
+        fed = connect(federated.host, federated.port)
+        try:
+            before = proxy.get_current_notificationEventId().eventId
+            assert before == direct.get_current_notificationEventId().eventId
+            make_changes(proxy, "2.3", "proxied_events")
+            # A change on the federated metastore is its own event, never seen through the proxy.
+            fed.create_database(hive.Database(name="federated_events", description="", locationUri=None, parameters={}))
+            through_proxy = events_after(proxy, before)
+            assert through_proxy == events_after(direct, before)
+            assert proxy.get_current_notificationEventId() == direct.get_current_notificationEventId()
+        finally:
+            for client in (proxy, direct, fed):
+                client.close()
 
     assert summary(through_proxy) == expected("proxied_events")
 

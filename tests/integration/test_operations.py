@@ -9,6 +9,7 @@ import signal
 import ssl
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 
 import pytest
@@ -16,15 +17,14 @@ import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import AuditConfig, TlsConfig
 from hmsproxy.dev.ports import free_port
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.ops.http import OpsHttpServer
 from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import federation_yaml, leave_out_after, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
+from tests.support.served import served
 from tests.support.stopped import sigstop
 
 hive = idl.hive
@@ -37,18 +37,8 @@ def client_for(port: int, **kwargs):
 @pytest.fixture
 def own_proxy():
     """`own_proxy(config)`: an in-process proxy (and its handler) only this test uses."""
-    started = []
-
-    def start(config, **server_kwargs):
-        handler = build_handler(config)
-        server = ProxyServer(handler, "127.0.0.1", 0, **server_kwargs).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-        server.handler.close()
+    with ExitStack() as stack:
+        yield lambda config, **server_kwargs: stack.enter_context(served(config, **server_kwargs))
 
 
 def poll(fn, timeout_s: float = 30, interval_s: float = 0.2):

@@ -213,12 +213,10 @@ def test_framed_transport(metastores):
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.transport import TFramedTransportFactory
 
-    from hmsproxy.downstream.server import ProxyServer
     from hmsproxy.pipeline.handler import Handler
+    from tests.support.served import served
 
-    handler = Handler(prefixed_config(metastores[0].uri, metastores[1].uri))
-    server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()
-    try:
+    with served(Handler(prefixed_config(metastores[0].uri, metastores[1].uri)), transport="framed") as server:
         client = thriftpy2.rpc.make_client(
             idl.HmsProxy,
             "127.0.0.1",
@@ -231,6 +229,3 @@ def test_framed_transport(metastores):
             assert "default" in client.get_all_databases()
         finally:
             client.close()
-    finally:
-        server.stop()
-        handler.close()

@@ -20,9 +20,9 @@ from hmsproxy.dev.ports import free_port
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
-from tests.integration.test_breaker_real_clients import serve, shut
 from tests.support.federation import primary_only_config, temp_store
 from tests.support.hive_jars import require_hive
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -195,22 +195,20 @@ def hive31(tmp_path_factory):
 
 def test_a_hive_3_primary_relays_tables_and_partitions(hive31):
     config = primary_only_config(hive31.uri, "3.1")
-    fast, full = serve(config), serve(replace(config, server=replace(config.server, relay=False)))
-    clients = [client_for(fast), client_for(full)]
-    name = f"rl_{uuid.uuid4().hex[:8]}"
-    try:
-        clients[1].create_table(table("default", name, partition_keys=(("ds", "string"),)))
-        clients[1].add_partitions([partition("default", name, [str(d)]) for d in range(5)])
-        clients[0].get_table("default", name)  # get_table is gone in Hive 4.0.1: the full path learns this one has it
-        answers = [(c.get_table("default", name), c.get_partitions("default", name, -1)) for c in clients]
-        assert answers[0] == answers[1] and answers[0][0].catNameHive3 == "hive" and len(answers[0][1]) == 5
-        assert relayed(fast) == 2 and relayed(full) == 0
-    finally:
-        clients[1].drop_table("default", name, True)
-        for c in clients:
-            c.close()
-        shut(fast)
-        shut(full)
+    with served(config) as fast, served(replace(config, server=replace(config.server, relay=False))) as full:
+        clients = [client_for(fast), client_for(full)]
+        name = f"rl_{uuid.uuid4().hex[:8]}"
+        try:
+            clients[1].create_table(table("default", name, partition_keys=(("ds", "string"),)))
+            clients[1].add_partitions([partition("default", name, [str(d)]) for d in range(5)])
+            clients[0].get_table("default", name)  # get_table is gone in Hive 4.0.1: the full path learns this one has it
+            answers = [(c.get_table("default", name), c.get_partitions("default", name, -1)) for c in clients]
+            assert answers[0] == answers[1] and answers[0][0].catNameHive3 == "hive" and len(answers[0][1]) == 5
+            assert relayed(fast) == 2 and relayed(full) == 0
+        finally:
+            clients[1].drop_table("default", name, True)
+            for c in clients:
+                c.close()
 
 
 class HalfAnswering:
@@ -267,20 +265,15 @@ class HalfAnswering:
 
 def test_a_backend_failing_mid_answer_closes_only_that_client(metastores):
     broken = HalfAnswering()
-    config = Config(
-        ServerConfig(port=0, backend_timeout_s=20),
-        DatabaseResolution.PREFIXED,
-        MetastoreConfig("primary", (f"thrift://127.0.0.1:{broken.port}",), primary=True, hive_version="2.3"),
-        store=temp_store(),
-    )
-    server = serve(config)
-    victim, other = client_for(server), client_for(server)
-    try:
-        with pytest.raises((TTransportException, OSError, EOFError)):
-            victim.get_partition_names("default", "t", -1)
-        assert other.getVersion()  # the proxy itself goes on serving
-    finally:
-        victim.close()
-        other.close()
-        shut(server)
-        broken.close()
+    primary = MetastoreConfig("primary", (f"thrift://127.0.0.1:{broken.port}",), primary=True, hive_version="2.3")
+    config = Config(ServerConfig(port=0, backend_timeout_s=20), DatabaseResolution.PREFIXED, primary, store=temp_store(primary.uris))
+    with served(config) as server:
+        victim, other = client_for(server), client_for(server)
+        try:
+            with pytest.raises((TTransportException, OSError, EOFError)):
+                victim.get_partition_names("default", "t", -1)
+            assert other.getVersion()  # the proxy itself goes on serving
+        finally:
+            victim.close()
+            other.close()
+            broken.close()

@@ -17,11 +17,12 @@ import thriftpy2.rpc
 
 from hmsproxy.app import build_handler
 from hmsproxy.config.model import StoreConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.protocol import idl
 from tests.integration.test_proxy_calls import make_table
+from tests.support.federation import stored_in
 from tests.support.fixtures import CLIENT_TIMEOUT_S
+from tests.support.served import served, served_many
 from tests.support.sshd import require_sshd, start_sshd
 
 hive = idl.hive
@@ -282,30 +283,27 @@ def pg_store_url(pg_url):
 
 def test_a_second_proxy_on_the_same_store_sees_new_remotes(default_config, pg_store_url, source):
     config = dataclasses.replace(default_config, store=StoreConfig(pg_store_url))
-    servers = [ProxyServer(build_handler(config), "127.0.0.1", 0).start() for _ in range(2)]
-    clients = [thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", s.port, timeout=60000) for s in servers]
-    try:
-        name = f"rdb_{uid()}"
-        assert name not in clients[1].get_all_databases()
-        clients[0].create_database(link_db(name, source))
-        # It checks the store every check-interval-s (1 s); 30 s is a bound only a proxy that never
-        # looks again reaches (the interval itself: tests/unit/test_store_snapshot.py).
-        deadline = time.monotonic() + 30
-        while name not in clients[1].get_all_databases():
-            assert time.monotonic() < deadline, "the second proxy never saw the new remote"
-            time.sleep(0.2)
-        assert set(clients[1].get_all_tables(name)) == {"items", "plain"}
-        clients[1].drop_database(name, False, False)
-        deadline = time.monotonic() + 30
-        while name in clients[0].get_all_databases():
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
-    finally:
-        for c in clients:
-            c.close()
-        for s in servers:
-            s.stop()
-            s.handler.close()
+    with served_many(config, 2) as servers:
+        clients = [thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", s.port, timeout=60000) for s in servers]
+        try:
+            name = f"rdb_{uid()}"
+            assert name not in clients[1].get_all_databases()
+            clients[0].create_database(link_db(name, source))
+            # It checks the store every check-interval-s (1 s); 30 s is a bound only a proxy that never
+            # looks again reaches (the interval itself: tests/unit/test_store_snapshot.py).
+            deadline = time.monotonic() + 30
+            while name not in clients[1].get_all_databases():
+                assert time.monotonic() < deadline, "the second proxy never saw the new remote"
+                time.sleep(0.2)
+            assert set(clients[1].get_all_tables(name)) == {"items", "plain"}
+            clients[1].drop_database(name, False, False)
+            deadline = time.monotonic() + 30
+            while name in clients[0].get_all_databases():
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        finally:
+            for c in clients:
+                c.close()
 
 
 # -- SSH tunnels ------------------------------------------------------------------------
@@ -367,29 +365,26 @@ def test_ssh_tunnel_failures_are_clear(proxy_client, sshd, source, tmp_path):
 
 
 def test_ssh_tunnels_close_with_the_handler(default_config, tmp_path, sshd, source):
-    config = dataclasses.replace(default_config, store=StoreConfig(f"sqlite:///{tmp_path / 'store.db'}"))
-    handler = build_handler(config)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
-    try:
-        client.create_database(
-            link_db(
-                "tunnelled",
-                source,
-                **{
-                    "ssh.tunnel.route": sshd.route(1),
-                    "ssh.tunnel.private.keys": str(sshd.client_key),
-                    "ssh.tunnel.known.hosts": str(sshd.known_hosts),
-                },
+    handler = build_handler(stored_in(default_config, tmp_path))
+    with served(handler) as server:
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
+        try:
+            client.create_database(
+                link_db(
+                    "tunnelled",
+                    source,
+                    **{
+                        "ssh.tunnel.route": sshd.route(1),
+                        "ssh.tunnel.private.keys": str(sshd.client_key),
+                        "ssh.tunnel.known.hosts": str(sshd.known_hosts),
+                    },
+                )
             )
-        )
-        assert "items" in client.get_all_tables("tunnelled")
-        (tunnel,) = handler.features.get("remotes").targets.tunnels._tunnels.values()
-        assert tunnel.active
-    finally:
-        client.close()
-        server.stop()
-        handler.close()
+            assert "items" in client.get_all_tables("tunnelled")
+            (tunnel,) = handler.features.get("remotes").targets.tunnels._tunnels.values()
+            assert tunnel.active
+        finally:
+            client.close()
     assert not tunnel.active
     with pytest.raises(OSError):  # nothing listens on the tunnel's port any more
         socket.create_connection(("127.0.0.1", tunnel.local_port), timeout=1).close()

@@ -11,11 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from hmsproxy.upstream.wire import ThriftConnection
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -41,11 +40,8 @@ def proxy_uri(request, proxy, default_config):
     if request.param == "buffered":
         yield proxy.uri, "buffered"
         return
-    handler = build_handler(replace(default_config, server=replace(default_config.server, transport="framed")))
-    server = ProxyServer(handler, "127.0.0.1", 0, transport="framed").start()
-    yield server.uri, "framed"
-    server.stop()
-    handler.close()
+    with served(replace(default_config, server=replace(default_config.server, transport="framed")), transport="framed") as server:
+        yield server.uri, "framed"
 
 
 def test_a_location_map_goes_through_the_proxy_and_comes_back(proxy_uri, metastores, tmp_path):

@@ -12,7 +12,6 @@ or fails with CI=true (tests/support/required.py).
 
 from __future__ import annotations
 
-import dataclasses
 import getpass
 import socket
 import subprocess
@@ -24,13 +23,12 @@ from pathlib import Path
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import StoreConfig
 from hmsproxy.dev.ports import free_port
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from tests.integration.test_remotes import SOURCE_DB, add_source, link_db
+from tests.support.federation import stored_in
 from tests.support.required import unavailable
+from tests.support.served import served
 from tests.support.sshd import SSHD, require_sshd
 
 hive = idl.hive
@@ -166,13 +164,10 @@ def bastion(tmp_path):
 @pytest.fixture
 def own_proxy(default_config, tmp_path):
     """A proxy of its own, so its tunnels are not shared with other tests."""
-    handler = build_handler(dataclasses.replace(default_config, store=StoreConfig(f"sqlite:///{tmp_path / 'store.db'}")))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
-    yield client
-    client.close()
-    server.stop()
-    handler.close()
+    with served(stored_in(default_config, tmp_path)) as server:
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=60000)
+        yield client
+        client.close()
 
 
 @pytest.fixture

@@ -18,13 +18,12 @@ from urllib.parse import urlparse
 import pyarrow.parquet as pq
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 from hmsproxy.streaming.publish import STAGING, publishing
 from hmsproxy.testing.builders import parquet_table
 from tests.support.federation import primary_only_config
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -44,11 +43,8 @@ def reaping_proxy(metastore_factory, tmp_path_factory):
     with contextlib.closing(ms.client()) as c:
         columns, keys = (("id", "int"), ("msg", "string")), (("ds", "string"),)
         c.create_table(parquet_table("default", "events", (warehouse / "events").as_uri(), columns=columns, partition_keys=keys))
-    handler = build_handler(primary_only_config(ms.uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server
-    server.stop()
-    handler.close()
+    with served(primary_only_config(ms.uri)) as server:
+        yield server
 
 
 KILLED_WRITER = textwrap.dedent(
@@ -165,7 +161,7 @@ def test_a_writer_publishing_right_now_is_left_alone_by_the_next_one(reaping_pro
     a = threading.Thread(target=writer_a)
     a_thread.append(a)
     a.start()
-    assert renaming.wait(60)
+    assert renaming.wait(60), f"writer A never reached its rename: {errors}"
     try:
         with ep.new_connection() as conn:
             batch = conn.fetch_transaction_batch(1, DelimitedInputWriter(["id", "msg"], ",", ep))

@@ -12,12 +12,11 @@ import uuid
 
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.integration.test_transactions import client_of, lock_request, open_txn
 from tests.support.federation import prefixed_config
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -35,11 +34,8 @@ def flaky(metastore_factory, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def proxy_port(metastores, flaky):
-    handler = build_handler(prefixed_config(metastores[0].uri, flaky.uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server.port
-    server.stop()
-    handler.close()
+    with served(prefixed_config(metastores[0].uri, flaky.uri)) as server:
+        yield server.port
 
 
 @pytest.fixture(scope="module")

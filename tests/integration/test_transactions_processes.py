@@ -18,15 +18,14 @@ from dataclasses import replace
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import StoreConfig
 from hmsproxy.dev.ports import free_port
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.integration.test_transactions import client_of, lock_request, open_txn
 from tests.support.federation import federation_yaml, prefixed_config
+from tests.support.served import served_many
 
 hive = idl.hive
 
@@ -105,16 +104,9 @@ def test_two_workers_share_transaction_ids(tmp_path, metastores, sales_table):
 
 def test_two_proxies_on_one_postgresql_store_share_transaction_ids(pg_url, metastores, sales_table):
     config = replace(prefixed_config(metastores[0].uri, metastores[1].uri), store=StoreConfig(pg_url))
-    handlers = [build_handler(config) for _ in range(2)]
-    servers = [ProxyServer(h, "127.0.0.1", 0).start() for h in handlers]
-    try:
-        with client_of(servers[0].port) as first, client_of(servers[1].port) as second:
-            lock_here_commit_there(first, second, metastores[1], sales_table)
-            lock_here_commit_there(second, first, metastores[1], sales_table)
-    finally:
-        for server in servers:
-            server.stop()
-            server.handler.close()
+    with served_many(config, 2) as servers, client_of(servers[0].port) as first, client_of(servers[1].port) as second:
+        lock_here_commit_there(first, second, metastores[1], sales_table)
+        lock_here_commit_there(second, first, metastores[1], sales_table)
 
 
 def test_a_proxy_killed_between_lock_and_commit_loses_no_binding(tmp_path, metastores, sales_table):

@@ -25,17 +25,13 @@ untyped locks (tests/support/txn_metastores.py), and a proxy in front with the f
 
 from __future__ import annotations
 
-import dataclasses
-
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.hive import HiveCatalog
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import StoreConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.support.federation import FEDERATED_WRITABLE, prefixed_config
+from tests.support.federation import FEDERATED_WRITABLE, prefixed_config, stored_in
+from tests.support.served import served
 from tests.support.txn_metastores import accept_untyped_locks
 
 APPENDS = 10
@@ -58,13 +54,9 @@ def stack(metastore_factory, tmp_path_factory):
         finally:
             client.close()
     config = prefixed_config(primary.uri, federated.uri)
-    config = dataclasses.replace(config, store=StoreConfig(f"sqlite:///{tmp_path_factory.mktemp('iceberg-store')}/hmsproxy.db"))
-    handler = build_handler(config)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    catalog = HiveCatalog("through-proxy", uri=server.uri, warehouse=warehouse.as_uri())
-    yield catalog, owners, (primary, federated)
-    server.stop()
-    handler.close()
+    with served(stored_in(config, tmp_path_factory.mktemp("iceberg-store"))) as server:
+        catalog = HiveCatalog("through-proxy", uri=server.uri, warehouse=warehouse.as_uri())
+        yield catalog, owners, (primary, federated)
 
 
 def batch(i: int) -> pa.Table:

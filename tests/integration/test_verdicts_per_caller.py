@@ -12,12 +12,12 @@ from contextlib import closing
 import pytest
 
 from hmsproxy.app import FEATURES, build_handler
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import shortcuts
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.support.proxy_clients import client_as
 from tests.support.refusing_feature import NoBob
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -30,11 +30,8 @@ def long_lived(monkeypatch):
 
 @pytest.fixture
 def guarded_proxy(default_config):
-    handler = build_handler(default_config, (*FEATURES, NoBob))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server
-    server.stop()
-    handler.close()
+    with served(build_handler(default_config, (*FEATURES, NoBob))) as server:
+        yield server
 
 
 @pytest.fixture

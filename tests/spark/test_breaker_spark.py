@@ -16,7 +16,7 @@ import thriftpy2.rpc
 from hmsproxy.config.model import MetastoreConfig, ServerConfig
 from hmsproxy.protocol import idl
 from tests.support.ops import handler_metric
-from tests.support.stopped import empty_table, sigcont, sigstop
+from tests.support.stopped import Stopper, empty_table
 
 pytestmark = pytest.mark.spark
 
@@ -41,8 +41,7 @@ def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark,
 
     other = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=180_000)
     query = "SELECT count(*) FROM frozen_default.stall_spark"
-    stopped = False
-    with proxy_config(with_frozen):
+    with proxy_config(with_frozen), Stopper(ms.pid) as stopper:
         try:
             assert other.get_database("frozen_default").name == "frozen_default"
             # Spark's Hive client connected and known to the metastore (Spark makes it on first use,
@@ -51,8 +50,7 @@ def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark,
             assert "stall_spark" in {r.tableName for r in spark.sql("SHOW TABLES IN frozen_default").collect()}
             assert spark.range(3).count() == 3  # and its first job run (seconds of warming up, not the metastore's)
             hung_at = time.monotonic()
-            sigstop(ms.pid)
-            stopped = True
+            stopper.stop()
             outcome: dict = {}
 
             def run_query():
@@ -76,8 +74,7 @@ def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark,
             assert outcome["at"] < FAIL_WITHIN_S, outcome
             assert handler_metric(proxy.handler, "hmsproxy_backend_up", backend="frozen") == 0
 
-            sigcont(ms.pid)
-            stopped = False
+            stopper.resume()
             resumed_at = time.monotonic()
             deadline = resumed_at + PATIENCE_S
             while proxy.handler.backends.breaker.trip("frozen") is not None:
@@ -106,6 +103,4 @@ def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark,
                 f"{again_s:.2f} s after it (failed before: {failures}); the same query takes {query_s:.2f} s with nothing stopped"
             )
         finally:
-            if stopped:
-                sigcont(ms.pid)
             other.close()

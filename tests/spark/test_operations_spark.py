@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.app import build_handler, load_config
+from hmsproxy.app import load_config
 from hmsproxy.config.model import AuditConfig, TlsConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.ops.reload import reload_config
 from tests.support.federation import federation_yaml
 from tests.support.ops import handler_metric, make_test_certs
+from tests.support.served import served
 
 pytestmark = pytest.mark.spark
 
@@ -111,11 +111,9 @@ def test_spark_over_tls(metastores, default_config, federated_dbs, tmp_path):
     """A Hive 2.3 client with hive.metastore.use.SSL and a truststore, in a subprocess
     (this process's one SparkSession points at the plain proxy)."""
     certs = make_test_certs(tmp_path / "certs")
-    handler = build_handler(default_config)
-    server = ProxyServer(handler, "127.0.0.1", 0, tls=TlsConfig(str(certs.cert), str(certs.key))).start()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    try:
+    with served(default_config, tls=TlsConfig(str(certs.cert), str(certs.key))) as server:
         proc = subprocess.run(
             [
                 sys.executable,
@@ -132,9 +130,6 @@ def test_spark_over_tls(metastores, default_config, federated_dbs, tmp_path):
             cwd=tmp_path,
             env=env,
         )
-    finally:
-        server.stop()
-        handler.close()
     results = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and results, f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
     dbs = json.loads(results[-1][len("RESULT ") :])["dbs"]

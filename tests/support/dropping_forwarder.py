@@ -82,17 +82,13 @@ def _close(s: socket.socket) -> None:
 def proxy_behind_forwarder(metastores) -> Iterator[tuple]:
     """(proxy server, forwarder): a real proxy whose primary is metastores[0] reached through a
     DroppingForwarder (it counts and can drop the connections the proxy makes)."""
-    from hmsproxy.app import build_handler
-    from hmsproxy.downstream.server import ProxyServer
     from hmsproxy.upstream.wire import parse_uri
     from tests.support.federation import prefixed_config
+    from tests.support.served import served
 
     forwarder = DroppingForwarder(*parse_uri(metastores[0].uri))
-    handler = build_handler(prefixed_config(forwarder.uri, metastores[1].uri))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
     try:
-        yield server, forwarder
+        with served(prefixed_config(forwarder.uri, metastores[1].uri)) as server:
+            yield server, forwarder
     finally:
-        server.stop()
-        handler.close()
         forwarder.stop()

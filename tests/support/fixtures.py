@@ -8,15 +8,12 @@ default back. Spark gets one session per test process, pointed at the proxy.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import StoreConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
-from tests.support.federation import prefixed_config
+from tests.support.federation import prefixed_config, stored_in
+from tests.support.served import served
 
 #: proxy_client's socket timeout: a call the proxy holds longer ends in the client with a timeout.
 CLIENT_TIMEOUT_S = 60
@@ -26,17 +23,13 @@ CLIENT_TIMEOUT_S = 60
 def default_config(metastores, tmp_path_factory):
     config = prefixed_config(metastores[0].uri, metastores[1].uri)
     # The proxy's store (remotes, ...) lives in the session's temp dir, never in the repo's .state/.
-    store_db = tmp_path_factory.mktemp("store") / "hmsproxy.db"
-    return dataclasses.replace(config, store=StoreConfig(f"sqlite:///{store_db}"))
+    return stored_in(config, tmp_path_factory.mktemp("store"))
 
 
 @pytest.fixture(scope="session")
 def proxy(default_config):
-    handler = build_handler(default_config)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server
-    server.stop()
-    handler.close()
+    with served(default_config) as server:
+        yield server
 
 
 @pytest.fixture

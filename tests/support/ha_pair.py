@@ -67,7 +67,7 @@ def ha_config(pair: HaPair, hedge, *, backend_timeout_s: float = 120.0):
         hedge=hedge,
     )
     server = ServerConfig(port=0, connect_timeout_s=2.0, backend_timeout_s=backend_timeout_s)
-    return Config(server, DatabaseResolution.PREFIXED, primary, store=temp_store())
+    return Config(server, DatabaseResolution.PREFIXED, primary, store=temp_store(primary.uris))
 
 
 def plain_table(db: str, name: str):

@@ -7,15 +7,17 @@ test that mixes versions (Spark in tests/spark/, the Hive 4 Java client in tests
 from __future__ import annotations
 
 import dataclasses
+from contextlib import ExitStack
 
 import pytest
 
-from hmsproxy.app import build_handler
-from hmsproxy.config.model import AccessControlType, MappedTables, MetastoreConfig, StoreConfig
+from hmsproxy.config.model import AccessControlType, MappedTables, MetastoreConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing import storage, table
+from tests.support.federation import stored_in
 from tests.support.hive_jars import require_hive
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -83,17 +85,12 @@ def layout_proxy(default_config, metastores_by_version, tmp_path_factory):
 
     def get(primary: str) -> ProxyServer:
         if primary not in started:
-            store = tmp_path_factory.mktemp(f"store-{primary}") / "hmsproxy.db"
-            config = dataclasses.replace(
-                federation(default_config, metastores_by_version, primary), store=StoreConfig(f"sqlite:///{store}")
-            )
-            started[primary] = ProxyServer(build_handler(config), "127.0.0.1", 0).start()
+            config = stored_in(federation(default_config, metastores_by_version, primary), tmp_path_factory.mktemp(f"store-{primary}"))
+            started[primary] = stack.enter_context(served(config))
         return started[primary]
 
-    yield get
-    for server in started.values():
-        server.stop()
-        server.handler.close()
+    with ExitStack() as stack:
+        yield get
 
 
 def orc_storage():

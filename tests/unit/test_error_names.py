@@ -4,11 +4,11 @@ handler applying it to declared exceptions (fake metastores; the real ones: test
 from __future__ import annotations
 
 import dataclasses
+from contextlib import closing
 
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.error_names import ClientNames, names_of
 from hmsproxy.protocol import idl
@@ -16,6 +16,7 @@ from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.router import Route
 from hmsproxy.testing import FakeMetastore, args, database, table
 from tests.support.fake_handlers import call, fake_federation
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -119,9 +120,7 @@ def test_errors_of_a_renamed_database_are_never_relayed(tmp_path, metastores):
     """The relay copies answers undecoded: it would pass the metastore's names on. It declines every
     call whose route renames the database (fastpath.RENAMED), so those errors take the full path."""
     handler = fake_federation(tmp_path, *metastores)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=10_000)
-    try:
+    with served(handler) as server, closing(thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=10_000)) as client:
         for _ in range(3):  # the first answer teaches the proxy the metastore has get_table: relayable from then on
             with pytest.raises(hive.NoSuchObjectException) as primary:
                 client.get_table("sales", "nosuch")
@@ -133,10 +132,6 @@ def test_errors_of_a_renamed_database_are_never_relayed(tmp_path, metastores):
             )
         assert handler.backends.state("primary").relayed > 0  # the relay is on, for names that need no change
         assert handler.backends.state("waggle").relayed == 0
-    finally:
-        client.close()
-        server.stop()
-        handler.close()
 
 
 def test_a_route_naming_no_database_renames_nothing_in_its_messages(tmp_path, metastores):

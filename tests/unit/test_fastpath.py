@@ -17,7 +17,6 @@ from thriftpy2.thrift import TMessageType
 from thriftpy2.utils import deserialize
 
 from hmsproxy.config.model import CacheConfig, Config, DatabaseResolution, HedgeConfig, MappedTables, MetastoreConfig, ServerConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline import fastpath
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.handler import Handler
@@ -28,6 +27,7 @@ from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.testing import FakeConnection, FakeMetastore, database, fake_connect, table
 from hmsproxy.upstream.session import Session
 from tests.support.refusing_feature import NoBob
+from tests.support.served import served
 
 hive = idl.hive
 PRIMARY = MetastoreConfig("primary", ("thrift://primary.fake:9083",), primary=True, hive_version="3.1")
@@ -53,12 +53,8 @@ class NoBobEachCall(NoBob):
 def proxy(metastore, *features, config=CONFIG):
     handler = Handler(config, connect=fake_connect({metastore.name: metastore}))
     handler.install(*features)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    try:
+    with served(handler) as server:
         yield handler, server
-    finally:
-        server.stop()
-        handler.close()
 
 
 @contextmanager

@@ -14,9 +14,7 @@ from hmsproxy.ddl.results import ResultSet, format_table
 from hmsproxy.features import parse
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.features.remotes.runners import Runners as RemoteRunners
-from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
-from hmsproxy.store import Store
 
 URIS = "WITH {kind}PROPERTIES ('hive.metastore.uris'='thrift://remote-hms:9083')"
 DBP = URIS.format(kind="DB")
@@ -48,19 +46,7 @@ def Ctx(user, current_database, creators=None, names=ANYWHERE):  # noqa: N802 (r
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(f"sqlite:///{tmp_path / 'state' / 'hmsproxy.db'}", [REMOTES_SCHEMA])
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def repo(store):
-    return RemoteRepository(store)
-
-
-@pytest.fixture
-def ctx(store):
+def ctx():
     return Ctx("alice", "analytics")
 
 
@@ -68,8 +54,8 @@ _REPO: list = []
 
 
 @pytest.fixture(autouse=True)
-def _runners_use_this_store(repo):
-    _REPO[:] = [repo]
+def _runners_use_this_store(remotes_repo):
+    _REPO[:] = [remotes_repo]
 
 
 def run(text, ctx) -> ResultSet:
@@ -81,10 +67,10 @@ def execute_script(text, ctx):
     return [run(s.source, ctx) for s in parse(text)]
 
 
-def test_create_show_describe_drop_database(ctx, repo):
+def test_create_show_describe_drop_database(ctx, remotes_repo):
     rs = run(f"CREATE REMOTE DATABASE Sales CONNECTED TO sales_prod {DBP}", ctx)
     assert rs.columns == ["result"] and "created remote database 'sales'" in rs.rows[0][0]
-    d = repo.get_database("sales")
+    d = remotes_repo.get_database("sales")
     assert (d.remote_name, d.factory, d.owner) == ("sales_prod", "thrift", "alice")
     assert d.properties == {"hive.metastore.uris": "thrift://remote-hms:9083"}
 
@@ -102,25 +88,25 @@ def test_create_show_describe_drop_database(ctx, repo):
     assert run("SHOW REMOTE DATABASES", ctx).rows == []
 
 
-def test_create_database_defaults(ctx, repo):
+def test_create_database_defaults(ctx, remotes_repo):
     run(f"CREATE REMOTE DATABASE db_name {DBP}", ctx)
-    d = repo.get_database("db_name")
+    d = remotes_repo.get_database("db_name")
     assert (d.local_name, d.remote_name, d.factory) == ("db_name", "db_name", "thrift")
 
 
-def test_create_table_defaults_to_current_database_and_same_names(ctx, repo):
+def test_create_table_defaults_to_current_database_and_same_names(ctx, remotes_repo):
     run(f"CREATE REMOTE TABLE tbl_name {TBLP}", ctx)
-    t = repo.get_table("analytics", "tbl_name")
+    t = remotes_repo.get_table("analytics", "tbl_name")
     assert (t.remote_db, t.remote_name, t.factory, t.owner) == ("analytics", "tbl_name", "thrift", "alice")
     run(f"CREATE REMOTE TABLE local_db.local_tbl CONNECTED TO remote_db.remote_tbl {TBLP}", ctx)
-    t = repo.get_table("local_db", "local_tbl")
+    t = remotes_repo.get_table("local_db", "local_tbl")
     assert (t.remote_db, t.remote_name) == ("remote_db", "remote_tbl")
     run(f"CREATE REMOTE TABLE other CONNECTED TO renamed {TBLP}", ctx)
-    t = repo.get_table("analytics", "other")
+    t = remotes_repo.get_table("analytics", "other")
     assert (t.remote_db, t.remote_name) == ("analytics", "renamed")
     # no current database at all: "default"
     run(f"CREATE REMOTE TABLE t0 {TBLP}", Ctx("alice", None))
-    assert repo.get_table("default", "t0") is not None
+    assert remotes_repo.get_table("default", "t0") is not None
 
 
 def test_show_and_describe_tables(ctx):
@@ -156,7 +142,7 @@ def test_name_clashes(ctx):
         run(f"CREATE REMOTE TABLE sales.t {TBLP}", ctx)
 
 
-def test_names_taken_in_the_federation_are_refused(repo):
+def test_names_taken_in_the_federation_are_refused(remotes_repo):
     local = {"default", "analytics"}
     ctx = Ctx("alice", "analytics", names=Names(local, {("analytics", "events")}))
     with pytest.raises(Conflict, match="a database 'analytics' already exists in the federation"):
@@ -167,10 +153,10 @@ def test_names_taken_in_the_federation_are_refused(repo):
     with pytest.raises(Conflict, match="a table 'analytics.events' already exists"):
         run(f"CREATE REMOTE TABLE events {TBLP}", ctx)
     run(f"CREATE REMOTE TABLE orders {TBLP}", ctx)
-    assert repo.list_databases() == [] and len(repo.list_tables()) == 1
+    assert remotes_repo.list_databases() == [] and len(remotes_repo.list_tables()) == 1
 
 
-def test_factory_and_properties_are_validated(ctx, repo):
+def test_factory_and_properties_are_validated(ctx, remotes_repo):
     with pytest.raises(InvalidRequest, match="property 'hive.metastore.uris' is required"):
         run("CREATE REMOTE DATABASE d", ctx)
     with pytest.raises(InvalidRequest, match="hive.metastore.uris"):
@@ -179,7 +165,7 @@ def test_factory_and_properties_are_validated(ctx, repo):
         run(f"CREATE REMOTE DATABASE d VIA 'nope' {DBP}", ctx)
     with pytest.raises(InvalidRequest, match="client factory 'no.such.module.Factory' can't be loaded"):
         run(f"CREATE REMOTE TABLE t VIA 'no.such.module.Factory' {TBLP}", ctx)
-    assert repo.list_databases() == [] and repo.list_tables() == []
+    assert remotes_repo.list_databases() == [] and remotes_repo.list_tables() == []
 
 
 def test_only_creators_may_change_remotes():
@@ -212,16 +198,16 @@ def test_drop_missing(ctx):
         run("DESCRIBE REMOTE DATABASE nope", ctx)
 
 
-def test_generation_moves_with_changes(ctx, repo):
-    g = repo.generation()
+def test_generation_moves_with_changes(ctx, remotes_repo):
+    g = remotes_repo.generation()
     execute_script(f"CREATE REMOTE DATABASE a {DBP}; CREATE REMOTE TABLE t {TBLP}; SHOW REMOTE TABLES", ctx)
-    assert repo.generation() == g + 2
+    assert remotes_repo.generation() == g + 2
 
 
-def test_script_stops_at_first_error(ctx, repo):
+def test_script_stops_at_first_error(ctx, remotes_repo):
     with pytest.raises(NotFound):
         execute_script(f"CREATE REMOTE DATABASE a {DBP}; DROP REMOTE DATABASE zzz; CREATE REMOTE DATABASE b {DBP}", ctx)
-    assert [d.local_name for d in repo.list_databases()] == ["a"]
+    assert [d.local_name for d in remotes_repo.list_databases()] == ["a"]
 
 
 def test_format_table():

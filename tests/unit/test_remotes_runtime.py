@@ -17,20 +17,8 @@ from hmsproxy.store import Store
 from hmsproxy.upstream.backends import Backends
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(f"sqlite:///{tmp_path / 'store.db'}", [REMOTES_SCHEMA])
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def repo(store):
-    return RemoteRepository(store)
-
-
-def test_registry_sees_changes_of_another_writer_within_its_interval(repo, tmp_path):
-    mine = RemotesCache(repo, check_interval_s=0.2)
+def test_registry_sees_changes_of_another_writer_within_its_interval(remotes_repo, tmp_path):
+    mine = RemotesCache(remotes_repo, check_interval_s=0.2)
     assert mine.snapshot().empty
     other = Store(f"sqlite:///{tmp_path / 'store.db'}", [REMOTES_SCHEMA])  # a second proxy on the same store
     try:
@@ -53,7 +41,7 @@ def test_registry_sees_changes_of_another_writer_within_its_interval(repo, tmp_p
     assert snap.database("loc") is None and snap.table("loc", "t") is None
 
 
-def test_registry_reads_the_store_only_when_its_generation_moved(repo):
+def test_registry_reads_the_store_only_when_its_generation_moved(remotes_repo):
     calls = []
 
     class Counting:
@@ -70,11 +58,11 @@ def test_registry_reads_the_store_only_when_its_generation_moved(repo):
         def list_tables(self, local_db=None):
             return self.repo.list_tables(local_db)
 
-    registry = RemotesCache(Counting(repo), check_interval_s=0)
+    registry = RemotesCache(Counting(remotes_repo), check_interval_s=0)
     registry.snapshot()
     registry.snapshot()
     assert calls == ["db"]
-    repo.add_database(RemoteDatabase("x", "x", "thrift", {}))
+    remotes_repo.add_database(RemoteDatabase("x", "x", "thrift", {}))
     assert registry.snapshot().database("x") is not None
     assert calls == ["db", "db"]
 
@@ -165,14 +153,14 @@ def test_config_remotes_are_parsed_and_validated(tmp_path):
         load_config(twice)
 
 
-def test_config_remotes_win_over_the_stores_and_are_marked(repo):
+def test_config_remotes_win_over_the_stores_and_are_marked(remotes_repo):
     from hmsproxy.features.remotes.config import RemotesConfig
     from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 
-    repo.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
-    repo.add_database(RemoteDatabase("b", "b", "thrift", {}))
+    remotes_repo.add_database(RemoteDatabase("a", "from_store", "thrift", {}))
+    remotes_repo.add_database(RemoteDatabase("b", "b", "thrift", {}))
     static = RemotesConfig(None, (RemoteDatabase("a", "from_config"),), (RemoteTable("shop", "t", "sales", "t"),))
-    registry = RemotesCache(repo, check_interval_s=0)
+    registry = RemotesCache(remotes_repo, check_interval_s=0)
     view = registry.view(static)
     assert view.database("a").remote_name == "from_config" and view.database("b").remote_name == "b"
     assert view.static_databases == {"a"} and view.static_tables == {("shop", "t")}

@@ -6,15 +6,17 @@ through the connection seam; the proxy in front of it is real (Handler and
 ProxyServer) and the client speaks Thrift to it over a socket.
 """
 
+from contextlib import closing, contextmanager
+
 import pytest
 import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, fake_connect, table
+from tests.support.served import served
 
 hive = idl.hive
 REMOVED_IN_HIVE_4 = {"get_table", "get_table_objects_by_name"}
@@ -41,11 +43,12 @@ def hive4():
     return Hive4Like()
 
 
+@contextmanager
 def serve(config, metastore):
+    """(handler, client) of a proxy over the fake `metastore`, all closed when the block ends."""
     handler = Handler(config, connect=fake_connect({metastore.name: metastore}))
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=10000)
-    return handler, server, client
+    with served(handler) as server, closing(thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=10000)) as client:
+        yield handler, client
 
 
 def config_for(hive_version):
@@ -55,8 +58,7 @@ def config_for(hive_version):
 
 @pytest.mark.parametrize("configured_version", ["4.0.1", None])
 def test_get_table_is_translated_for_hive_4(hive4, configured_version):
-    handler, server, client = serve(config_for(configured_version), hive4)
-    try:
+    with serve(config_for(configured_version), hive4) as (handler, client):
         table = client.get_table("sales", "orders")
         assert (table.dbName, table.tableName) == ("sales", "orders")
         with pytest.raises(hive.NoSuchObjectException, match="missing"):
@@ -67,15 +69,10 @@ def test_get_table_is_translated_for_hive_4(hive4, configured_version):
         assert handler.backends.state("new").probed_version == "4.0.1"
         # A configured version never tries the removed call; a probed one tries it once, then remembers.
         assert len(hive4.calls_to("get_table")) == (0 if configured_version else 1)
-    finally:
-        client.close()
-        server.stop()
-        handler.close()
 
 
 def test_internal_error_keeps_the_connection_and_uses_javas_words(hive4):
-    handler, server, client = serve(config_for(None), hive4)
-    try:
+    with serve(config_for(None), hive4) as (handler, client):
         hive4.explode = True
         with pytest.raises(TApplicationException) as err:
             client.get_table("sales", "orders")
@@ -84,7 +81,3 @@ def test_internal_error_keeps_the_connection_and_uses_javas_words(hive4):
         assert client.get_table("sales", "orders").tableName == "orders"
         client.shutdown()  # one-way, a no-op on the proxy
         assert client.getName() == "hmsproxy"
-    finally:
-        client.close()
-        server.stop()
-        handler.close()
