@@ -13,7 +13,6 @@ from os import PathLike
 
 from hmsproxy import config
 from hmsproxy.config.model import Config
-from hmsproxy.downstream.token_store import DELEGATION_TOKENS_SCHEMA, DelegationTokens
 from hmsproxy.features.access import AccessControl
 from hmsproxy.features.audit import Audit
 from hmsproxy.features.catalog import Catalog
@@ -24,6 +23,7 @@ from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
 from hmsproxy.features.statements import Statements
+from hmsproxy.features.tokens.store import DELEGATION_TOKENS_SCHEMA, DelegationTokens
 from hmsproxy.features.transactions.feature import Transactions
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.pipeline.platform import ConfigSection, Feature

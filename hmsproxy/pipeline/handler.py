@@ -71,7 +71,7 @@ class Handler:
         self.started_at = int(time.time())
         self.backends = Backends(config) if connect is None else Backends(config, connect=connect)
         self.store = store
-        #: The proxy's own delegation tokens (downstream/token_store.DelegationTokens) with server.sasl; else None.
+        #: The proxy's own delegation tokens (features/tokens/store.DelegationTokens) with server.sasl; else None.
         self.tokens = None
         self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="fanout")
         self._directory_session = Session(self.backends, "directory")
