@@ -188,25 +188,6 @@ class DelegationTokens:
                 raise TokenRefused(f"{caller} is not allowed to cancel a token of {ident.owner}")
             conn.execute(delete(tokens).where(tokens.c.sequence_number == ident.sequence_number))
 
-    def answer(self, session, method: str, args):
-        """get/renew/cancel_delegation_token for an authenticated session (pipeline/handler.py asks)."""
-        if session.principal is None:
-            raise TokenRefused(f"hmsproxy: {method} needs a Kerberos-authenticated connection")
-        if method == "get_delegation_token":
-            if session.via_token:  # as in Hadoop: a token cannot be turned into new, longer-lived tokens
-                raise TokenRefused(
-                    "hmsproxy: a connection authenticated with a delegation token may not get new tokens (log in with Kerberos)"
-                )
-            if args.token_owner and args.token_owner != session.user and not session.impersonates:
-                raise TokenRefused(f"hmsproxy: {session.user} may not get a token for {args.token_owner}")
-            owner = args.token_owner or session.user
-            real_user = session.user if owner != session.user else ""
-            return self.issue(owner, args.renewer_kerberos_principal_name or session.user, real_user)
-        if method == "renew_delegation_token":
-            return self.renew(args.token_str_form, session.user)
-        self.cancel(args.token_str_form, session.user)
-        return None
-
     def sasl_login(self, username: str) -> Verified:
         """DIGEST-MD5's lookup: the token behind a username (base64 identifier), if it is live."""
         try:
