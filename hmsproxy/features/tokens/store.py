@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import BigInteger, Column, Connection, Integer, LargeBinary, MetaData, String, Table, delete, func, select, update
+from sqlalchemy import BigInteger, Column, Connection, Integer, LargeBinary, MetaData, String, Table, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.pipeline.errors import ProxyError
@@ -65,6 +65,11 @@ def _m001_tokens(conn: Connection) -> None:
 #: Append-only: never edit or reorder a released migration.
 DELEGATION_TOKENS_SCHEMA = StoreSchema(COMPONENT, (_m001_tokens,))
 
+#: On PostgreSQL issuers take turns (held until commit): each picks the next sequence number and key
+#: id as max + 1, which concurrent transactions would pick alike, and retrying that under load from
+#: several proxies ran out of tries. SQLite's writers queue already (BEGIN IMMEDIATE).
+_ISSUERS_TAKE_TURNS = text("SELECT pg_advisory_xact_lock(hashtext('hmsproxy.delegation_tokens.issue'))")
+
 
 class TokenRefused(ProxyError):
     """A token that is unknown, forged, expired or cancelled, or an operation its caller may not do."""
@@ -107,6 +112,8 @@ class DelegationTokens:
             now = self._now_ms()
             try:
                 with self._store.writing() as conn:
+                    if self._store.dialect == "postgresql":
+                        conn.execute(_ISSUERS_TAKE_TURNS)
                     key_id, secret = self._current_key(conn, now)
                     seq = (conn.execute(select(func.max(tokens.c.sequence_number))).scalar() or 0) + 1
                     ident = TokenIdentifier(owner, renewer, real_user, now, now + self.max_lifetime_ms, seq, key_id)
