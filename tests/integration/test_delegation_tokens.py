@@ -17,7 +17,7 @@ import pytest
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.protocol import idl
-from tests.integration.test_kerberos_inbound import _audit, independent_client, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import _audit, _shut, independent_client, kerberized, realm  # noqa: F401 - fixtures
 from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.ha_pair import plain_table
 
@@ -191,5 +191,4 @@ def test_two_proxies_on_one_postgresql_store_share_tokens(realm, kerberized, pg_
         for transport in transports:
             transport.close()
         for server in servers:
-            server.stop()
-            server.handler.close()
+            _shut(server)
