@@ -13,7 +13,6 @@ from os import PathLike
 
 from hmsproxy import config
 from hmsproxy.config.model import Config
-from hmsproxy.downstream.token_store import DELEGATION_TOKENS_SCHEMA, DelegationTokens
 from hmsproxy.features.access import AccessControl
 from hmsproxy.features.audit import Audit
 from hmsproxy.features.catalog import Catalog
@@ -24,6 +23,7 @@ from hmsproxy.features.metrics import Metrics
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
 from hmsproxy.features.statements import Statements
+from hmsproxy.features.tokens.feature import Tokens
 from hmsproxy.features.transactions.feature import Transactions
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.pipeline.platform import ConfigSection, Feature
@@ -31,6 +31,7 @@ from hmsproxy.store import Store
 
 FEATURES: tuple[type[Feature], ...] = (
     Limits,  # rates per user, address and method class, metastores' concurrency caps: before any work
+    Tokens,  # the proxy's own delegation tokens (server.sasl): answered before any other feature sees the call
     AccessControl,  # who may write where (Waggle Dance's access-control types)
     Audit,  # one JSON line per call
     Metrics,  # /metrics
@@ -54,13 +55,8 @@ def build_handler(config: Config, features: Sequence[type[Feature]] = FEATURES, 
 
     `connect`: how backend connections are made (hmsproxy.testing's fakes; default Thrift).
     """
-    issues_tokens = config.server.sasl is not None and config.server.sasl.enabled  # Kerberos on: the proxy's own delegation tokens
-    schemas = [f.store_schema for f in features if f.store_schema is not None] + ([DELEGATION_TOKENS_SCHEMA] if issues_tokens else [])
-    store = Store(config.store.url, schemas)
+    store = Store(config.store.url, [f.store_schema for f in features if f.store_schema is not None])
     handler = Handler(config, store=store, connect=connect)
-    if issues_tokens:
-        sasl = config.server.sasl
-        handler.tokens = DelegationTokens(store, sasl.token_renew_interval_ms, sasl.token_max_lifetime_ms)
     try:
         handler.install(*features)
     except BaseException:

@@ -131,7 +131,7 @@ class ServerSaslConfig:
     #: Hadoop's auth_to_local rules (config/auth_to_local.Rule): a client principal → its short name.
     #: Empty: the first component.
     auth_to_local: tuple = ()
-    #: The proxy's own delegation tokens (downstream/token_store.py): each renewal extends a token
+    #: The proxy's own delegation tokens (features/tokens/store.py): each renewal extends a token
     #: by this much (Hive's hive.cluster.delegation.token.renew-interval) ...
     token_renew_interval_ms: int = 24 * 3600 * 1000
     #: ... up to this long after it was issued (hive.cluster.delegation.token.max-lifetime).

@@ -32,7 +32,7 @@ class KerberosService:
 
     def authenticate(self, sock: socket.socket, tokens=None) -> tuple[SaslSocket, str, bool]:
         """Negotiate on a client's socket: (the frame layer to serve it through, its principal, whether
-        it logged in with a delegation token). With `tokens` (downstream/token_store.DelegationTokens)
+        it logged in with a delegation token). With `tokens` (features/tokens/store.DelegationTokens)
         DIGEST-MD5 is accepted too, and the principal is the token's owner.
         Raises SaslError (the client has been sent BAD with the reason where it could be)."""
         sock.settimeout(NEGOTIATION_TIMEOUT_S)

@@ -146,7 +146,7 @@ class ProxyServer:
         """Authenticate the client (downstream/kerberos.py): its principal's short name becomes the
         session's identity. A client that does not speak SASL, or fails, is logged and closed."""
         try:
-            framed, principal, via_token = self._kerberos.authenticate(conn, self.handler.tokens)
+            framed, principal, via_token = self._kerberos.authenticate(conn, self._token_store())
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
@@ -162,6 +162,12 @@ class ProxyServer:
         session.authenticate(user, principal, impersonates=user in self._impersonators)
         log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
         return framed
+
+    def _token_store(self):
+        """The proxy's own delegation tokens, which DIGEST-MD5 logins use (the `tokens` feature's
+        store, features/tokens/); None when no such feature runs or it issues none."""
+        feature = self.handler.features.get("tokens")
+        return getattr(feature, "tokens", None)
 
     def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:
         """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there)."""

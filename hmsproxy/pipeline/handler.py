@@ -60,10 +60,6 @@ from hmsproxy.upstream.wire import BackendUnavailable
 log = logging.getLogger(__name__)
 
 
-#: Answered by the proxy itself when it issues its own tokens (server.sasl.enabled).
-TOKEN_METHODS = frozenset({"get_delegation_token", "renew_delegation_token", "cancel_delegation_token"})
-
-
 class Handler:
     def __init__(self, config: Config, *, store=None, connect=None):
         """`store`: the proxy's own database (features keep their state there); `connect`: how
@@ -71,8 +67,6 @@ class Handler:
         self.started_at = int(time.time())
         self.backends = Backends(config) if connect is None else Backends(config, connect=connect)
         self.store = store
-        #: The proxy's own delegation tokens (downstream/token_store.DelegationTokens) with server.sasl; else None.
-        self.tokens = None
         self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="fanout")
         self._directory_session = Session(self.backends, "directory")
         self._directory_lock = threading.Lock()
@@ -213,11 +207,6 @@ class Handler:
 
     def _handle(self, call: Call):
         spec, router, fastpath = call.spec, call.router, self.fastpath
-        if spec.name in TOKEN_METHODS and self.tokens is not None:  # the proxy's own tokens: never relayed nor routed
-            call.backend = "hmsproxy"
-            result = spec.result_cls()
-            result.success = self.tokens.answer(call.session, spec.name, call.args)
-            return result
         remember = fastpath.shortcut(call)  # 1. a shortcut (only reads routed by database or to the primary)
         if remember is RELAYED:
             return RELAYED

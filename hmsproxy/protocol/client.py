@@ -22,9 +22,9 @@ def open_client(host: str, port: int, *, user: str, timeout_s: float, framed: bo
     base = TSocket(host, port, socket_timeout=int(timeout_s * 1000))
     if sasl_principal:
         from hmsproxy.protocol.kerberos_client import caller_mechanism
-        from hmsproxy.protocol.sasl import SaslTransport
+        from hmsproxy.protocol.sasl import SERVER, SaslTransport
 
-        target, mechanism_for = caller_mechanism(sasl_principal, host)
+        target, mechanism_for = caller_mechanism(sasl_principal, host, SERVER)  # a proxy's port or a metastore's
         base = SaslTransport(base, mechanism_for, f"GSSAPI to {target}", timeout_s)
     transport = factory.get_transport(base)
     transport.open()

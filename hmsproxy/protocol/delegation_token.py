@@ -11,7 +11,7 @@
 * DIGEST-MD5 authenticates with username = base64(identifier), password = base64(password)
   (Hadoop's SaslRpcServer encodeIdentifier/encodePassword), realm "default".
 
-Only the encoding lives here; issuing, expiry and storage are downstream/token_store.py's.
+Only the encoding lives here; issuing, expiry and storage are features/tokens/store.py's.
 """
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from __future__ import annotations
 import socket
 from typing import Protocol
 
-from hmsproxy.protocol.sasl import SaslError
+from hmsproxy.protocol.sasl import METASTORE, Peer, SaslError
 
 #: SASL GSSAPI security layers (RFC 4752): the bit each QOP name stands for.
 QOP_LAYERS = {"auth": 1, "auth-int": 2, "auth-conf": 4}
-#: The largest wrapped frame the proxy accepts, announced to the metastore under auth-int/auth-conf.
+#: The largest wrapped frame a client accepts, announced to the server under auth-int/auth-conf.
 MAX_RECEIVE = 0xFFFFFF
 
 
@@ -53,15 +53,17 @@ def gssapi_available() -> str | None:
 
 
 class GssapiMechanism:
-    """SASL GSSAPI, the client's side, for one connection."""
+    """SASL GSSAPI, the client's side, for one connection to `peer` (for error texts: a metastore,
+    the proxy, or either)."""
 
     name = "GSSAPI"
 
-    def __init__(self, login: Login, target: str, qop: str = "auth"):
+    def __init__(self, login: Login, target: str, qop: str = "auth", peer: Peer = METASTORE):
         gssapi = load_gssapi()
         self._gssapi = gssapi
         self.target = target
         self.qop = qop
+        self.peer = peer
         self._complete = False
         self._layer = QOP_LAYERS["auth"]
         flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.integrity, gssapi.RequirementFlag.confidentiality]
@@ -100,13 +102,13 @@ class GssapiMechanism:
         try:
             offer = self._context.unwrap(challenge).message
         except self._gssapi.exceptions.GSSError as e:
-            raise SaslError(f"the metastore's security-layer offer did not unwrap: {gss_reason(e)}") from e
+            raise SaslError(f"{self.peer.name}'s security-layer offer did not unwrap: {gss_reason(e)}") from e
         if len(offer) != 4:
-            raise SaslError(f"the metastore's security-layer offer has {len(offer)} bytes, not 4")
+            raise SaslError(f"{self.peer.name}'s security-layer offer has {len(offer)} bytes, not 4")
         wanted = QOP_LAYERS[self.qop]
         if not offer[0] & wanted:
             offered = ", ".join(name for name, bit in QOP_LAYERS.items() if offer[0] & bit) or "none"
-            raise SaslError(f"the metastore offers QOP {offered}, not {self.qop} (hive.metastore.thrift.sasl.qop / hadoop.rpc.protection)")
+            raise SaslError(f"{self.peer.name} offers QOP {offered}, not {self.qop} ({self.peer.qop_setting})")
         self._layer = wanted
         size = 0 if wanted == QOP_LAYERS["auth"] else MAX_RECEIVE
         answer = bytes([wanted]) + size.to_bytes(3, "big")  # no authorization id: act as ourselves
@@ -160,8 +162,9 @@ class TicketCache:
             raise SaslError(f"no usable Kerberos ticket (kinit first, or set KRB5CCNAME): {gss_reason(e)}") from e
 
 
-def caller_mechanism(principal: str, host: str, qop: str = "auth"):
+def caller_mechanism(principal: str, host: str, peer: Peer, qop: str = "auth"):
     """(the service principal, () -> a GssapiMechanism as the caller to it): `principal` is the
-    server's, `_HOST` standing for `host` (e.g. hive/_HOST@EXAMPLE.COM)."""
+    server's, `_HOST` standing for `host` (e.g. hive/_HOST@EXAMPLE.COM); `peer`: who that is
+    (sasl.PROXY, or sasl.SERVER when it may be a metastore too)."""
     target = service_principal(principal, host)
-    return target, lambda: GssapiMechanism(TicketCache(), target, qop)
+    return target, lambda: GssapiMechanism(TicketCache(), target, qop, peer)

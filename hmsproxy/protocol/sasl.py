@@ -22,6 +22,7 @@ module knows frames, not Kerberos.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import Protocol
 
 from thriftpy2.transport import TTransportException
@@ -38,10 +39,25 @@ class SaslError(Exception):
     """The SASL negotiation failed; the message says where and why."""
 
 
+@dataclass(frozen=True)
+class Peer:
+    """Who a client negotiates with, as its error texts name it: a metastore, the proxy, or either."""
+
+    name: str  # "the metastore"
+    qop_setting: str  # where that side's offered QOP is set, named when it offers another
+
+
+METASTORE = Peer("the metastore", "hive.metastore.thrift.sasl.qop / hadoop.rpc.protection")
+PROXY = Peer("the proxy", "the proxy's server.sasl.qop")
+#: A client that may be pointed at either (open_client: the jobs, the streaming API).
+SERVER = Peer("the server", "a proxy's server.sasl.qop, a metastore's hive.metastore.thrift.sasl.qop")
+
+
 class Mechanism(Protocol):
-    """A SASL client mechanism (upstream/kerberos.GssapiMechanism)."""
+    """A SASL client mechanism (protocol/kerberos_client.GssapiMechanism)."""
 
     name: str  # what START carries, e.g. "GSSAPI"
+    peer: Peer  # who answers, for error texts
 
     @property
     def complete(self) -> bool: ...
@@ -65,47 +81,48 @@ def frame(status: int, payload: bytes = b"") -> bytes:
     return _HEADER.pack(status, len(payload)) + payload
 
 
-def _exactly(sock, n: int) -> bytes:
+def _exactly(sock, n: int, peer: str = "the other end") -> bytes:
     data = bytearray()
     while len(data) < n:
         chunk = sock.recv(n - len(data))
         if not chunk:
-            raise TTransportException(type=TTransportException.END_OF_FILE, message="the metastore closed the connection during SASL")
+            raise TTransportException(type=TTransportException.END_OF_FILE, message=f"{peer} closed the connection during SASL")
         data += chunk
     return bytes(data)
 
 
-def read_frame(sock) -> tuple[int, bytes]:
-    """One negotiation frame: (status, payload)."""
-    status, length = _HEADER.unpack(_exactly(sock, _HEADER.size))
+def read_frame(sock, peer: str = "the other end") -> tuple[int, bytes]:
+    """One negotiation frame from `peer`: (status, payload)."""
+    status, length = _HEADER.unpack(_exactly(sock, _HEADER.size, peer))
     if status not in STATUS_NAMES:
-        raise SaslError(f"not a SASL negotiation frame (status byte {status}): is the metastore's SASL off?")
+        raise SaslError(f"not a SASL negotiation frame (status byte {status}): is SASL off at {peer}?")
     if length > MAX_FRAME:
         raise SaslError(f"SASL frame of {length} bytes refused")
-    return status, _exactly(sock, length)
+    return status, _exactly(sock, length, peer)
 
 
 def negotiate(sock, mechanism: Mechanism) -> None:
     """The client's half of the negotiation on a connected socket; returns once both sides are complete."""
+    peer = mechanism.peer.name
     sock.sendall(frame(START, mechanism.name.encode()) + frame(COMPLETE if mechanism.complete else OK, mechanism.initial()))
     status = None
     while not mechanism.complete:
-        status, payload = read_frame(sock)
-        _check(status, payload)
+        status, payload = read_frame(sock, peer)
+        _check(status, payload, peer)
         response = mechanism.step(payload)
         if status == COMPLETE:  # the server is done: it expects nothing more
             if not mechanism.complete:
-                raise SaslError("the metastore ended the SASL negotiation before the client was done")
+                raise SaslError(f"{peer} ended the SASL negotiation before the client was done")
             return
         sock.sendall(frame(COMPLETE if mechanism.complete else OK, response))
     if status != COMPLETE:  # we sent our last token: the server confirms
-        status, payload = read_frame(sock)
-        _check(status, payload)
+        status, payload = read_frame(sock, peer)
+        _check(status, payload, peer)
         if status != COMPLETE:
-            raise SaslError(f"expected SASL COMPLETE from the metastore, got {STATUS_NAMES[status]}")
+            raise SaslError(f"expected SASL COMPLETE from {peer}, got {STATUS_NAMES[status]}")
 
 
-def _check(status: int, payload: bytes, peer: str = "the metastore") -> None:
+def _check(status: int, payload: bytes, peer: str) -> None:
     if status in (BAD, ERROR):
         reason = payload.decode("utf-8", "replace") or "no reason given"
         raise SaslError(f"{peer} refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")
@@ -117,7 +134,7 @@ def accept(sock, mechanism_named) -> Mechanism:
     """The server's half on a client's socket: START names the mechanism (`mechanism_named(name)`
     makes it, or None: refused), then the client's tokens are answered (OK) until the mechanism is
     complete (COMPLETE). A refusal is sent to the client as BAD with the reason, then raised."""
-    status, payload = read_frame(sock)
+    status, payload = read_frame(sock, "the client")
     if status != START:
         raise SaslError(f"expected SASL START from the client, got {STATUS_NAMES[status]}")
     name = payload.decode("utf-8", "replace")
@@ -125,7 +142,7 @@ def accept(sock, mechanism_named) -> Mechanism:
     if mechanism is None:
         _refuse(sock, f"unsupported SASL mechanism {name!r}")
     while not mechanism.complete:
-        status, token = read_frame(sock)
+        status, token = read_frame(sock, "the client")
         _check(status, token, "the client")
         try:
             challenge = mechanism.step(token)

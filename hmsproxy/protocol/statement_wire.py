@@ -109,9 +109,9 @@ def _negotiated(sock, principal: str, host: str):
     from thriftpy2.transport import TTransportException  # loaded by protocol/sasl.py anyway
 
     from hmsproxy.protocol.kerberos_client import caller_mechanism
-    from hmsproxy.protocol.sasl import SaslError, SaslSocket, negotiate
+    from hmsproxy.protocol.sasl import PROXY, SaslError, SaslSocket, negotiate
 
-    target, mechanism_for = caller_mechanism(principal, host)
+    target, mechanism_for = caller_mechanism(principal, host, PROXY)  # only the proxy answers hmsproxy_execute
     try:
         mechanism = mechanism_for()
         negotiate(sock, mechanism)

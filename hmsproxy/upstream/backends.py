@@ -44,13 +44,13 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
     return parts + (0,) * (3 - len(parts)) if parts else ()
 
 
-#: How a call goes again on a new connection after an error, if it may (session._reopen).
+#: How a call goes again on a new connection after an error, if it may (Session.connection_for).
 Reopen = Callable[[BackendUnavailable], Connection]
 
 
 def _again(e: BackendUnavailable, reopen: Reopen | None) -> Connection:
     """The new connection a call goes again on after `e`, where the caller allows it (`reopen`:
-    session._reopen decides, for reads and calls safe to repeat only); else `e` raised."""
+    Session.connection_for decides, for reads and calls safe to repeat only); else `e` raised."""
     if reopen is None:
         raise e
     return reopen(e)

@@ -131,27 +131,6 @@ class Session:
                 self.backends.call(conn, "set_ugi", idl.HmsProxy.set_ugi_args(user_name=self.user, group_names=self.groups))
         return conn, kept
 
-    def _reopen(self, metastore: MetastoreConfig, read_only: bool, method: str, kept: bool, watched: Guard):
-        """How a read (or a call safe to repeat: MethodSpec.repeatable) goes again on a new connection:
-        when the metastore had closed its kept one (wire.BackendUnavailable.gone_before_answer), or
-        when the breaker cut it because its URI of an HA set stalled (the new one goes to another
-        URI; the stalled instance may still answer the first one later, into a closed socket: a
-        read's answer, harmless). None for anything else: a write is never sent twice."""
-        if not METHOD_SPECS[method].repeatable or not (kept or _several_uris(metastore)):
-            return None  # a fresh connection to a single URI: neither case can happen
-        stalled = self.backends.breaker.stalled
-
-        def again(e: BackendUnavailable) -> Connection:
-            if kept and e.gone_before_answer:
-                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", e.metastore, method)
-            elif e.cut and stalled(e.metastore, e.uri):
-                log.info("metastore '%s': %s stalled; %s goes again on another URI", e.metastore, e.uri, method)
-            else:
-                raise e
-            return self._connection(metastore, read_only, watched)
-
-        return again
-
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct.
 
@@ -178,8 +157,8 @@ class Session:
         with self.backends.breaker.guard(metastore.name) as watched:
             if metastore.hedge is not None and self.backends.hedging.applies(metastore, method, read_only):
                 return self.backends.hedging.call(self, metastore, method, args, read_only, watched)
-            conn, kept = self._kept_or_new(metastore, read_only, watched)
-            return self.backends.call(conn, method, args, self._reopen(metastore, read_only, method, kept, watched))
+            conn, reopen = self.connection_for(metastore, method, read_only, watched)
+            return self.backends.call(conn, method, args, reopen)
 
     def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, the catalog inserted where
@@ -189,8 +168,8 @@ class Session:
     def _guarded_relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None):
         with self.backends.breaker.guard(metastore.name) as watched:
             read_only = METHOD_SPECS[method].reads
-            conn, kept = self._kept_or_new(metastore, read_only, watched)
-            return self.backends.relay(conn, method, args, sink, catalog_field, self._reopen(metastore, read_only, method, kept, watched))
+            conn, reopen = self.connection_for(metastore, method, read_only, watched)
+            return self.backends.relay(conn, method, args, sink, catalog_field, reopen)
 
     def relay_again(
         self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None
@@ -239,9 +218,29 @@ class Session:
         """The connection one call of `method` goes over now (the kept one, or one opened now with
         set_ugi and the version probe), registered with the breaker's `watched` call, and how the call
         goes again on a new connection if it may (Backends.send's `reopen`; None for a write). For code
-        that sends a call itself rather than through call(): a hedged read's primary (hedging.py)."""
+        that sends a call itself rather than through call(): a hedged read's primary (hedging.py).
+        call() and relay() take their connections here too.
+
+        The call goes again on a new connection (only a read, or a call safe to repeat:
+        MethodSpec.repeatable) when the metastore had closed its kept one
+        (wire.BackendUnavailable.gone_before_answer), or when the breaker cut it because its URI of
+        an HA set stalled (the new one goes to another URI; the stalled instance may still answer the
+        first one later, into a closed socket: a read's answer, harmless). A write is never sent twice."""
         conn, kept = self._kept_or_new(metastore, read_only, watched)
-        return conn, self._reopen(metastore, read_only, method, kept, watched)
+        if not METHOD_SPECS[method].repeatable or not (kept or _several_uris(metastore)):
+            return conn, None  # a fresh connection to a single URI: neither case can happen
+        stalled = self.backends.breaker.stalled
+
+        def again(e: BackendUnavailable) -> Connection:
+            if kept and e.gone_before_answer:
+                log.info("metastore '%s' had closed an idle connection: %s goes again on a new one", e.metastore, method)
+            elif e.cut and stalled(e.metastore, e.uri):
+                log.info("metastore '%s': %s stalled; %s goes again on another URI", e.metastore, e.uri, method)
+            else:
+                raise e
+            return self._connection(metastore, read_only, watched)
+
+        return conn, again
 
     def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
         """The connection a call to `metastore` would take now, if there is one (open or not)."""

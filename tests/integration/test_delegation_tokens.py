@@ -1,7 +1,7 @@
 """The proxy's own delegation tokens (#29) on a Kerberized proxy in front of a Kerberized Hive 2.3
 metastore (a real MIT KDC): alice gets a token with Kerberos; a second process without any ticket
 logs in with it over DIGEST-MD5 and is audited as alice; renew, cancel, expiry and a second proxy
-on the same store file.
+on the same store: a SQLite file, and a self-started PostgreSQL.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.protocol import idl
-from tests.integration.test_kerberos_inbound import _audit, independent_client, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import _audit, _shut, independent_client, kerberized, realm  # noqa: F401 - fixtures
 from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.ha_pair import plain_table
 
@@ -162,3 +162,33 @@ def test_an_expired_token_is_refused_saying_so(realm, kerberized, store_url, tmp
     finally:
         server.stop()
         server.handler.close()
+
+
+def test_two_proxies_on_one_postgresql_store_share_tokens(realm, kerberized, pg_url, kerberos_env, tmp_path):  # noqa: F811
+    """Issued by proxy 1, accepted (DIGEST-MD5) and renewed by proxy 2, cancelled through 1, then refused by 2."""
+    servers, transports = [], []
+    try:
+        for n in (1, 2):
+            servers.append(_serve(realm, kerberized, tmp_path / f"audit-{n}.log", pg_url))
+        first, second = servers
+        realm.kinit("alice", kerberos_env)
+        (client_1, t1), (client_2, t2) = independent_client(first.port), independent_client(second.port)
+        transports += [t1, t2]
+        db = f"pgtokens_{uuid.uuid4().hex[:8]}"
+        client_1.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+        client_1.create_table(plain_table(db, "t"))
+        token_str = client_1.get_delegation_token("alice", "alice")
+        seen = _as_second_process(second.port, token_str, db, tmp_path)
+        assert seen["table"] == "t" and db in seen["databases"], seen
+        before = time.time() * 1000
+        assert client_2.renew_delegation_token(token_str) >= before + 23 * 3600 * 1000
+        client_1.cancel_delegation_token(token_str)
+        assert "unknown or cancelled" in _as_second_process(second.port, token_str, db, tmp_path)["refused"]
+        with pytest.raises((idl.hive.MetaException, TApplicationException), match="cancelled"):
+            client_2.renew_delegation_token(token_str)
+        client_1.drop_database(db, True, True)
+    finally:
+        for transport in transports:
+            transport.close()
+        for server in servers:
+            _shut(server)

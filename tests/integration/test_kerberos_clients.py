@@ -93,6 +93,19 @@ def test_open_client_without_a_ticket_names_the_principal(proxy_server, realm, k
         open_client("localhost", proxy_server.port, user="x", timeout_s=30, sasl_principal=PROXY_PRINCIPAL.format(realm=realm.realm))
 
 
+def test_a_qop_the_proxy_does_not_offer_is_refused_naming_the_proxy(realm, kerberized, kerberos_env, tmp_path):  # noqa: F811
+    """The clients ask for QOP auth; a proxy offering auth-conf only refuses them, and the error
+    names the proxy and its setting, not a metastore's."""
+    realm.kinit("alice", kerberos_env)
+    server = _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf")
+    try:
+        with pytest.raises(Exception, match=r"the proxy offers QOP auth-conf, not auth \(the proxy's server.sasl.qop\)") as raised:
+            HmsProxyClient(_uri(server), sasl_principal=PROXY_PRINCIPAL.format(realm=realm.realm)).execute("SHOW REMOTE DATABASES")
+        assert "metastore" not in str(raised.value)
+    finally:
+        _shut(server)
+
+
 def test_the_streaming_api_commits_a_transaction_through_the_kerberized_proxy(proxy_server, realm, kerberos_env, audit_file, tmp_path):  # noqa: F811
     realm.kinit("alice", kerberos_env)
     principal = PROXY_PRINCIPAL.format(realm=realm.realm)

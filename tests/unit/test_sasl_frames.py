@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from hmsproxy.protocol.sasl import BAD, COMPLETE, OK, START, SaslError, SaslSocket, frame, negotiate, read_frame
+from hmsproxy.protocol.sasl import BAD, COMPLETE, OK, PROXY, SERVER, START, SaslError, SaslSocket, frame, negotiate, read_frame
 from hmsproxy.upstream.kerberos import service_principal
 
 
@@ -21,6 +21,7 @@ class Scripted:
     """A two-step mechanism: "hello" first, then "proof:<challenge>"; wraps by reversing bytes."""
 
     name = "TOY"
+    peer = SERVER
 
     def __init__(self, wraps: bool = False):
         self.steps: list[bytes] = []
@@ -96,6 +97,28 @@ def test_a_refusal_carries_the_peers_reason():
     near, thread, _ = _peer(server)
     with pytest.raises(SaslError, match="BAD.*clock skew too great"):
         negotiate(near, Scripted())
+    thread.join(10)
+    near.close()
+
+
+def test_the_errors_name_the_peer_the_mechanism_talks_to():
+    """A client of the proxy's port hears of the proxy, not of a metastore."""
+
+    def server(sock):
+        read_frame(sock)
+        read_frame(sock)
+        sock.sendall(frame(BAD, b"no"))
+
+    to_proxy = Scripted()
+    to_proxy.peer = PROXY
+    near, thread, _ = _peer(server)
+    with pytest.raises(SaslError, match="^the proxy refused the SASL negotiation"):
+        negotiate(near, to_proxy)
+    thread.join(10)
+    near.close()
+    near, thread, _ = _peer(lambda sock: (read_frame(sock), sock.sendall(b"\x80\x01\x00\x03" + b"\x00" * 8)))
+    with pytest.raises(SaslError, match="is SASL off at the proxy"):
+        negotiate(near, to_proxy)
     thread.join(10)
     near.close()
 

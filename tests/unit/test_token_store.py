@@ -1,10 +1,10 @@
-"""Delegation tokens in the store (downstream/token_store.py), on real SQLite store files."""
+"""Delegation tokens in the store (features/tokens/store.py), on real SQLite store files."""
 
 from __future__ import annotations
 
 import pytest
 
-from hmsproxy.downstream.token_store import DAY_MS, DELEGATION_TOKENS_SCHEMA, DelegationTokens, TokenRefused
+from hmsproxy.features.tokens.store import DAY_MS, DELEGATION_TOKENS_SCHEMA, DelegationTokens, TokenRefused
 from hmsproxy.protocol.delegation_token import Token, TokenIdentifier, sasl_password, sasl_username
 from hmsproxy.store.db import Store
 

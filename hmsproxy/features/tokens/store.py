@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import BigInteger, Column, Connection, Integer, LargeBinary, MetaData, String, Table, delete, func, select, update
+from sqlalchemy import BigInteger, Column, Connection, Integer, LargeBinary, MetaData, String, Table, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from hmsproxy.pipeline.errors import ProxyError
@@ -65,6 +65,11 @@ def _m001_tokens(conn: Connection) -> None:
 #: Append-only: never edit or reorder a released migration.
 DELEGATION_TOKENS_SCHEMA = StoreSchema(COMPONENT, (_m001_tokens,))
 
+#: On PostgreSQL issuers take turns (held until commit): each picks the next sequence number and key
+#: id as max + 1, which concurrent transactions would pick alike, and retrying that under load from
+#: several proxies ran out of tries. SQLite's writers queue already (BEGIN IMMEDIATE).
+_ISSUERS_TAKE_TURNS = text("SELECT pg_advisory_xact_lock(hashtext('hmsproxy.delegation_tokens.issue'))")
+
 
 class TokenRefused(ProxyError):
     """A token that is unknown, forged, expired or cancelled, or an operation its caller may not do."""
@@ -107,6 +112,8 @@ class DelegationTokens:
             now = self._now_ms()
             try:
                 with self._store.writing() as conn:
+                    if self._store.dialect == "postgresql":
+                        conn.execute(_ISSUERS_TAKE_TURNS)
                     key_id, secret = self._current_key(conn, now)
                     seq = (conn.execute(select(func.max(tokens.c.sequence_number))).scalar() or 0) + 1
                     ident = TokenIdentifier(owner, renewer, real_user, now, now + self.max_lifetime_ms, seq, key_id)
@@ -187,25 +194,6 @@ class DelegationTokens:
             if caller not in (short_name(ident.owner), short_name(ident.renewer)):
                 raise TokenRefused(f"{caller} is not allowed to cancel a token of {ident.owner}")
             conn.execute(delete(tokens).where(tokens.c.sequence_number == ident.sequence_number))
-
-    def answer(self, session, method: str, args):
-        """get/renew/cancel_delegation_token for an authenticated session (pipeline/handler.py asks)."""
-        if session.principal is None:
-            raise TokenRefused(f"hmsproxy: {method} needs a Kerberos-authenticated connection")
-        if method == "get_delegation_token":
-            if session.via_token:  # as in Hadoop: a token cannot be turned into new, longer-lived tokens
-                raise TokenRefused(
-                    "hmsproxy: a connection authenticated with a delegation token may not get new tokens (log in with Kerberos)"
-                )
-            if args.token_owner and args.token_owner != session.user and not session.impersonates:
-                raise TokenRefused(f"hmsproxy: {session.user} may not get a token for {args.token_owner}")
-            owner = args.token_owner or session.user
-            real_user = session.user if owner != session.user else ""
-            return self.issue(owner, args.renewer_kerberos_principal_name or session.user, real_user)
-        if method == "renew_delegation_token":
-            return self.renew(args.token_str_form, session.user)
-        self.cancel(args.token_str_form, session.user)
-        return None
 
     def sasl_login(self, username: str) -> Verified:
         """DIGEST-MD5's lookup: the token behind a username (base64 identifier), if it is live."""
