@@ -9,6 +9,7 @@ from hmsproxy.config.model import (
     Config,
     DatabaseResolution,
     MetastoreConfig,
+    qop_list,
 )
 from hmsproxy.config.sections import ConfigSection
 
@@ -46,7 +47,11 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         audit_text = "off"
     kerberos = "none (no metastore with sasl)"
     if server.sasl is not None:
-        port = f"SASL GSSAPI only (QOP {server.sasl.qop}; identity: the principal's short name)" if server.sasl.enabled else "plain"
+        port = (
+            f"SASL GSSAPI only (QOP {','.join(qop_list(server.sasl.qop))}, the client picks; identity: the principal's short name)"
+            if server.sasl.enabled
+            else "plain"
+        )
         kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
         if server.sasl.enabled and server.sasl.auth_to_local:
             kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"

@@ -113,6 +113,12 @@ class TlsConfig:
     client_ca_file: str | None = None
 
 
+def qop_list(qop: str | tuple[str, ...]) -> tuple[str, ...]:
+    """ServerSaslConfig.qop as a tuple: one name, a tuple, or Hive's comma list ("auth-conf,auth-int,auth")."""
+    names = qop.split(",") if isinstance(qop, str) else qop
+    return tuple(name.strip() for name in names if name.strip())
+
+
 @dataclass(frozen=True)
 class ServerSaslConfig:
     """The proxy's Kerberos identity: its principal and keytab (docs/kerberos.md)."""
@@ -123,8 +129,9 @@ class ServerSaslConfig:
     #: e.g. hive/_HOST@EXAMPLE.COM (`_HOST`: server.host, or this machine's name for 0.0.0.0).
     principal: str | None = None
     keytab: str | None = None
-    #: The security layer the proxy's port offers with `enabled`: "auth", "auth-int" or "auth-conf".
-    qop: str = "auth"
+    #: The security layers the proxy's port offers with `enabled`, any of "auth", "auth-int" and
+    #: "auth-conf" (a comma list in a string, as Hive's hive.metastore.thrift.sasl.qop); the client picks.
+    qop: tuple[str, ...] | str = ("auth",)
     #: Short names of authenticated clients that may act for others with set_ugi (service principals,
     #: as Hadoop's proxy-user rules allow); everyone else is who Kerberos says.
     impersonation: tuple[str, ...] = ()

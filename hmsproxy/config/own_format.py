@@ -9,6 +9,7 @@ settings (config/sections.py ConfigSection; e.g. `remotes`).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -110,7 +111,9 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     keytab = read_str(ctx, join_key(path, "keytab"), section["keytab"])
     if not Path(keytab).is_file():
         raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
-    qop = read_choice(ctx, join_key(path, "qop"), section["qop"], _QOPS) if present(section, "qop") else "auth"
+    if not os.access(keytab, os.R_OK):  # found at start, not when the first client or metastore needs a ticket
+        raise ctx.error(join_key(path, "keytab"), f"{keytab} is not readable by this process (uid {os.getuid()})")
+    qop = _read_qops(ctx, join_key(path, "qop"), section["qop"]) if present(section, "qop") else ("auth",)
     impersonation: tuple[str, ...] = ()
     if present(section, "impersonation"):
         names = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
@@ -134,6 +137,17 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     if max_ms < renew_ms:
         raise ctx.error(join_key(path, "token-max-lifetime-ms"), f"{max_ms} is shorter than token-renew-interval-ms ({renew_ms})")
     return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules), renew_ms, max_ms)
+
+
+def _read_qops(ctx: Ctx, path: str, raw: Any) -> tuple[str, ...]:
+    """One QOP, a list, or Hive's comma list ("auth-conf,auth-int,auth"): the port offers them all."""
+    items = raw.split(",") if isinstance(raw, str) else read_list(ctx, path, raw)
+    qops = tuple(read_choice(ctx, at_index(path, i) if not isinstance(raw, str) else path, item, _QOPS) for i, item in enumerate(items))
+    if not qops:
+        raise ctx.error(path, f"names no QOP (one or more of {', '.join(_QOPS)})")
+    if len(set(qops)) != len(qops):
+        raise ctx.error(path, f"{', '.join(qops)} names a QOP twice")
+    return qops
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

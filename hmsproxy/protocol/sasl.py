@@ -105,7 +105,7 @@ def negotiate(sock, mechanism: Mechanism) -> None:
             raise SaslError(f"expected SASL COMPLETE from the metastore, got {STATUS_NAMES[status]}")
 
 
-def _check(status: int, payload: bytes, peer: str = "the metastore") -> None:
+def _check(status: int, payload: bytes, peer: str = "the server") -> None:
     if status in (BAD, ERROR):
         reason = payload.decode("utf-8", "replace") or "no reason given"
         raise SaslError(f"{peer} refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")

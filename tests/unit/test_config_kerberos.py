@@ -57,11 +57,15 @@ def test_the_keys_as_the_issue_writes_them(tmp_path):
 def test_kerberos_on_the_proxys_own_port(tmp_path):
     config = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, principal: "hmsproxy'))
     assert config.server.sasl.enabled
-    assert "own port: SASL GSSAPI only (QOP auth; identity: the principal's short name)" in describe(config)
+    assert "own port: SASL GSSAPI only (QOP auth, the client picks; identity: the principal's short name)" in describe(config)
     assert "own port: plain" in describe(_load(tmp_path, KERBERIZED))
     sealed = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, qop: auth-conf, principal: "hmsproxy'))
-    assert sealed.server.sasl.qop == "auth-conf"
-    assert "own port: SASL GSSAPI only (QOP auth-conf;" in describe(sealed)
+    assert sealed.server.sasl.qop == ("auth-conf",)
+    assert "own port: SASL GSSAPI only (QOP auth-conf, the client picks;" in describe(sealed)
+    for offered in ('"auth-conf,auth-int, auth"', "[auth-conf, auth-int, auth]"):
+        several = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', f'{{enabled: true, qop: {offered}, principal: "hmsproxy'))
+        assert several.server.sasl.qop == ("auth-conf", "auth-int", "auth")
+        assert "own port: SASL GSSAPI only (QOP auth-conf,auth-int,auth, the client picks;" in describe(several)
     services = _load(
         tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, impersonation: [hive, spark], principal: "hmsproxy')
     )
@@ -109,6 +113,8 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
         (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
         (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
         (("keytab: KEYTAB}", "keytab: KEYTAB, qop: privacy}"), "server.sasl.qop", "auth-conf"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: 'auth,privacy'}"), "server.sasl.qop", "'privacy' is not one of"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: [auth, auth]}"), "server.sasl.qop", "names a QOP twice"),
         (
             ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),
             "server.sasl.auth-to-local[1]",

@@ -1,0 +1,298 @@
+"""Kerberos failures, each on its own, with the real KDC: the message names the cause, and the same
+proxy keeps serving a good client.
+
+Client towards the Kerberized proxy: a principal the KDC doesn't know, one the proxy's keytab
+lacks, an expired ticket (a principal whose tickets live 8 s), a clock 10 minutes ahead
+(libfaketime), and QOPs: a port offering several, each client picking one. The proxy itself: a
+missing keytab or one without its principal stops `check-config` and `serve` at start, naming
+them; a proxy whose clock is off refuses clients naming the skew; its metastore login with a
+keytab lacking its principal names both. One Kerberized Hive 2.3 metastore for the module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.thrift import TClient
+from thriftpy2.transport import TBufferedTransportFactory, TSocket
+
+from hmsproxy.app import build_handler
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig
+from hmsproxy.dev.kerberos import MetastoreKerberos
+from hmsproxy.downstream.server import ProxyServer
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.client import open_client
+from hmsproxy.protocol.kerberos_client import caller_mechanism
+from hmsproxy.protocol.sasl import SaslError, SaslTransport
+from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
+from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
+from tests.integration.test_cli import HMSPROXY
+from tests.support.federation import prefixed_config
+
+HIVE = "hive/localhost"
+PROXY = "hmsproxy/localhost"
+SHORT = "shorty"  # tickets of 8 s
+#: Beyond the KDC's and the proxy's 5-minute allowance.
+SKEW = "+600s"
+
+
+@pytest.fixture(scope="module")
+def realm(kdc):
+    for name in (HIVE, PROXY, "alice", "bob"):
+        kdc.add_principal(name)
+    kdc.add_principal(SHORT, options='-maxlife "8 seconds"')
+    return kdc
+
+
+@pytest.fixture(scope="module")
+def kerberized(realm, metastore_factory):
+    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
+    kerberos = MetastoreKerberos(realm.krb5_conf, realm.principal(HIVE), realm.principals[HIVE], client)
+    (hms,) = metastore_factory(1, name="kerberized_errors", host="localhost", kerberos=kerberos)
+    yield hms
+    hms.stop()
+
+
+def _config(realm, kerberized, qop=("auth",), keytab=None, enabled=True) -> Config:
+    base = prefixed_config(kerberized.uri, kerberized.uri)
+    primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
+    sasl = ServerSaslConfig(enabled=enabled, principal=realm.principal(PROXY), keytab=keytab or str(realm.principals[PROXY]), qop=qop)
+    return Config(dataclasses.replace(base.server, sasl=sasl), DatabaseResolution.PREFIXED, primary, (), store=base.store)
+
+
+def _serve(config: Config) -> ProxyServer:
+    return ProxyServer(build_handler(config), "127.0.0.1", 0, sasl=config.server.sasl).start()
+
+
+def _shut(server) -> None:
+    server.stop()
+    server.handler.close()
+
+
+@pytest.fixture(scope="module")
+def proxy_server(realm, kerberized):
+    server = _serve(_config(realm, kerberized))
+    yield server
+    _shut(server)
+
+
+@pytest.fixture(scope="module")
+def good_cache(realm, tmp_path_factory):
+    """bob's ticket cache: the good client every test asks after the failure."""
+    ccache = tmp_path_factory.mktemp("bob") / "krb5cc"
+    realm.kinit("bob", ccache)
+    return ccache
+
+
+def _principal(realm) -> str:
+    return f"hmsproxy/_HOST@{realm.realm}"
+
+
+def _uri(server) -> str:
+    return f"thrift://localhost:{server.port}"
+
+
+def _still_serves(server, realm, good_cache, monkeypatch) -> None:
+    """Another client, with a good ticket, is answered by the same proxy (a call reaching the metastore)."""
+    with monkeypatch.context() as patch:
+        patch.setenv("KRB5CCNAME", f"FILE:{good_cache}")
+        client = open_client("localhost", server.port, user="bob", timeout_s=60, sasl_principal=_principal(realm))
+        try:
+            assert "default" in client.get_all_databases()
+        finally:
+            client.close()
+
+
+def _sql(server, realm, *prefix: str, principal: str | None = None) -> subprocess.CompletedProcess:
+    cmd = [
+        *prefix,
+        *HMSPROXY,
+        "sql",
+        "--uri",
+        _uri(server),
+        "--sasl",
+        "--principal",
+        principal or _principal(realm),
+        "-e",
+        "SHOW REMOTE DATABASES",
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _faketime() -> str:
+    found = shutil.which("faketime")
+    if found is None:
+        from tests.support.required import unavailable
+
+        unavailable("no faketime (`make kerberos` installs Debian's faketime)")
+    return found
+
+
+# -- the client towards the Kerberized proxy -------------------------------------------------------
+
+
+def test_a_principal_the_kdc_does_not_know(proxy_server, realm, kerberos_env, good_cache, monkeypatch):
+    realm.kinit("alice", kerberos_env)
+    done = _sql(proxy_server, realm, principal=f"nosuch/_HOST@{realm.realm}")
+    assert done.returncode != 0
+    assert f"nosuch/localhost@{realm.realm}" in done.stderr and "not found in Kerberos database" in done.stderr, done.stderr
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
+def test_a_principal_the_proxys_keytab_lacks(proxy_server, realm, kerberos_env, good_cache, monkeypatch, caplog):
+    """The KDC knows hive/localhost, so the client gets a ticket for it: the proxy can't read it, and says whose it is."""
+    realm.kinit("alice", kerberos_env)
+    with caplog.at_level(logging.WARNING, logger="hmsproxy.downstream.server"):
+        with pytest.raises(SaslError) as raised:
+            open_client("localhost", proxy_server.port, user="alice", timeout_s=60, sasl_principal=f"hive/_HOST@{realm.realm}")
+    message = str(raised.value)
+    assert f"Kerberos authentication to {realm.principal(PROXY)} failed" in message, message
+    assert f"ticket for {realm.principal(HIVE)}" in message, message
+    deadline = time.monotonic() + 30  # the proxy logs it after sending the refusal
+    while not any(realm.principal(HIVE) in r.getMessage() for r in caplog.records):  # the proxy's log says it too
+        assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+        time.sleep(0.2)
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
+def test_an_expired_ticket(proxy_server, realm, kerberos_env, good_cache, monkeypatch):
+    realm.kinit(SHORT, kerberos_env)
+    deadline = time.monotonic() + 60
+    while _sql(proxy_server, realm).returncode == 0:  # valid for 8 s from the KDC's clock: wait it out
+        assert time.monotonic() < deadline, "the 8 s ticket never expired"
+        time.sleep(2)
+    done = _sql(proxy_server, realm)
+    assert done.returncode != 0
+    assert f"the Kerberos ticket in FILE:{kerberos_env} has expired (kinit again)" in done.stderr, done.stderr
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
+def test_a_client_clock_ten_minutes_ahead(proxy_server, realm, kerberos_env, good_cache, monkeypatch):
+    """Its TGS request is refused by the KDC. (A kinit under the skewed clock itself succeeds: MIT's
+    kdc_timesync corrects the cache's clock from the KDC's reply.)"""
+    realm.kinit("alice", kerberos_env)
+    done = _sql(proxy_server, realm, _faketime(), "-f", SKEW)
+    assert done.returncode != 0
+    assert "Clock skew too great" in done.stderr and f"{realm.principal(PROXY)}" in done.stderr, done.stderr
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
+def _call_with_qop(server, realm, qop: str) -> list[str]:
+    target, mechanism_for = caller_mechanism(_principal(realm), "localhost", qop)
+    transport = TBufferedTransportFactory().get_transport(
+        SaslTransport(TSocket("127.0.0.1", server.port), mechanism_for, f"GSSAPI to {target}", 60)
+    )
+    transport.open()
+    try:
+        client = TClient(idl.HmsProxy, TBinaryProtocolFactory().get_protocol(transport))
+        return client.get_all_databases()
+    finally:
+        transport.close()
+
+
+@pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
+def test_a_port_offering_every_qop_serves_each_clients_pick(realm, kerberized, kerberos_env, qop):
+    """Hive's hive.metastore.thrift.sasl.qop=auth-conf,auth-int,auth: the client's layer is used both
+    ways (a wrong guess by either side would garble every frame), relayed answers included."""
+    realm.kinit("alice", kerberos_env)
+    server = _serve(_config(realm, kerberized, qop=("auth-conf", "auth-int", "auth")))
+    try:
+        assert "default" in _call_with_qop(server, realm, qop)
+    finally:
+        _shut(server)
+
+
+def test_a_qop_the_port_does_not_offer_is_named(realm, kerberized, kerberos_env):
+    realm.kinit("alice", kerberos_env)
+    server = _serve(_config(realm, kerberized, qop="auth-int,auth-conf"))
+    try:
+        with pytest.raises(SaslError, match="offers QOP auth-int, auth-conf, not auth"):
+            _call_with_qop(server, realm, "auth")
+        assert "default" in _call_with_qop(server, realm, "auth-conf")
+    finally:
+        _shut(server)
+
+
+# -- the proxy ---------------------------------------------------------------------------------------
+
+
+def _config_file(tmp_path: Path, realm, kerberized, keytab: str) -> Path:
+    from hmsproxy.dev.ports import free_port
+
+    port = free_port()
+    path = tmp_path / "hmsproxy.yml"
+    path.write_text(
+        f"""server:
+  host: 127.0.0.1
+  port: {port}
+  sasl: {{enabled: true, principal: "{realm.principal(PROXY)}", keytab: "{keytab}"}}
+primary-meta-store:
+  name: primary
+  remote-meta-store-uris: {kerberized.uri}
+  sasl: {{enabled: true, principal: "hive/_HOST@{realm.realm}"}}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _run(args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*HMSPROXY, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+@pytest.mark.parametrize("keytab", ["missing", "lacks the principal"])
+def test_a_bad_keytab_stops_check_config_and_serve_at_start(realm, kerberized, tmp_path, keytab):
+    path = str(tmp_path / "gone.keytab") if keytab == "missing" else str(realm.principals["alice"])
+    config = _config_file(tmp_path, realm, kerberized, path)
+    env = {**os.environ, **realm.env(tmp_path / "cc")}
+    checked = _run(["check-config", "--config", str(config)], env)
+    served = _run(["serve", "--config", str(config), "--pid-file", str(tmp_path / "pid")], env)  # exits: never listens
+    for done in (checked, served):
+        assert done.returncode != 0
+        assert f"{path}" in done.stderr, done.stderr
+        assert "server.sasl" in done.stderr, done.stderr
+    if keytab == "missing":
+        assert "no such file" in checked.stderr
+    else:
+        assert realm.principal(PROXY) in checked.stderr and realm.principal(PROXY) in served.stderr, served.stderr
+
+
+def test_a_proxy_clock_ten_minutes_ahead_refuses_clients_naming_the_skew(realm, kerberized, tmp_path, kerberos_env):
+    from tests.integration.test_cli import stop, wait_for_line
+
+    config = _config_file(tmp_path, realm, kerberized, str(realm.principals[PROXY]))
+    env = {**os.environ, **realm.env(tmp_path / "proxy-cc")}
+    proc = subprocess.Popen(
+        [_faketime(), "-f", SKEW, *HMSPROXY, "serve", "--config", str(config), "--pid-file", str(tmp_path / "pid")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        wait_for_line(proc, "serving", 60)
+        realm.kinit("alice", kerberos_env)
+        port = int(config.read_text().split("port: ")[1].split()[0])
+        with pytest.raises(SaslError) as raised:
+            open_client("localhost", port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
+        assert "Clock skew too great" in str(raised.value), raised.value
+    finally:
+        stop(proc)
+
+
+def test_a_metastore_login_with_a_keytab_lacking_the_principal_names_both(realm, kerberized):
+    keytab = str(realm.principals["alice"])
+    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), keytab), f"hive/_HOST@{realm.realm}")
+    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
+    with pytest.raises(BackendUnavailable) as raised:
+        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+    reason = raised.value.reason
+    assert f"cannot log in as {realm.principal(PROXY)} from {keytab}" in reason, reason
