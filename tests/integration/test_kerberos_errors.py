@@ -9,9 +9,12 @@ them; a proxy whose clock is off refuses clients naming the skew; its metastore 
 keytab lacking its principal names both. One Kerberized Hive 2.3 metastore for the module.
 """
 
+# ruff: noqa: F811 - `kerberized`, the imported fixture, is a parameter of the tests that use it
+
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -25,8 +28,7 @@ from thriftpy2.thrift import TClient
 from thriftpy2.transport import TBufferedTransportFactory, TSocket
 
 from hmsproxy.app import build_handler
-from hmsproxy.config.model import Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig
-from hmsproxy.dev.kerberos import MetastoreKerberos
+from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ProxyUser, ServerSaslConfig
 from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.client import open_client
@@ -35,6 +37,7 @@ from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY
+from tests.integration.test_kerberos_inbound import kerberized  # noqa: F401 - the fixture: one metastore, over this module's realm
 from tests.support.federation import prefixed_config
 
 HIVE = "hive/localhost"
@@ -46,26 +49,20 @@ SKEW = "+600s"
 
 @pytest.fixture(scope="module")
 def realm(kdc):
-    for name in (HIVE, PROXY, "alice", "bob"):
+    for name in (HIVE, PROXY, "alice", "bob", "svc"):
         kdc.add_principal(name)
     kdc.add_principal(SHORT, options='-maxlife "8 seconds"')
     return kdc
 
 
-@pytest.fixture(scope="module")
-def kerberized(realm, metastore_factory):
-    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
-    kerberos = MetastoreKerberos(realm.krb5_conf, realm.principal(HIVE), realm.principals[HIVE], client)
-    (hms,) = metastore_factory(1, name="kerberized_errors", host="localhost", kerberos=kerberos)
-    yield hms
-    hms.stop()
-
-
-def _config(realm, kerberized, qop=("auth",), keytab=None, enabled=True) -> Config:
+def _config(realm, kerberized, qop=("auth",), impersonation=(), audit_file=None) -> Config:
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
-    sasl = ServerSaslConfig(enabled=enabled, principal=realm.principal(PROXY), keytab=keytab or str(realm.principals[PROXY]), qop=qop)
-    return Config(dataclasses.replace(base.server, sasl=sasl), DatabaseResolution.PREFIXED, primary, (), store=base.store)
+    sasl = ServerSaslConfig(
+        enabled=True, principal=realm.principal(PROXY), keytab=str(realm.principals[PROXY]), qop=qop, impersonation=impersonation
+    )
+    audit = AuditConfig(enabled=True, file=str(audit_file)) if audit_file else base.audit
+    return Config(dataclasses.replace(base.server, sasl=sasl), DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=audit)
 
 
 def _serve(config: Config) -> ProxyServer:
@@ -219,6 +216,45 @@ def test_a_qop_the_port_does_not_offer_is_named(realm, kerberized, kerberos_env)
         assert "default" in _call_with_qop(server, realm, "auth-conf")
     finally:
         _shut(server)
+
+
+def _audit(audit_file: Path) -> list[dict]:
+    return [json.loads(line) for line in audit_file.read_text().splitlines()] if audit_file.exists() else []
+
+
+def test_a_proxy_user_acts_only_for_its_users_and_from_its_hosts(realm, kerberized, kerberos_env, tmp_path):
+    """server.sasl.impersonation: svc may act for alice from 127.0.0.1; for mallory it is refused
+    (MetaException naming the rule, audited as denied), and a rule for other hosts refuses it here."""
+    realm.kinit("svc", kerberos_env)
+    audit_file = tmp_path / "audit.log"
+    rules = (ProxyUser("svc", hosts=("127.0.0.1",), users=("alice",)),)
+    server = _serve(_config(realm, kerberized, impersonation=rules, audit_file=audit_file))
+    try:
+        client = open_client("localhost", server.port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
+        try:
+            assert "default" in client.get_all_databases()
+        finally:
+            client.close()
+        with pytest.raises(idl.hive.MetaException) as raised:
+            open_client("localhost", server.port, user="mallory", timeout_s=60, sasl_principal=_principal(realm))
+        assert "svc may not act as mallory (server.sasl.impersonation allows svc users: alice)" in raised.value.message
+        lines = _audit(audit_file)
+        assert {line["user"] for line in lines if line["method"] == "get_all_databases"} == {"alice"}
+        refused = [line for line in lines if line["method"] == "set_ugi" and line["outcome"] == "denied"]
+        assert refused and refused[0]["user"] == "svc" and "may not act as mallory" in refused[0]["error"], lines
+    finally:
+        _shut(server)
+    elsewhere = _serve(_config(realm, kerberized, impersonation=(ProxyUser("svc", hosts=("10.0.0.0/8",), users=("*",)),)))
+    try:
+        with pytest.raises(idl.hive.MetaException, match=r"svc may not act for others from 127\.0\.0\.1"):
+            open_client("localhost", elsewhere.port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
+        client = open_client("localhost", elsewhere.port, user="svc", timeout_s=60, sasl_principal=_principal(realm))
+        try:  # as itself it needs no rule
+            assert "default" in client.get_all_databases()
+        finally:
+            client.close()
+    finally:
+        _shut(elsewhere)
 
 
 # -- the proxy ---------------------------------------------------------------------------------------
