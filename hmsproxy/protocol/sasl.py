@@ -105,9 +105,21 @@ def negotiate(sock, mechanism: Mechanism) -> None:
             raise SaslError(f"expected SASL COMPLETE from the metastore, got {STATUS_NAMES[status]}")
 
 
+#: Refusals that say nothing of their cause, and what they usually mean.
+_OPAQUE_REASONS = {
+    # libthrift's TSaslServerTransport (a Kerberized metastore) for any failure of its GSSAPI server
+    "GSS initiate failed": (
+        "the server gives no cause; its log has it. Usually: a clock skew of over 5 minutes between the server,"
+        " this host and the KDC, a server keytab without the principal asked for, or a ticket the server cannot read"
+    ),
+}
+
+
 def _check(status: int, payload: bytes, peer: str = "the server") -> None:
     if status in (BAD, ERROR):
         reason = payload.decode("utf-8", "replace") or "no reason given"
+        if reason in _OPAQUE_REASONS:
+            reason = f"{reason} ({_OPAQUE_REASONS[reason]})"
         raise SaslError(f"{peer} refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")
     if status not in (OK, COMPLETE):
         raise SaslError(f"expected SASL OK or COMPLETE from {peer}, got {STATUS_NAMES[status]}")

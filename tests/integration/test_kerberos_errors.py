@@ -332,3 +332,53 @@ def test_a_metastore_login_with_a_keytab_lacking_the_principal_names_both(realm,
         conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
     reason = raised.value.reason
     assert f"cannot log in as {realm.principal(PROXY)} from {keytab}" in reason, reason
+
+
+def test_a_kdc_whose_clock_is_off_makes_the_metastore_login_name_the_skew(realm, kerberized):
+    """The KDC ten minutes behind: MIT's client takes the KDC's time for its tickets (kdc_timesync), so
+    the metastore, on the real clock, finds the proxy's authenticator skewed. Hive's metastore answers
+    only "GSS initiate failed" (the cause is in its log): the proxy's reason says so and names clock
+    skew first among the usual causes. The KDC is restarted on the real clock afterwards."""
+    from tests.support.children import terminate
+    from tests.support.kdc import _binary
+
+    realm.stop()
+    skewed = subprocess.Popen(
+        [_faketime(), "-f", "-600s", _binary("krb5kdc"), "-n", "-r", realm.realm],
+        env={**os.environ, **realm.env()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        _wait_listening(realm.port)
+        sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
+        conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
+        with pytest.raises(BackendUnavailable) as raised:
+            conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+        reason = raised.value.reason
+        assert f"to {realm.principal(HIVE)} failed" in reason, reason
+        assert "GSS initiate failed (the server gives no cause; its log has it. Usually: a clock skew of over 5 minutes" in reason
+    finally:
+        terminate(skewed)
+        realm.process = subprocess.Popen(
+            [_binary("krb5kdc"), "-n", "-r", realm.realm],
+            env={**os.environ, **realm.env()},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+        _wait_listening(realm.port)
+
+
+def _wait_listening(port: int, timeout_s: float = 30) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            assert time.monotonic() < deadline, f"the KDC did not listen on {port} within {timeout_s} s"
+            time.sleep(0.1)
