@@ -161,7 +161,7 @@ class ProxyServer:
             raise OSError(f"no auth-to-local rule applies to {principal}")
         rule = self._impersonators.get(user)
         session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule)
-        log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
+        log.info("client %s: authenticated as %s (user %s, QOP %s)", session.client_address, principal, session.user, framed.qop)
         return framed
 
     def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:

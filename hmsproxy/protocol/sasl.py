@@ -188,6 +188,11 @@ class SaslSocket:
         self._frame = memoryview(self._mechanism.unwrap(payload) if self._wraps else payload)
         return True
 
+    @property
+    def qop(self) -> str:
+        """The security layer negotiated ("auth" for a mechanism without layers)."""
+        return getattr(self._mechanism, "qop", "auth")
+
     def pending(self) -> int:
         """Bytes of the current frame not read yet (framing.readable_now asks, as of a TLS socket)."""
         return len(self._frame)

@@ -196,13 +196,46 @@ def _call_with_qop(server, realm, qop: str) -> list[str]:
 
 
 @pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
-def test_a_port_offering_every_qop_serves_each_clients_pick(realm, kerberized, kerberos_env, qop):
+def test_a_port_offering_every_qop_serves_each_clients_pick(realm, kerberized, kerberos_env, qop, caplog):
     """Hive's hive.metastore.thrift.sasl.qop=auth-conf,auth-int,auth: the client's layer is used both
     ways (a wrong guess by either side would garble every frame), relayed answers included."""
     realm.kinit("alice", kerberos_env)
     server = _serve(_config(realm, kerberized, qop=("auth-conf", "auth-int", "auth")))
     try:
-        assert "default" in _call_with_qop(server, realm, qop)
+        with caplog.at_level(logging.INFO, logger="hmsproxy.downstream.server"):
+            assert "default" in _call_with_qop(server, realm, qop)
+        assert any(f"(user alice, QOP {qop})" in r.getMessage() for r in caplog.records)
+    finally:
+        _shut(server)
+
+
+@pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
+def test_an_independent_client_picks_its_qop_among_those_offered(realm, kerberized, kerberos_env, qop, caplog):
+    """pure-sasl's GSSAPI (thriftpy2's SASL transport) wanting only `qop` reads the proxy's offer of
+    all three, and the proxy serves the connection under that layer (its log says which)."""
+    from thriftpy2.protocol.binary import TBinaryProtocol
+    from thriftpy2.transport.sasl import TSaslClientTransport
+
+    from tests.integration.test_kerberos_inbound import PureSaslClient
+
+    class Picking(PureSaslClient):
+        def __init__(self):
+            from puresasl.client import SASLClient
+
+            self._client = SASLClient("localhost", "hmsproxy", mechanism="GSSAPI", qops=[qop.encode()])
+            self.error = ""
+
+    realm.kinit("alice", kerberos_env)
+    server = _serve(_config(realm, kerberized, qop="auth-conf,auth-int,auth"))
+    try:
+        with caplog.at_level(logging.INFO, logger="hmsproxy.downstream.server"):
+            transport = TSaslClientTransport(Picking, "GSSAPI", TSocket("localhost", server.port, socket_timeout=60_000))
+            transport.open()
+            try:
+                assert "default" in TClient(idl.HmsProxy, TBinaryProtocol(transport)).get_all_databases()
+            finally:
+                transport.close()
+        assert any(f"authenticated as {realm.principal('alice')} (user alice, QOP {qop})" in r.getMessage() for r in caplog.records)
     finally:
         _shut(server)
 
