@@ -160,6 +160,30 @@ def test_a_principal_the_proxys_keytab_lacks(proxy_server, realm, kerberos_env, 
     _still_serves(proxy_server, realm, good_cache, monkeypatch)
 
 
+def test_the_hive_cli_asking_for_a_principal_the_proxys_keytab_lacks(proxy_server, realm, kerberos_env, good_cache, monkeypatch, hive_cli):
+    """The proxy's refusal reaches a Java client: the CLI's own output says only that it could not make
+    its metastore client; its log (hive.log) has the proxy's reason after libthrift's "Peer indicated failure"."""
+    import re
+
+    from tests.integration.test_kerberos_inbound import CORE_SITE
+
+    realm.kinit("alice", kerberos_env)
+    args = [
+        "--hiveconf", "hive.metastore.sasl.enabled=true",
+        "--hiveconf", f"hive.metastore.kerberos.principal=hive/_HOST@{realm.realm}",
+        "--hiveconf", "hive.metastore.connect.retries=1",
+    ]  # fmt: skip
+    env = {"JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}"}
+    done = hive_cli(_uri(proxy_server), "SHOW DATABASES;\n", 300, args=args, env=env, conf={"core-site.xml": CORE_SITE})
+    assert done.returncode != 0
+    log = re.search(r"\(hive log: ([^)]+)\)", done.stdout + done.stderr)
+    assert log, done.stdout[-2000:]
+    output = Path(log.group(1)).read_text(errors="replace")
+    assert f"Peer indicated failure: Kerberos authentication to {realm.principal(PROXY)} failed" in output, output[-4000:]
+    assert f"ticket for {realm.principal(HIVE)}" in output, output[-4000:]
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
 def test_an_expired_ticket(proxy_server, realm, kerberos_env, good_cache, monkeypatch):
     realm.kinit(SHORT, kerberos_env)
     deadline = time.monotonic() + 60
