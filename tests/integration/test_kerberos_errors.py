@@ -391,6 +391,18 @@ def test_a_metastore_login_with_a_keytab_lacking_the_principal_names_both(realm,
     assert f"cannot log in as {realm.principal(PROXY)} from {keytab}" in reason, reason
 
 
+def test_a_metastore_principal_the_metastores_keytab_lacks_is_named(realm, kerberized, proxy_server, good_cache, monkeypatch):
+    """The KDC knows hmsproxy/localhost, so the proxy gets a ticket for it, which the metastore cannot read."""
+    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hmsproxy/_HOST@{realm.realm}")
+    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
+    with pytest.raises(BackendUnavailable) as raised:
+        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+    reason = raised.value.reason
+    assert f"as {realm.principal(PROXY)} to {realm.principal(PROXY)} failed" in reason, reason
+    assert "GSS initiate failed (the server gives no cause; its log has it." in reason and "a server keytab without the principal" in reason
+    _still_serves(proxy_server, realm, good_cache, monkeypatch)
+
+
 def test_a_kdc_whose_clock_is_off_makes_the_metastore_login_name_the_skew(realm, kerberized):
     """The KDC ten minutes behind: MIT's client takes the KDC's time for its tickets (kdc_timesync), so
     the metastore, on the real clock, finds the proxy's authenticator skewed. Hive's metastore answers
