@@ -383,21 +383,13 @@ def test_a_proxy_clock_ten_minutes_ahead_refuses_clients_naming_the_skew(realm, 
 
 def test_a_metastore_login_with_a_keytab_lacking_the_principal_names_both(realm, kerberized):
     keytab = str(realm.principals["alice"])
-    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), keytab), f"hive/_HOST@{realm.realm}")
-    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
-    with pytest.raises(BackendUnavailable) as raised:
-        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
-    reason = raised.value.reason
+    reason = _metastore_refusal(realm, kerberized, keytab, f"hive/_HOST@{realm.realm}")
     assert f"cannot log in as {realm.principal(PROXY)} from {keytab}" in reason, reason
 
 
 def test_a_metastore_principal_the_metastores_keytab_lacks_is_named(realm, kerberized, proxy_server, good_cache, monkeypatch):
     """The KDC knows hmsproxy/localhost, so the proxy gets a ticket for it, which the metastore cannot read."""
-    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hmsproxy/_HOST@{realm.realm}")
-    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
-    with pytest.raises(BackendUnavailable) as raised:
-        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
-    reason = raised.value.reason
+    reason = _metastore_refusal(realm, kerberized, str(realm.principals[PROXY]), f"hmsproxy/_HOST@{realm.realm}")
     assert f"as {realm.principal(PROXY)} to {realm.principal(PROXY)} failed" in reason, reason
     assert "GSS initiate failed (the server gives no cause; its log has it." in reason and "a server keytab without the principal" in reason
     _still_serves(proxy_server, realm, good_cache, monkeypatch)
@@ -409,35 +401,38 @@ def test_a_kdc_whose_clock_is_off_makes_the_metastore_login_name_the_skew(realm,
     only "GSS initiate failed" (the cause is in its log): the proxy's reason says so and names clock
     skew first among the usual causes. The KDC is restarted on the real clock afterwards."""
     from tests.support.children import terminate
-    from tests.support.kdc import _binary
 
     realm.stop()
-    skewed = subprocess.Popen(
-        [_faketime(), "-f", "-600s", _binary("krb5kdc"), "-n", "-r", realm.realm],
-        env={**os.environ, **realm.env()},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
+    skewed = _krb5kdc(realm, _faketime(), "-f", "-600s")
     try:
         _wait_listening(realm.port)
-        sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
-        conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
-        with pytest.raises(BackendUnavailable) as raised:
-            conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
-        reason = raised.value.reason
+        reason = _metastore_refusal(realm, kerberized, str(realm.principals[PROXY]), f"hive/_HOST@{realm.realm}")
         assert f"to {realm.principal(HIVE)} failed" in reason, reason
         assert "GSS initiate failed (the server gives no cause; its log has it. Usually: a clock skew of over 5 minutes" in reason
     finally:
         terminate(skewed)
-        realm.process = subprocess.Popen(
-            [_binary("krb5kdc"), "-n", "-r", realm.realm],
-            env={**os.environ, **realm.env()},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-        )
+        realm.process = _krb5kdc(realm)
         _wait_listening(realm.port)
+
+
+def _metastore_refusal(realm, kerberized, keytab: str, metastore_principal: str) -> str:
+    """The reason the proxy's connection code (the proxy's principal from `keytab`) gives when the
+    metastore can't be reached as `metastore_principal`."""
+    sasl = GssapiSettings(KerberosLogin(realm.principal(PROXY), keytab), metastore_principal)
+    conn = ThriftConnection("kerberized", (kerberized.uri,), connect_timeout_s=10, call_timeout_s=30, sasl=sasl)
+    with pytest.raises(BackendUnavailable) as raised:
+        conn.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
+    return raised.value.reason
+
+
+def _krb5kdc(realm, *prefix: str) -> subprocess.Popen:
+    """The realm's KDC again, on its database and port (`prefix`: e.g. faketime and its offset)."""
+    from tests.support.kdc import _binary
+
+    cmd = [*prefix, _binary("krb5kdc"), "-n", "-r", realm.realm]
+    return subprocess.Popen(
+        cmd, env={**os.environ, **realm.env()}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
 
 
 def _wait_listening(port: int, timeout_s: float = 30) -> None:
