@@ -49,9 +49,10 @@ postgresql:
 	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
 
 # An MIT KDC the Kerberos tests start on loopback (tests/support/kdc.py), kinit/klist, and the headers
-# the gssapi binding in the venv builds against.
+# the gssapi binding in the venv builds against; faketime for the clock-skew tests (test_kerberos_errors.py).
 kerberos:
 	$(call apt_package,krb5-kdc krb5-admin-server krb5-user libkrb5-dev,test -x /usr/sbin/krb5kdc && command -v kinit >/dev/null && command -v krb5-config >/dev/null,the Kerberos tests)
+	$(call apt_package,faketime,command -v faketime >/dev/null,the Kerberos clock-skew tests)
 
 # Docker's engine and debootstrap from Debian; the compose v2 plugin from PyPI (deploy/local/compose-plugin.sh).
 docker: $(BIN)/.installed

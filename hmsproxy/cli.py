@@ -91,13 +91,18 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     from hmsproxy.downstream.server import ProxyServer
     from hmsproxy.ops.reload import reload_config
     from hmsproxy.pipeline.platform import FeatureError
+    from hmsproxy.protocol.sasl import SaslError
 
     s = config.server
     try:
         handler = build_handler(config)
     except FeatureError as e:  # a feature written wrong (a misspelled hook): no traceback, the reason
         raise SystemExit(f"hmsproxy: can't start: {e}") from None
-    server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, sasl=s.sasl, reuse_port=worker is not None)
+    try:
+        server = ProxyServer(handler, s.host, s.port, transport=s.transport, tls=s.tls, sasl=s.sasl, reuse_port=worker is not None)
+    except SaslError as e:  # the keytab lacks the principal: said at start, not to the first client
+        handler.close()
+        raise SystemExit(f"hmsproxy: can't start: server.sasl: {e}") from None
     ops = _start_ops_http(handler, config.http, worker or 0)
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
     print(
@@ -160,8 +165,27 @@ def cmd_check_config(args) -> int:
     except ConfigError as e:
         print(f"invalid: {e}", file=sys.stderr)
         return 1
+    problem = _keytab_problem(config.server)
+    if problem:
+        print(f"invalid: server.sasl: {problem}", file=sys.stderr)
+        return 1
     print(describe(config, config_sections()))
     return 0
+
+
+def _keytab_problem(server) -> str | None:
+    """Why the proxy could not accept Kerberos clients with server.sasl's keytab (it lacks the
+    principal, gssapi is missing), as `serve` would say at start; None when it can."""
+    if server.sasl is None or not server.sasl.enabled:
+        return None
+    from hmsproxy.protocol.sasl import SaslError
+    from hmsproxy.upstream.kerberos import KerberosLogin
+
+    try:
+        KerberosLogin(server.sasl.principal, server.sasl.keytab, server.host, usage="accept").credentials()
+    except SaslError as e:
+        return str(e)
+    return None
 
 
 def cmd_status(args) -> int:

@@ -9,6 +9,9 @@ from hmsproxy.config.model import (
     Config,
     DatabaseResolution,
     MetastoreConfig,
+    ProxyUser,
+    proxy_users,
+    qop_list,
 )
 from hmsproxy.config.sections import ConfigSection
 
@@ -46,7 +49,11 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
         audit_text = "off"
     kerberos = "none (no metastore with sasl)"
     if server.sasl is not None:
-        port = f"SASL GSSAPI only (QOP {server.sasl.qop}; identity: the principal's short name)" if server.sasl.enabled else "plain"
+        port = (
+            f"SASL GSSAPI only (QOP {','.join(qop_list(server.sasl.qop))}, the client picks; identity: the principal's short name)"
+            if server.sasl.enabled
+            else "plain"
+        )
         kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
         if server.sasl.enabled and server.sasl.auth_to_local:
             kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"
@@ -56,7 +63,8 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
                 f" max lifetime {server.sasl.token_max_lifetime_ms} ms)"
             )
         if server.sasl.enabled and server.sasl.impersonation:
-            kerberos += f"; may act for others with set_ugi: {', '.join(server.sasl.impersonation)}"
+            rules = proxy_users(server.sasl.impersonation).values()
+            kerberos += f"; may act for others with set_ugi: {', '.join(_describe_proxy_user(rule) for rule in rules)}"
     return [
         f"TLS: {tls}",
         f"Kerberos identity: {kerberos}",
@@ -170,3 +178,11 @@ def _describe_cache(cache) -> str:
     )
     stale = "; serves stale answers while down" if cache.serve_stale else ""
     return f"{cache.max_entries} entries / {cache.max_bytes:,} bytes at most; fresh by {fresh}{stale}"
+
+
+def _describe_proxy_user(rule: ProxyUser) -> str:
+    """`hive` (anyone, anywhere) or `hive (for users alice; groups etl; from 10.0.0.0/8)`."""
+    if rule.hosts == ("*",) and rule.users == ("*",):
+        return rule.name
+    limits = [f"{what} {','.join(names)}" for what, names in (("users", rule.users), ("groups", rule.groups)) if names]
+    return f"{rule.name} (for {'; '.join(limits)}; from {','.join(rule.hosts)})"

@@ -114,6 +114,31 @@ class TlsConfig:
 
 
 @dataclass(frozen=True)
+class ProxyUser:
+    """One entry of server.sasl.impersonation, as Hadoop's hadoop.proxyuser.NAME.hosts/.users/.groups:
+    the authenticated user `name` may act for `users`, or for members of `groups` (the proxy's OS
+    group database, upstream/impersonation.py), from `hosts` (client IPs or CIDRs). "*": any.
+    A bare name in the list is ProxyUser(name): anyone, from anywhere."""
+
+    name: str
+    hosts: tuple[str, ...] = ("*",)
+    users: tuple[str, ...] = ("*",)
+    groups: tuple[str, ...] = ()
+
+
+def proxy_users(entries) -> dict[str, ProxyUser]:
+    """server.sasl.impersonation by name; a bare name (str) is a ProxyUser who may act for anyone."""
+    rules = (ProxyUser(entry) if isinstance(entry, str) else entry for entry in entries)
+    return {rule.name: rule for rule in rules}
+
+
+def qop_list(qop: str | tuple[str, ...]) -> tuple[str, ...]:
+    """ServerSaslConfig.qop as a tuple: one name, a tuple, or Hive's comma list ("auth-conf,auth-int,auth")."""
+    names = qop.split(",") if isinstance(qop, str) else qop
+    return tuple(name.strip() for name in names if name.strip())
+
+
+@dataclass(frozen=True)
 class ServerSaslConfig:
     """The proxy's Kerberos identity: its principal and keytab (docs/kerberos.md)."""
 
@@ -123,11 +148,13 @@ class ServerSaslConfig:
     #: e.g. hive/_HOST@EXAMPLE.COM (`_HOST`: server.host, or this machine's name for 0.0.0.0).
     principal: str | None = None
     keytab: str | None = None
-    #: The security layer the proxy's port offers with `enabled`: "auth", "auth-int" or "auth-conf".
-    qop: str = "auth"
-    #: Short names of authenticated clients that may act for others with set_ugi (service principals,
-    #: as Hadoop's proxy-user rules allow); everyone else is who Kerberos says.
-    impersonation: tuple[str, ...] = ()
+    #: The security layers the proxy's port offers with `enabled`, any of "auth", "auth-int" and
+    #: "auth-conf" (a comma list in a string, as Hive's hive.metastore.thrift.sasl.qop); the client picks.
+    qop: tuple[str, ...] | str = ("auth",)
+    #: Authenticated clients that may act for others with set_ugi (service principals, as Hadoop's
+    #: proxy-user rules allow): ProxyUser entries, or bare short names (anyone, from anywhere);
+    #: everyone else is who Kerberos says.
+    impersonation: tuple[ProxyUser | str, ...] = ()
     #: Hadoop's auth_to_local rules (config/auth_to_local.Rule): a client principal → its short name.
     #: Empty: the first component.
     auth_to_local: tuple = ()

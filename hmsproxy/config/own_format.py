@@ -9,6 +9,8 @@ settings (config/sections.py ConfigSection; e.g. `remotes`).
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import os
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -35,6 +37,7 @@ from hmsproxy.config.model import (
     Config,
     DatabaseResolution,
     HttpConfig,
+    ProxyUser,
     ServerConfig,
     ServerSaslConfig,
     StoreConfig,
@@ -110,11 +113,13 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     keytab = read_str(ctx, join_key(path, "keytab"), section["keytab"])
     if not Path(keytab).is_file():
         raise ctx.error(join_key(path, "keytab"), f"no such file: {keytab}")
-    qop = read_choice(ctx, join_key(path, "qop"), section["qop"], _QOPS) if present(section, "qop") else "auth"
-    impersonation: tuple[str, ...] = ()
+    if not os.access(keytab, os.R_OK):  # found at start, not when the first client or metastore needs a ticket
+        raise ctx.error(join_key(path, "keytab"), f"{keytab} is not readable by this process (uid {os.getuid()})")
+    qop = _read_qops(ctx, join_key(path, "qop"), section["qop"]) if present(section, "qop") else ("auth",)
+    impersonation: tuple[ProxyUser, ...] = ()
     if present(section, "impersonation"):
-        names = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
-        impersonation = tuple(read_str(ctx, at_index(join_key(path, "impersonation"), i), name) for i, name in enumerate(names))
+        entries = read_list(ctx, join_key(path, "impersonation"), section["impersonation"])
+        impersonation = tuple(_read_proxy_user(ctx, at_index(join_key(path, "impersonation"), i), raw) for i, raw in enumerate(entries))
     rules: list[Rule] = []
     if present(section, "auth-to-local"):
         rules_path = join_key(path, "auth-to-local")
@@ -134,6 +139,50 @@ def _parse_server_sasl(ctx: Ctx, path: str, raw: Any) -> ServerSaslConfig:
     if max_ms < renew_ms:
         raise ctx.error(join_key(path, "token-max-lifetime-ms"), f"{max_ms} is shorter than token-renew-interval-ms ({renew_ms})")
     return ServerSaslConfig(enabled, principal, keytab, qop, impersonation, tuple(rules), renew_ms, max_ms)
+
+
+_PROXY_USER_KEYS = ("user", "hosts", "users", "groups")
+
+
+def _read_proxy_user(ctx: Ctx, path: str, raw: Any) -> ProxyUser:
+    """`hive` (may act for anyone, from anywhere) or `{user: hive, hosts: [10.0.0.0/8], users: [alice], groups: [etl]}`."""
+    if isinstance(raw, str):
+        return ProxyUser(read_str(ctx, path, raw))
+    section = read_section(ctx, path, read_mapping(ctx, path, raw), _PROXY_USER_KEYS)
+    if not present(section, "user"):
+        raise ctx.error(join_key(path, "user"), "required: the short name that may act for others")
+    name = read_str(ctx, join_key(path, "user"), section["user"])
+
+    def names(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        if not present(section, key):
+            return default
+        items = read_list(ctx, join_key(path, key), section[key])
+        return tuple(read_str(ctx, at_index(join_key(path, key), i), item).strip() for i, item in enumerate(items))
+
+    hosts = names("hosts", ("*",))
+    for i, host in enumerate(hosts):
+        if host != "*":
+            try:
+                ipaddress.ip_network(host, strict=False)
+            except ValueError:
+                raise ctx.error(
+                    at_index(join_key(path, "hosts"), i), f"{host!r} is not an IP address, a CIDR such as 10.0.0.0/8, or *"
+                ) from None
+    users, groups = names("users", ()), names("groups", ())
+    if not users and not groups:  # as Hadoop: a proxy user with neither may act for no one; say so instead
+        raise ctx.error(path, f"{name} needs users or groups it may act for (* for anyone)")
+    return ProxyUser(name, hosts, users, groups)
+
+
+def _read_qops(ctx: Ctx, path: str, raw: Any) -> tuple[str, ...]:
+    """One QOP, a list, or Hive's comma list ("auth-conf,auth-int,auth"): the port offers them all."""
+    items = raw.split(",") if isinstance(raw, str) else read_list(ctx, path, raw)
+    qops = tuple(read_choice(ctx, at_index(path, i) if not isinstance(raw, str) else path, item, _QOPS) for i, item in enumerate(items))
+    if not qops:
+        raise ctx.error(path, f"names no QOP (one or more of {', '.join(_QOPS)})")
+    if len(set(qops)) != len(qops):
+        raise ctx.error(path, f"{', '.join(qops)} names a QOP twice")
+    return qops
 
 
 def check_sasl(ctx: Ctx, server: ServerConfig, metastores: Sequence[Any]) -> None:

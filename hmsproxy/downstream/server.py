@@ -17,7 +17,7 @@ from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy.config.auth_to_local import short_name
-from hmsproxy.config.model import ServerSaslConfig, TlsConfig
+from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.tls import handshake, server_context
@@ -48,7 +48,7 @@ class ProxyServer:
         self.handler = handler
         #: With sasl.enabled, clients must authenticate with Kerberos (SASL GSSAPI) before any call.
         self._kerberos = KerberosService(sasl.principal, sasl.keytab, host, sasl.qop) if sasl is not None and sasl.enabled else None
-        self._impersonators = frozenset(sasl.impersonation) if sasl is not None else frozenset()
+        self._impersonators = proxy_users(sasl.impersonation) if sasl is not None else {}
         self._sasl = sasl
         self.host = host
         self.transport_cls = TCyFramedTransport if transport == "framed" else TCyBufferedTransport
@@ -159,8 +159,9 @@ class ProxyServer:
         if user is None:
             log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)
             raise OSError(f"no auth-to-local rule applies to {principal}")
-        session.authenticate(user, principal, impersonates=user in self._impersonators)
-        log.info("client %s: authenticated as %s (user %s)", session.client_address, principal, session.user)
+        rule = self._impersonators.get(user)
+        session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule)
+        log.info("client %s: authenticated as %s (user %s, QOP %s)", session.client_address, principal, session.user, framed.qop)
         return framed
 
     def _token_store(self):

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
+from hmsproxy.pipeline.errors import AccessDenied
 from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
@@ -136,6 +137,9 @@ class FanOutCalls:
         # cannot claim another name: the metastores hear its own.
         if not session.accepts_set_ugi:
             args = idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups)
+        refused = session.impersonation_refusal(args.user_name)  # a proxy user beyond its hosts/users/groups
+        if refused:
+            raise AccessDenied(f"hmsproxy: {refused}")
         answers = self.fanout.gather(session, router.namings, "set_ugi", lambda _n: args, primary_required=False)
         # Recorded after the fan-out so connections it opened don't send set_ugi twice.
         session.set_ugi(args.user_name, args.group_names)

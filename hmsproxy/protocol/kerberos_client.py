@@ -15,6 +15,7 @@ gssapi (the `kerberos` extra) is imported on first use: nothing without Kerberos
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Protocol
 
@@ -132,6 +133,7 @@ def gss_reason(e: Exception) -> str:
                 reasons += [r for r in e.get_all_statuses(code, is_major) if r and "Minor code may provide" not in r]
             except Exception:  # noqa: BLE001 - fall back to str(e)
                 pass
+    reasons = [r for r in reasons if r != "Success"]  # a minor code of 0 reads "Success": no reason at all
     if reasons:
         return reasons[0] if not reasons[0].startswith("Unspecified GSS failure") else "; ".join(reasons)
     return " ".join(str(e).split())
@@ -158,6 +160,9 @@ class TicketCache:
             self.principal = str(creds.name)
             creds.lifetime  # noqa: B018 - raises when the ticket has expired
             return creds
+        except gssapi.exceptions.ExpiredCredentialsError as e:  # its own reason reads "Success": say what it is
+            cache = os.environ.get("KRB5CCNAME", "the default ticket cache")  # its principal is not readable either now
+            raise SaslError(f"the Kerberos ticket in {cache} has expired (kinit again): {gss_reason(e)}") from e
         except gssapi.exceptions.GSSError as e:
             raise SaslError(f"no usable Kerberos ticket (kinit first, or set KRB5CCNAME): {gss_reason(e)}") from e
 

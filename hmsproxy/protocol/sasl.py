@@ -122,9 +122,21 @@ def negotiate(sock, mechanism: Mechanism) -> None:
             raise SaslError(f"expected SASL COMPLETE from {peer}, got {STATUS_NAMES[status]}")
 
 
+#: Refusals that say nothing of their cause, and what they usually mean.
+_OPAQUE_REASONS = {
+    # libthrift's TSaslServerTransport (a Kerberized metastore) for any failure of its GSSAPI server
+    "GSS initiate failed": (
+        "the server gives no cause; its log has it. Usually: a clock skew of over 5 minutes between the server,"
+        " this host and the KDC, a server keytab without the principal asked for, or a ticket the server cannot read"
+    ),
+}
+
+
 def _check(status: int, payload: bytes, peer: str) -> None:
     if status in (BAD, ERROR):
         reason = payload.decode("utf-8", "replace") or "no reason given"
+        if reason in _OPAQUE_REASONS:
+            reason = f"{reason} ({_OPAQUE_REASONS[reason]})"
         raise SaslError(f"{peer} refused the SASL negotiation ({STATUS_NAMES[status]}): {reason}")
     if status not in (OK, COMPLETE):
         raise SaslError(f"expected SASL OK or COMPLETE from {peer}, got {STATUS_NAMES[status]}")
@@ -192,6 +204,11 @@ class SaslSocket:
         payload = _exactly(self.sock, length)
         self._frame = memoryview(self._mechanism.unwrap(payload) if self._wraps else payload)
         return True
+
+    @property
+    def qop(self) -> str:
+        """The security layer negotiated ("auth" for a mechanism without layers)."""
+        return getattr(self._mechanism, "qop", "auth")
 
     def pending(self) -> int:
         """Bytes of the current frame not read yet (framing.readable_now asks, as of a TLS socket)."""

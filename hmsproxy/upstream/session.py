@@ -23,6 +23,7 @@ from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.backends import Backends, Reopen
 from hmsproxy.upstream.breaker import Guard
 from hmsproxy.upstream.cache.calls import through_cache
+from hmsproxy.upstream.impersonation import refusal
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,8 @@ class Session:
         self.principal: str | None = None
         #: The authenticated principal may act for others with set_ugi (server.sasl.impersonation).
         self.impersonates = False
+        #: Whom it may act for, from where (config/model.ProxyUser; None: anyone, or no impersonation).
+        self.proxy_user = None
         #: Authenticated with a delegation token (DIGEST-MD5), not Kerberos: it may not get new tokens.
         self.via_token = False
         self._conns: dict[tuple[str, bool], Connection] = {}
@@ -66,12 +69,20 @@ class Session:
         """Whether set_ugi may set the identity: no Kerberos, or a principal allowed to impersonate."""
         return self.principal is None or self.impersonates
 
-    def authenticate(self, user: str, principal: str, *, impersonates: bool = False) -> None:
+    def authenticate(self, user: str, principal: str, *, impersonates: bool = False, proxy_user=None) -> None:
         """The client proved to be `principal` (downstream/kerberos.py): `user`, its short name, is
         this session's identity; set_ugi can no longer change it, unless `impersonates` (the
-        principal is in server.sasl.impersonation: a service acting for its users)."""
+        principal is in server.sasl.impersonation: a service acting for its users, within `proxy_user`'s
+        limits, upstream/impersonation.py)."""
         self.user, self.groups, self.principal, self.impersonates = user, [], principal, impersonates
+        self.proxy_user = proxy_user
         self.caller = (user, ())
+
+    def impersonation_refusal(self, user: str) -> str | None:
+        """Why this session may not act as `user` (its proxy-user limits); None when it may."""
+        if self.proxy_user is None:
+            return None
+        return refusal(self.proxy_user, user, self.client_address.rpartition(":")[0])
 
     def borrowed(self) -> Session:
         """A session for the calls the proxy makes for this client while handling one of its calls

@@ -9,7 +9,7 @@ import pytest
 
 from hmsproxy.app import load_config
 from hmsproxy.config import ConfigError, describe
-from hmsproxy.config.model import MetastoreSaslConfig, ServerSaslConfig
+from hmsproxy.config.model import MetastoreSaslConfig, ProxyUser, ServerSaslConfig
 
 
 def _load(tmp_path, text: str):
@@ -57,16 +57,30 @@ def test_the_keys_as_the_issue_writes_them(tmp_path):
 def test_kerberos_on_the_proxys_own_port(tmp_path):
     config = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, principal: "hmsproxy'))
     assert config.server.sasl.enabled
-    assert "own port: SASL GSSAPI only (QOP auth; identity: the principal's short name)" in describe(config)
+    assert "own port: SASL GSSAPI only (QOP auth, the client picks; identity: the principal's short name)" in describe(config)
     assert "own port: plain" in describe(_load(tmp_path, KERBERIZED))
     sealed = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, qop: auth-conf, principal: "hmsproxy'))
-    assert sealed.server.sasl.qop == "auth-conf"
-    assert "own port: SASL GSSAPI only (QOP auth-conf;" in describe(sealed)
+    assert sealed.server.sasl.qop == ("auth-conf",)
+    assert "own port: SASL GSSAPI only (QOP auth-conf, the client picks;" in describe(sealed)
+    for offered in ('"auth-conf,auth-int, auth"', "[auth-conf, auth-int, auth]"):
+        several = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', f'{{enabled: true, qop: {offered}, principal: "hmsproxy'))
+        assert several.server.sasl.qop == ("auth-conf", "auth-int", "auth")
+        assert "own port: SASL GSSAPI only (QOP auth-conf,auth-int,auth, the client picks;" in describe(several)
     services = _load(
         tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, impersonation: [hive, spark], principal: "hmsproxy')
     )
-    assert services.server.sasl.impersonation == ("hive", "spark")
+    assert services.server.sasl.impersonation == (ProxyUser("hive"), ProxyUser("spark"))
     assert "may act for others with set_ugi: hive, spark" in describe(services)
+    limited = _load(
+        tmp_path,
+        KERBERIZED.replace(
+            '{principal: "hmsproxy',
+            "{enabled: true, impersonation: [hive, {user: spark, hosts: [10.0.0.0/8, 127.0.0.1], users: [alice], groups: [etl]}],"
+            ' principal: "hmsproxy',
+        ),
+    )
+    assert limited.server.sasl.impersonation == (ProxyUser("hive"), ProxyUser("spark", ("10.0.0.0/8", "127.0.0.1"), ("alice",), ("etl",)))
+    assert "may act for others with set_ugi: hive, spark (for users alice; groups etl; from 10.0.0.0/8,127.0.0.1)" in describe(limited)
     mapped = _load(tmp_path, KERBERIZED.replace('{principal: "hmsproxy', '{enabled: true, auth-to-local: [DEFAULT], principal: "hmsproxy'))
     assert [rule.text for rule in mapped.server.sasl.auth_to_local] == ["DEFAULT"]
     assert "user names by auth-to-local: DEFAULT" in describe(mapped)
@@ -109,6 +123,20 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
         (("qop: auth-int", "qop: privacy"), "federated-meta-stores[1].sasl.qop", "auth-int"),
         (("keytab: KEYTAB", "keytab: /nonexistent/proxy.keytab"), "server.sasl.keytab", "no such file"),
         (("keytab: KEYTAB}", "keytab: KEYTAB, qop: privacy}"), "server.sasl.qop", "auth-conf"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: 'auth,privacy'}"), "server.sasl.qop", "'privacy' is not one of"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, qop: [auth, auth]}"), "server.sasl.qop", "names a QOP twice"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc}]}"), "server.sasl.impersonation[0]", "needs users or groups"),
+        (("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{users: [a]}]}"), "server.sasl.impersonation[0].user", "required"),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc, users: ['*'], hosts: [gateway.example.com]}]}"),
+            "server.sasl.impersonation[0].hosts[0]",
+            "not an IP address, a CIDR",
+        ),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc, users: [a], host: [x]}]}"),
+            "server.sasl.impersonation[0].host",
+            "did you mean 'hosts'",
+        ),
         (
             ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),
             "server.sasl.auth-to-local[1]",

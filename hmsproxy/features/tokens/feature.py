@@ -59,6 +59,9 @@ def answer(tokens: DelegationTokens, session, method: str, args):
             raise TokenRefused("hmsproxy: a connection authenticated with a delegation token may not get new tokens (log in with Kerberos)")
         if args.token_owner and args.token_owner != session.user and not session.impersonates:
             raise TokenRefused(f"hmsproxy: {session.user} may not get a token for {args.token_owner}")
+        refused = session.impersonation_refusal(args.token_owner) if args.token_owner else None
+        if refused:  # a proxy user's hosts/users/groups limit its tokens as its set_ugi
+            raise TokenRefused(f"hmsproxy: {refused}")
         owner = args.token_owner or session.user
         real_user = session.user if owner != session.user else ""
         return tokens.issue(owner, args.renewer_kerberos_principal_name or session.user, real_user)
