@@ -169,8 +169,10 @@ def test_a_jobs_spark_session_reads_through_the_kerberized_proxy_as_the_ticket_s
     tmp_path,
 ):
     """The Spark side of a job: the session JobContext starts for `--sasl --principal` uses the proxy as a
-    Kerberized metastore (hive.metastore.sasl.enabled, the proxy's principal, Hadoop's login from the
-    ticket cache, the JVM told KRB5_CONFIG's realm); its catalog's calls are alice's."""
+    Kerberized metastore (hive.metastore.sasl.enabled, the proxy's principal, Java's GSSAPI from the
+    ticket cache, the JVM told KRB5_CONFIG's realm); its catalog's calls are alice's. The Spark helpers
+    (clients/spark.py: a pruned read, hmsproxy's statements) on that session find the principal in
+    its settings and are alice too."""
     realm.kinit("alice", kerberos_env)
     table = f"ksession_{uuid.uuid4().hex[:8]}"
     rows = pa.table({"id": pa.array([1, 2], pa.int64()), "msg": ["a", "b"]})
@@ -180,7 +182,10 @@ def test_a_jobs_spark_session_reads_through_the_kerberized_proxy_as_the_ticket_s
     done = _run([sys.executable, *args], tmp_path, SPARK_TIMEOUT_S)
     results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    assert json.loads(results[-1][len("RESULT ") :]) == {"rows": [[1, "a"], [2, "b"]]}
+    answer = json.loads(results[-1][len("RESULT ") :])
+    assert answer["rows"] == [[1, "a"], [2, "b"]] and answer["pruned"] == [[2, "b"]], answer
+    assert answer["remote_columns"], answer  # SHOW REMOTE DATABASES answered through the Kerberized port
     users, methods = _users_naming(audit_file, table, since)
-    assert "get_table" in methods, methods  # Spark's catalog asked the proxy (no other client ran)
+    assert "get_table" in methods, methods
     assert users == {"alice"}, users
+    assert _users_naming(audit_file, "hmsproxy_execute_script", since)[0] == {"alice"}
