@@ -144,7 +144,8 @@ def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0,
     try:
         connection.open()
     except Exception as e:
-        raise JobError(f"can't reach the metastore at {uris}: {error_text(e)}") from e
+        # The reason alone: the connection's own name ("skew-layout") means nothing to another job's user.
+        raise JobError(f"can't reach the metastore at {uris}: {getattr(e, 'reason', None) or error_text(e)}") from e
     client = MetastoreClient.__new__(MetastoreClient)  # its calls, on this connection
     client.uris = uris
     client._client = _Calls(connection)
