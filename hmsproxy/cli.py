@@ -14,6 +14,7 @@ from hmsproxy import __version__
 from hmsproxy.clients.lookup_cli import add_lookup_parser
 from hmsproxy.jobs.cli import add_job_parser
 from hmsproxy.ops.reload import DEFAULT_PID_FILE
+from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
 from hmsproxy.streaming.cli import add_stream_parser
 
 
@@ -242,15 +243,17 @@ def cmd_sql(args) -> int:
             return 1
     else:
         text = args.execute
-    if args.sasl != bool(args.principal):  # one without the other is a mistake, not a default
-        print("hmsproxy: --sasl and --principal go together (the proxy's principal, e.g. hive/_HOST@EXAMPLE.COM)", file=sys.stderr)
+    try:
+        principal = sasl_principal(args)
+    except ValueError as e:
+        print(f"hmsproxy: {e}", file=sys.stderr)
         return 2
     where = f" in {args.file}" if args.file else ""
     foreign = _spark_sql(text)
     if foreign:  # said before connecting: the proxy has nothing to add
         return _say_spark_sql(foreign, where)
     try:
-        with HmsProxyClient(args.uri, user=args.user, sasl_principal=args.principal if args.sasl else None) as client:
+        with HmsProxyClient(args.uri, user=args.user, sasl_principal=principal) as client:
             for n, rs in enumerate(client.execute(text, database=args.database)):
                 if n:
                     print()
@@ -468,8 +471,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     q.add_argument("--uri", default="thrift://127.0.0.1:9083", help="the proxy (default thrift://127.0.0.1:9083)")
     q.add_argument("--user", help="run as this user (set_ugi; default: the OS user)")
     q.add_argument("--database", default="default", help="the current database, for unqualified tables (default 'default')")
-    q.add_argument("--sasl", action="store_true", help="Kerberos (SASL GSSAPI) to a Kerberized proxy port, as your ticket cache (kinit)")
-    q.add_argument("--principal", help="with --sasl: the proxy's Kerberos principal, e.g. hive/_HOST@EXAMPLE.COM (_HOST: the URI's host)")
+    add_sasl_options(q)
     q.set_defaults(func=cmd_sql)
 
     _add_dev_parser(sub, full=argv is None or "dev" in argv)

@@ -254,16 +254,19 @@ class LookupResult:
 HIVE_TO_ARROW = {"tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64", "float": "float32", "double": "float64"}
 
 
-def arrow_lookup(uri: str, table: str, equals: dict[str, Any], user: str | None = None) -> LookupResult:
+def arrow_lookup(
+    uri: str, table: str, equals: dict[str, Any], user: str | None = None, *, sasl_principal: str | None = None
+) -> LookupResult:
     """The matching rows of `table` ('db.t' or 't' in default), read with pyarrow alone. The
-    metastore connections are kept for the next lookup of this process (clients/kept_connections.py)."""
+    metastore connections are kept for the next lookup of this process (clients/kept_connections.py).
+    `sasl_principal`: the proxy's, its port Kerberized (the caller is its ticket cache's)."""
     import getpass
 
     from hmsproxy.clients.kept_connections import kept
     from hmsproxy.jobs.tables import split_table_name
 
     db, name = split_table_name(table)
-    plan = plan_lookup(kept(uri, user or getpass.getuser()), db, name, equals)
+    plan = plan_lookup(kept(uri, user or getpass.getuser(), sasl_principal), db, name, equals)
     return read_plan(plan)
 
 

@@ -17,12 +17,12 @@ def lookup(spark, table: str, **equals) -> Any:
     from hmsproxy.clients.index_lookup import as_values, plan_lookup
     from hmsproxy.clients.kept_connections import kept
     from hmsproxy.clients.pruned_read import files_frame, spark_schema
-    from hmsproxy.clients.spark import metastore_uris
+    from hmsproxy.clients.spark import metastore_principal, metastore_uris
     from hmsproxy.jobs.tables import split_table_name
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())
     uris, user = ",".join(metastore_uris(spark)), spark.sparkContext.sparkUser()
-    plan = plan_lookup(kept(uris, user), db, name, equals)
+    plan = plan_lookup(kept(uris, user, metastore_principal(spark)), db, name, equals)
     schema = spark_schema(spark, plan.table)
     types = {f.name.lower(): f.dataType for f in schema.fields}
     wanted = {k.lower(): as_values(v) for k, v in equals.items()}

@@ -19,19 +19,20 @@ from typing import Any
 MAX_IDLE = 4
 
 _LOCK = threading.Lock()
-_KEPT: dict[tuple[str, str], KeptConnections] = {}
+_KEPT: dict[tuple[str, str, str | None], KeptConnections] = {}
 _WORKERS = ThreadPoolExecutor(max_workers=MAX_IDLE - 1, thread_name_prefix="hmsproxy-metastore")
 
 
-def kept(uris: str, user: str) -> KeptConnections:
-    """The kept connections of this process to these metastore URIs as this user."""
+def kept(uris: str, user: str, sasl_principal: str | None = None) -> KeptConnections:
+    """The kept connections of this process to these metastore URIs as this user (with
+    `sasl_principal`, the proxy's: as the caller's Kerberos ticket cache)."""
     with _LOCK:
-        return _KEPT.setdefault((uris, user), KeptConnections(uris, user))
+        return _KEPT.setdefault((uris, user, sasl_principal), KeptConnections(uris, user, sasl_principal))
 
 
 class KeptConnections:
-    def __init__(self, uris: str, user: str):
-        self.uris, self.user = uris, user
+    def __init__(self, uris: str, user: str, sasl_principal: str | None = None):
+        self.uris, self.user, self.sasl_principal = uris, user, sasl_principal
         self._idle: list[Any] = []
         self._lock = threading.Lock()
 
@@ -77,7 +78,7 @@ class KeptConnections:
     def _open(self) -> Any:
         from hmsproxy.jobs.skew_layout import open_metastore
 
-        return open_metastore(self.uris, user=self.user)
+        return open_metastore(self.uris, user=self.user, sasl_principal=self.sasl_principal)
 
     def _take(self) -> Any | None:
         with self._lock:

@@ -13,6 +13,8 @@ import decimal
 import re
 import sys
 
+from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
+
 _EQUALS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", re.S)
 _IN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+IN\s*\((.*)\)\s*$", re.S | re.I)
 _ITEM = re.compile(r"\s*('(?:[^']|'')*'|[^,]+?)\s*(?:,|$)")
@@ -50,6 +52,7 @@ def add_lookup_parser(subparsers) -> None:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="how rows are printed (default: table)")
     p.add_argument("--uri", default="thrift://127.0.0.1:9083", help="the proxy (default thrift://127.0.0.1:9083)")
     p.add_argument("--user", help="look up as this user (set_ugi; default: the OS user)")
+    add_sasl_options(p)
     p.set_defaults(func=cmd_lookup)
 
 
@@ -74,6 +77,11 @@ def cmd_lookup(args) -> int:
     from hmsproxy.clients.index_lookup import arrow_lookup
     from hmsproxy.ddl.results import ResultSet, format_table
 
+    try:
+        principal = sasl_principal(args)
+    except ValueError as e:
+        print(f"hmsproxy lookup: {e}", file=sys.stderr)
+        return 2
     equals: dict[str, list[str]] = {}
     for column, values in args.where:
         if column in equals:
@@ -81,7 +89,7 @@ def cmd_lookup(args) -> int:
             return 2
         equals[column] = values
     try:
-        result = arrow_lookup(args.uri, args.table, equals, user=args.user)
+        result = arrow_lookup(args.uri, args.table, equals, user=args.user, sasl_principal=principal)
     except ValueError as e:
         print(f"hmsproxy lookup: {e}", file=sys.stderr)
         return 2

@@ -90,7 +90,7 @@ class HmsProxyClient:
             results += self._in_proxy(batch, database)
             batch = []
             created = self._in_proxy([statement.source], database) if created_first(statement) else []
-            built = rebuild(self.uri, self.user, database, statement, spark=spark)
+            built = rebuild(self.uri, self.user, database, statement, spark=spark, sasl_principal=self.sasl_principal)
             results.append(ResultSet(["result"], [row for rs in [*created, built] for row in rs.rows]))
         return results + self._in_proxy(batch, database)
 

@@ -36,7 +36,7 @@ def read(spark, table: str, **equals):
     """See hmsproxy.clients.spark.read."""
     from pyspark.sql import functions as F
 
-    from hmsproxy.clients.spark import metastore_uris
+    from hmsproxy.clients.spark import metastore_principal, metastore_uris
     from hmsproxy.files.storage import storage_for
     from hmsproxy.jobs.skew_layout import join, list_files
     from hmsproxy.jobs.tables import data_format, split_table_name
@@ -47,7 +47,7 @@ def read(spark, table: str, **equals):
     texts = {k: [value_text(v)] for k, v in wanted.items()}  # None (a null) matches no partition name
     # The table, and its partitions' names then the partitions asked for, at the same time, each on
     # a connection of its own: two round trips' time, not three.
-    connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser())
+    connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser(), metastore_principal(spark))
     meta, pieces = connections.together(
         lambda ms: ms.get_table(db, name), lambda ms: deferred(lambda: ms.partitions_matching(db, name, texts))
     )

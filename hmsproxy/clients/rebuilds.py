@@ -30,8 +30,19 @@ def created_first(statement: Statement) -> bool:
     return isinstance(statement, CreateIndex)
 
 
-def rebuild(uri: str, user: str, database: str, statement: Statement, *, spark: Any = None, stderr: TextIO | None = None) -> ResultSet:
-    """Build the index `statement` names (every partition, or the one ALTER INDEX … PARTITION names)."""
+def rebuild(
+    uri: str,
+    user: str,
+    database: str,
+    statement: Statement,
+    *,
+    spark: Any = None,
+    stderr: TextIO | None = None,
+    sasl_principal: str | None = None,
+) -> ResultSet:
+    """Build the index `statement` names (every partition, or the one ALTER INDEX … PARTITION names).
+    `sasl_principal`: the proxy's, its port Kerberized; the build's connections and a session started
+    here then authenticate as the caller's ticket cache."""
     from hmsproxy.jobs.context import JobContext
     from hmsproxy.jobs.errors import JobError
     from hmsproxy.jobs.rebuild_index import rebuild as rebuild_index
@@ -40,9 +51,9 @@ def rebuild(uri: str, user: str, database: str, statement: Statement, *, spark: 
     db, table = statement.table[0] or database, statement.table[1]
     spec = dict(getattr(statement, "partition", None) or ())
     out = io.StringIO()
-    context = JobContext(uri, spark=spark, stdout=out, stderr=stderr or sys.stderr, user=user)
+    context = JobContext(uri, spark=spark, stdout=out, stderr=stderr or sys.stderr, user=user, sasl_principal=sasl_principal)
     try:
-        with open_metastore(uri, user=user) as ms:
+        with open_metastore(uri, user=user, sasl_principal=sasl_principal) as ms:
             ms.get_index(db, table, statement.name)  # a missing index is said before any Spark starts
             rebuild_index(context.spark, ms, db, table, statement.name, context, specs=[spec] if spec else [])
     except JobError as e:

@@ -29,14 +29,29 @@ def metastore_uris(spark) -> list[str]:
     return [u.strip() for u in uris.split(",") if u.strip()]
 
 
+def metastore_principal(spark) -> str | None:
+    """The Kerberos principal of the session's metastore when the session speaks SASL to it
+    (hive.metastore.sasl.enabled): this process's own connections then authenticate as the caller's
+    ticket cache (kinit / KRB5CCNAME), as Spark's do after kinit. None: plain Thrift."""
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def setting(key: str) -> str | None:
+        return spark.conf.get(f"spark.hadoop.{key}", None) or hadoop.get(key)
+
+    if (setting("hive.metastore.sasl.enabled") or "").strip().lower() != "true":
+        return None
+    return setting("hive.metastore.kerberos.principal")
+
+
 def execute(spark, statement: str) -> list[ResultSet]:
     """Run hmsproxy statements through Spark's metastore; the first URI that answers is used."""
     user = spark.sparkContext.sparkUser()
     database = spark.catalog.currentDatabase()
+    principal = metastore_principal(spark)
     last_error: Exception | None = None
     for uri in metastore_uris(spark):
         try:
-            client = HmsProxyClient(uri, user=user)
+            client = HmsProxyClient(uri, user=user, sasl_principal=principal)
         except Exception as e:  # not reachable: the next URI, as Hive's client does
             last_error = e
             continue

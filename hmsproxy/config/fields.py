@@ -180,6 +180,14 @@ def _canonical_key(key: str) -> str:
     return key.replace("_", "-").lower()
 
 
+def raw_value(raw: Mapping[str, Any], key: str) -> Any:
+    """The value of canonical `key` in a mapping read leniently (any spelling _canonical_key accepts)."""
+    for spelt, value in raw.items():
+        if isinstance(spelt, str) and _canonical_key(spelt) == key:
+            return value
+    return None
+
+
 def _suggest(key: str, known: Iterable[str]) -> str:
     known = sorted(set(known))
     canonical = _canonical_key(key)

@@ -79,8 +79,11 @@ _METASTORE_KEYS = (
 _WD_METASTORE_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
     "metastore-tunnel": ignored_mapping("hmsproxy opens no SSH tunnels; it connects to remote-meta-store-uris directly"),
     "hive-metastore-filter-hook": ignored_str("hmsproxy cannot run Hive MetaStoreFilterHook classes; results are not filtered by it"),
-    "impersonation-enabled": ignored_bool(False, "hmsproxy does not impersonate client users towards this metastore"),
-    "configuration-properties": ignored_mapping("hmsproxy does not apply Hive client configuration properties"),
+    "impersonation-enabled": ignored_bool(
+        False, "hmsproxy calls a Kerberized metastore as its own principal; it fetches no delegation token per user (docs/kerberos.md)"
+    ),
+    # Its Kerberos properties are read, and the rest named, by waggle_dance_kerberos.py.
+    "configuration-properties": ignore_silently,
     "connection-type": ignored_connection_type,
     "glue-config": ignored_mapping("hmsproxy cannot federate AWS Glue catalogs"),
     # Written back by Waggle Dance or derived by it; meaningless in a file.

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import TYPE_CHECKING
 
 from hmsproxy.jobs.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, JobError, UsageError, one_line
 from hmsproxy.jobs.registry import all_jobs, get_job
 from hmsproxy.jobs.session import DEFAULT_URI
+from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
 
 if TYPE_CHECKING:
     from hmsproxy.jobs.context import JobContext
@@ -41,6 +43,7 @@ def _add_common(parser: argparse.ArgumentParser, default) -> None:
         metavar="KEY=VALUE",
         help="a Spark setting for the job's local session (repeatable)",
     )
+    add_sasl_options(parser, default)  # a Kerberized proxy port: the job's connections and its Spark
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +74,12 @@ def run_job_command(args: argparse.Namespace, context: JobContext | None = None)
     from hmsproxy.jobs.context import JobContext  # Thrift and the IDL load here, not with hmsproxy's parser
 
     job = get_job(args.job_name)
-    ctx = context or JobContext(args.uri, spark_conf=dict(args.conf or []))
+    try:
+        principal = sasl_principal(args)
+    except ValueError as e:
+        print(f"hmsproxy job {job.name}: {e}", file=(context.stderr if context else sys.stderr), flush=True)
+        return EXIT_USAGE
+    ctx = context or JobContext(args.uri, spark_conf=dict(args.conf or []), sasl_principal=principal)
     logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every gateway call at INFO
     try:
         return job.run(args, ctx)

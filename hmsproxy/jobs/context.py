@@ -18,6 +18,7 @@ from hmsproxy.jobs.session import (
     bound_uri,
     build_session,
     check_same_metastore,
+    kerberized_conf,
     under_spark_submit,
 )
 
@@ -41,10 +42,14 @@ class JobContext:
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
         user: str | None = None,
+        sasl_principal: str | None = None,
     ):
         #: The proxy as given (--uri); None: the session's metastore, else the local dev proxy.
         self.requested_uri = uri
-        self.spark_conf = dict(spark_conf or {})
+        #: The proxy's Kerberos principal (--sasl --principal): every connection, Spark's included,
+        #: then authenticates as the caller's ticket cache.
+        self.sasl_principal = sasl_principal
+        self.spark_conf = kerberized_conf(sasl_principal, spark_conf or {}) if sasl_principal else dict(spark_conf or {})
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.user = user
@@ -79,7 +84,7 @@ class JobContext:
         uri = self._uri_without_spark()
         if uri is None:
             return
-        with (connect or MetastoreClient)(uri, user=self.user) as client:
+        with (connect or MetastoreClient)(uri, user=self.user, sasl_principal=self.sasl_principal) as client:
             check(client)
 
     def _uri_without_spark(self) -> str | None:
@@ -99,7 +104,7 @@ class JobContext:
         user = self.user
         if user is None and self._spark is not None:
             user = self._spark.sparkContext.sparkUser()  # the same user Spark's own metastore calls use
-        return MetastoreClient(self.uri, user=user)
+        return MetastoreClient(self.uri, user=user, sasl_principal=self.sasl_principal)
 
     def progress(self, title: str, total: int, **kwargs) -> Progress:
         return make_progress(title, total, self.stderr, **kwargs)

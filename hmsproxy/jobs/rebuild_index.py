@@ -339,7 +339,7 @@ def run(args: argparse.Namespace, context: Any) -> int:
     # What refuses the job without Spark: the index, its tables, the base partitions asked for.
     context.check_first(lambda ms: selected_partition_names(ms, load_index(ms, db, table, index_name).base, specs), connect=open_metastore)
     spark = context.spark
-    with open_metastore(context.uri, user=spark.sparkContext.sparkUser()) as ms:
+    with open_metastore(context.uri, user=spark.sparkContext.sparkUser(), sasl_principal=context.sasl_principal) as ms:
         rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)
     return 0
 

@@ -19,6 +19,28 @@ from hmsproxy.jobs.errors import UsageError
 #: The local development proxy (`hmsproxy dev up`).
 DEFAULT_URI = "thrift://127.0.0.1:9083"
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def kerberized_conf(principal: str, conf: dict[str, str]) -> dict[str, str]:
+    """`conf` with what a session started here needs for a Kerberized proxy port, as for a Kerberized
+    metastore: Hive's SASL switch and the proxy's principal. Its Kerberos credentials are the caller's
+    ticket cache (KRB5CCNAME), as the job's own connections': Java's GSSAPI may take them from the cache
+    itself (useSubjectCredsOnly=false; Hadoop's login holds none unless a core-site.xml turns its
+    Kerberos on, which spark.hadoop.* does not reach), and the JVM reads the realm's configuration the
+    Python side reads (KRB5_CONFIG; Java reads only java.security.krb5.conf). Settings in `conf` win."""
+    wanted = {
+        "spark.hadoop.hive.metastore.sasl.enabled": "true",
+        "spark.hadoop.hive.metastore.kerberos.principal": principal,
+    }
+    java = conf.get(DRIVER_JAVA_OPTIONS, "")
+    options = [] if "useSubjectCredsOnly" in java else ["-Djavax.security.auth.useSubjectCredsOnly=false"]
+    krb5_conf = os.environ.get("KRB5_CONFIG", "").split(":")[0]
+    if krb5_conf and "java.security.krb5.conf" not in java:
+        options.append(f"-Djava.security.krb5.conf={krb5_conf}")
+    if options:
+        wanted[DRIVER_JAVA_OPTIONS] = " ".join([java, *options]).strip()
+    return {**conf, **{k: v for k, v in wanted.items() if k not in conf or k == DRIVER_JAVA_OPTIONS}}
 
 
 def under_spark_submit() -> bool:

@@ -127,17 +127,25 @@ class _Calls:
         self._connection.close()
 
 
-def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0) -> Any:
-    """The jobs' MetastoreClient (a context manager), on a connection that reads skew location maps."""
+def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0, *, sasl_principal: str | None = None) -> Any:
+    """The jobs' MetastoreClient (a context manager), on a connection that reads skew location maps.
+    `sasl_principal`: the proxy's, its port Kerberized; the caller is then its ticket cache's."""
     # Thrift and the IDL load here, not when the CLI lists the jobs.
     from hmsproxy.jobs.metastore import MetastoreClient, parse_uris
     from hmsproxy.upstream.wire import ThriftConnection
 
-    connection = ThriftConnection(NAME, tuple(f"thrift://{h}:{p}" for h, p in parse_uris(uris)), call_timeout_s=timeout_s)
+    sasl = None
+    if sasl_principal:
+        from hmsproxy.protocol.kerberos_client import CallerSasl
+
+        sasl = CallerSasl(sasl_principal)
+    uri_list = tuple(f"thrift://{h}:{p}" for h, p in parse_uris(uris))
+    connection = ThriftConnection(NAME, uri_list, call_timeout_s=timeout_s, sasl=sasl)
     try:
         connection.open()
     except Exception as e:
-        raise JobError(f"can't reach the metastore at {uris}: {error_text(e)}") from e
+        # The reason alone: the connection's own name ("skew-layout") means nothing to another job's user.
+        raise JobError(f"can't reach the metastore at {uris}: {getattr(e, 'reason', None) or error_text(e)}") from e
     client = MetastoreClient.__new__(MetastoreClient)  # its calls, on this connection
     client.uris = uris
     client._client = _Calls(connection)
@@ -516,7 +524,7 @@ def run(args: argparse.Namespace, context) -> int:
     spark = context.spark
     storage = HadoopStorage(spark)
     failures: list[tuple[str, str]] = []
-    with open_metastore(context.uri, user=spark.sparkContext.sparkUser()) as ms:
+    with open_metastore(context.uri, user=spark.sparkContext.sparkUser(), sasl_principal=context.sasl_principal) as ms:
         table = ms.get_table(db, name)
         fmt = check_table(table, args.allow_subdirectories)
         plan = make_plan(table, args)

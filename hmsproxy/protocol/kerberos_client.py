@@ -19,7 +19,7 @@ import os
 import socket
 from typing import Protocol
 
-from hmsproxy.protocol.sasl import METASTORE, Peer, SaslError
+from hmsproxy.protocol.sasl import METASTORE, SERVER, Peer, SaslError
 
 #: SASL GSSAPI security layers (RFC 4752): the bit each QOP name stands for.
 QOP_LAYERS = {"auth": 1, "auth-int": 2, "auth-conf": 4}
@@ -173,3 +173,18 @@ def caller_mechanism(principal: str, host: str, peer: Peer, qop: str = "auth"):
     (sasl.PROXY, or sasl.SERVER when it may be a metastore too)."""
     target = service_principal(principal, host)
     return target, lambda: GssapiMechanism(TicketCache(), target, qop, peer)
+
+
+class CallerSasl:
+    """upstream/wire.SaslSettings as the caller's ticket cache: for the jobs' and lookups' connections
+    (upstream/wire.ThriftConnection) to a Kerberized proxy port; `principal` is the proxy's. `peer`
+    SERVER, as open_client's for the jobs: their URI may name a metastore too."""
+
+    def __init__(self, principal: str, qop: str = "auth", peer: Peer = SERVER):
+        self.principal, self.qop, self.peer = principal, qop, peer
+
+    def mechanism_for(self, host: str):
+        return caller_mechanism(self.principal, host, self.peer, self.qop)[1]
+
+    def describe(self, host: str) -> str:
+        return f"GSSAPI to {service_principal(self.principal, host)}"

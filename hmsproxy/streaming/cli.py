@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
+
 EOF_MARK = object()
 
 
@@ -40,6 +42,7 @@ def add_stream_parser(sub) -> None:
     s.add_argument("--dead-letter", default="rejected.txt", help="where records that don't parse go (default rejected.txt)")
     s.add_argument("--uri", default="thrift://127.0.0.1:9083", help="the proxy (default thrift://127.0.0.1:9083)")
     s.add_argument("--user", help="stream as this user (default: the OS user)")
+    add_sasl_options(s)
     s.set_defaults(func=cmd_stream)
 
 
@@ -109,7 +112,12 @@ def cmd_stream(args) -> int:
         print("hmsproxy: stream: --rows-per-txn, --seconds-per-txn and --txns-per-batch must be positive", file=sys.stderr)
         return 2
     try:
-        ms = Metastore(args.uri, args.user)
+        principal = sasl_principal(args)
+    except ValueError as e:
+        print(f"hmsproxy: stream: {e}", file=sys.stderr)
+        return 2
+    try:
+        ms = Metastore(args.uri, args.user, sasl_principal=principal)
         try:
             target = describe_table(ms, db, table)
         finally:
@@ -129,7 +137,9 @@ def cmd_stream(args) -> int:
     rejects = None
     conn = batch = None
     try:
-        conn = HiveEndPoint(args.uri, db, table, values).new_connection(auto_create_partition=True, user=args.user)
+        conn = HiveEndPoint(args.uri, db, table, values).new_connection(
+            auto_create_partition=True, user=args.user, sasl_principal=principal
+        )
         finished = False
         while not finished:
             batch = conn.fetch_transaction_batch(args.txns_per_batch, writer)

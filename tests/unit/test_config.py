@@ -783,14 +783,20 @@ yaml-storage:
 verbose: true
 disconnect-connection-delay: 10
 configuration-properties:
-  hive.metastore.sasl.enabled: true
+  hive.metastore.client.socket.timeout: 600
 graphite:
   host: graphite.example.com
 logging:
   config: file:/etc/wd/log4j2.xml
 """,
     )
-    for key in ("verbose", "disconnect-connection-delay", "configuration-properties", "graphite", "logging"):
+    for key in (
+        "verbose",
+        "disconnect-connection-delay",
+        "configuration-properties.hive.metastore.client.socket.timeout",
+        "graphite",
+        "logging",
+    ):
         assert f"waggle-dance-server.yml: {key}: accepted but not acted on" in caplog.text
 
 
@@ -934,7 +940,7 @@ federated-meta-stores:
     assert config.federated[0].uris == ("thrift://metastore.domain:9083",)
     for key in (
         "primary-meta-store.impersonation-enabled",
-        "primary-meta-store.configuration-properties",
+        "primary-meta-store.configuration-properties.hive.metastore.client.socket.timeout",
         "federated-meta-stores[0].connection-type",
         "federated-meta-stores[0].metastore-tunnel",
         "federated-meta-stores[0].hive-metastore-filter-hook",

@@ -44,8 +44,8 @@ def metastore(monkeypatch):
     thrift = FakeThrift()
     connected: list[str] = []
 
-    def connect(uri, user=None, timeout_s=600.0):
-        connected.append(uri)
+    def connect(uri, user=None, timeout_s=600.0, sasl_principal=None):
+        connected.append(uri if sasl_principal is None else f"{uri} as {sasl_principal}")
         client = MetastoreClient.__new__(MetastoreClient)
         client.uris, client._client = uri, thrift
         thrift.close = lambda: None
