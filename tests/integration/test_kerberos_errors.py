@@ -33,6 +33,7 @@ from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.client import open_client
 from hmsproxy.protocol.kerberos_client import caller_mechanism
+from hmsproxy.protocol.sasl import PROXY as PROXY_PEER
 from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
@@ -207,7 +208,7 @@ def test_a_client_clock_ten_minutes_ahead(proxy_server, realm, kerberos_env, goo
 
 
 def _call_with_qop(server, realm, qop: str) -> list[str]:
-    target, mechanism_for = caller_mechanism(_principal(realm), "localhost", qop)
+    target, mechanism_for = caller_mechanism(_principal(realm), "localhost", PROXY_PEER, qop)
     transport = TBufferedTransportFactory().get_transport(
         SaslTransport(TSocket("127.0.0.1", server.port), mechanism_for, f"GSSAPI to {target}", 60)
     )
