@@ -31,7 +31,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.protocol.framing import CHUNK, has_field, value_end
+from hmsproxy.protocol.framing import CHUNK, FILL_LIST, FILL_STRUCT, has_field, value_end
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,15 @@ class CatalogFill:
     #: A struct whose own field is all it may lack: copied as one value, the field inserted. (Kept,
     #: not a property: every relayed answer of an older metastore asks.)
     whole: bool = dataclass_field(init=False, compare=False, repr=False, default=False)
+    #: How the C exchange (framing.exchange) fills an answer by this plan: FILL_STRUCT (the success
+    #: value is a `whole` struct), FILL_LIST (a list of them), or 0: a shape only `copy_body` fills.
+    in_c: int = dataclass_field(init=False, compare=False, repr=False, default=0)
 
     def __post_init__(self):
         object.__setattr__(self, "whole", self.field is not None and not self.fields)
+        element = self.element
+        plain_list = self.field is None and not self.fields and element is not None and element.whole
+        object.__setattr__(self, "in_c", FILL_STRUCT if self.whole else FILL_LIST if plain_list else 0)
 
 
 @dataclass(frozen=True)
