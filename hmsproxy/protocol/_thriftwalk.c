@@ -17,7 +17,8 @@
  * to `limit` bytes the catalog `field` inserted (fill_kind 1: into the success struct; 2: into each
  * struct of the success list; 0: none) unless the struct has field `fid`; the GIL is released while
  * it sends and waits. status DONE: data is the whole reply, filled. OVER: the reply is longer than
- * `limit`; data is what was read (the caller streams the rest, relay.py). CLOSED: the backend
+ * `limit`, or its success list is not of structs; data is what was read (the caller goes on with
+ * relay.copy_body, which streams the rest or says what is wrong). CLOSED: the backend
  * closed the connection; ERRNO: a send or receive failed (errno in the second slot); data is what
  * was read, and the header length is -1 while the header was incomplete (so the caller tells a
  * call that went unanswered from an answer cut short). ValueError on bytes that are not Thrift.

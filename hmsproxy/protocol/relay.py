@@ -16,6 +16,11 @@ list of them, a struct nesting either, e.g. GetTableResult.table or
 PartitionsByExprResult.partitions), before each one's STOP byte, and only at the level the IDL
 has them: the structs nested inside (StorageDescriptor, ...) are copied as they are.
 
+A shortcut hit (the client's bytes forwarded as sent) on a plain backend socket skips this module's
+Python for answers up to wire.WHOLE_IN_C: `_thriftwalk.exchange` sends, reads the whole reply and
+inserts the catalog in C (a struct or a list of them: `CatalogFill.in_c`); longer answers and
+nested shapes come back here.
+
 Buffered transport only (a framed reply needs its length before its body). A backend that fails
 after part of an answer reached the client leaves the client's stream unusable: the client's
 connection is closed (`RelayBroken`).
