@@ -27,6 +27,12 @@ class ReplySink:
         self._held = header or header_bytes(self.method, mtype, self.seqid)
         self._header_only = self.started = True
 
+    def hold(self, reply: bytes) -> None:
+        """The whole answer at once, its header included (the metastore's own: it answered the client's
+        request as sent; wire.py's C exchange): sent by `finish()`."""
+        self._held = reply
+        self.started = True
+
     def write(self, data: bytes) -> None:
         if not data:
             return

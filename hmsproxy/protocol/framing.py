@@ -24,12 +24,16 @@ from hmsproxy.protocol import codec
 # (an install built without a C compiler) messages are framed by codec's Python twin and nothing
 # is relayed (relay.py): copying answers value by value in Python would cost more than it saves.
 try:
-    from hmsproxy.protocol._thriftwalk import has_field, message_bounds, value_end
+    from hmsproxy.protocol._thriftwalk import exchange, has_field, message_bounds, value_end
 
     WALKER_IN_C = True
 except ImportError:  # pragma: no cover - a build without a C compiler
-    has_field, message_bounds, value_end = None, None, codec.value_end  # message_bounds: below
+    exchange, has_field, message_bounds, value_end = None, None, None, codec.value_end  # message_bounds: below
     WALKER_IN_C = False
+
+# `exchange`'s answers (_thriftwalk.c): its statuses, and how it fills the catalog in (relay.CatalogFill.in_c).
+DONE, OVER, CLOSED, ERRNO = 0, 1, 2, 3
+FILL_STRUCT, FILL_LIST = 1, 2
 
 #: The first word of a strict binary-protocol message header (the message type in its low byte).
 VERSION_1 = -2147418112  # 0x80010000 as a signed int32

@@ -16,6 +16,11 @@ list of them, a struct nesting either, e.g. GetTableResult.table or
 PartitionsByExprResult.partitions), before each one's STOP byte, and only at the level the IDL
 has them: the structs nested inside (StorageDescriptor, ...) are copied as they are.
 
+A shortcut hit (the client's bytes forwarded as sent) on a plain backend socket skips this module's
+Python for answers up to wire.WHOLE_IN_C: `_thriftwalk.exchange` sends, reads the whole reply and
+inserts the catalog in C (a struct or a list of them: `CatalogFill.in_c`); longer answers and
+nested shapes come back here.
+
 Buffered transport only (a framed reply needs its length before its body). A backend that fails
 after part of an answer reached the client leaves the client's stream unusable: the client's
 connection is closed (`RelayBroken`).
@@ -31,7 +36,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.utils import deserialize
 
-from hmsproxy.protocol.framing import CHUNK, has_field, value_end
+from hmsproxy.protocol.framing import CHUNK, FILL_LIST, FILL_STRUCT, has_field, value_end
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,15 @@ class CatalogFill:
     #: A struct whose own field is all it may lack: copied as one value, the field inserted. (Kept,
     #: not a property: every relayed answer of an older metastore asks.)
     whole: bool = dataclass_field(init=False, compare=False, repr=False, default=False)
+    #: How the C exchange (framing.exchange) fills an answer by this plan: FILL_STRUCT (the success
+    #: value is a `whole` struct), FILL_LIST (a list of them), or 0: a shape only `copy_body` fills.
+    in_c: int = dataclass_field(init=False, compare=False, repr=False, default=0)
 
     def __post_init__(self):
         object.__setattr__(self, "whole", self.field is not None and not self.fields)
+        element = self.element
+        plain_list = self.field is None and not self.fields and element is not None and element.whole
+        object.__setattr__(self, "in_c", FILL_STRUCT if self.whole else FILL_LIST if plain_list else 0)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ exception the rest of the code sees.
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import threading
@@ -21,10 +22,14 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
-from hmsproxy.protocol.framing import message_bounds, received
+from hmsproxy.protocol.framing import CLOSED, DONE, FILL_LIST, OVER, exchange, message_bounds, received
 from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
 from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.protocol.uris import parse_uri
+
+#: Answers up to this long are read whole by the C exchange (relay() of a shortcut hit); longer ones
+#: are streamed by relay.copy_body, a list element at a time (memory stays at about one chunk).
+WHOLE_IN_C = 262_144
 
 
 class BackendUnavailable(Exception):
@@ -274,9 +279,19 @@ class ThriftConnection:
         if self._proto is None:
             self.open()
         sock = self._socket
+        head = None
+        if args.__class__ is bytes and sock.__class__ is socket.socket and exchange is not None:
+            kind = 0 if catalog_field is None else catalog_field.in_c
+            if catalog_field is None or kind:
+                head = self._exchanged(sock, args, sink, catalog_field, kind)
+                if head.__class__ is tuple:  # the whole answer, held in the sink
+                    return head
         try:
-            if isinstance(args, bytes):
+            if head is not None:  # longer than WHOLE_IN_C: streamed on from what the exchange read
+                pass
+            elif isinstance(args, bytes):
                 sock.sendall(args)
+                head = received(sock.recv)
             else:
                 proto = self._proto
                 self._seqid += 1
@@ -284,7 +299,7 @@ class ThriftConnection:
                 args.write(proto)
                 proto.write_message_end()
                 proto.trans.flush()
-            head = received(sock.recv)
+                head = received(sock.recv)
             while (bounds := message_bounds(head)) is None:
                 head += received(sock.recv)
         except Exception as e:
@@ -295,10 +310,39 @@ class ThriftConnection:
         try:
             copy_body(body_start, sock.recv, sink, catalog_field if mtype == TMessageType.REPLY else None, complete=end == len(head))
         except Exception as e:
-            self.close()
-            why = self._cut[1] if self._cut is not None else _reason(e, self._call_ms / 1000)
-            raise RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {why}") from e
+            raise self._broken_midway(e) from e
         return mtype, body_start
+
+    def _exchanged(self, sock, request: bytes, sink, catalog_field: CatalogFill | None, kind: int):
+        """relay() of a request as the client sent it, on a plain socket, by the C exchange
+        (_thriftwalk.c: sent, the answer read whole and the catalog filled in with the GIL released,
+        no Python frame per piece): (message type, body) with the answer held in `sink`; or the
+        bytes read so far of an answer longer than WHOLE_IN_C, which relay() streams on from.
+        Each failure raises what relay()'s Python path raises at the same point."""
+        fill = catalog_field.element if kind == FILL_LIST else catalog_field  # the struct the field goes into
+        field, fid = (b"", 0) if fill is None else (fill.field, fill.fid)
+        try:
+            status, code, header_length, data = exchange(sock.fileno(), request, WHOLE_IN_C, kind, field, fid)
+        except ValueError as e:  # not Thrift: message_bounds' error on the Python path
+            raise self._broken(e, answering=False) from e
+        if status == DONE:
+            sink.hold(data)
+            return code, data[header_length:]
+        if status == OVER:
+            return data
+        if status == CLOSED:
+            e = TTransportException(type=TTransportException.END_OF_FILE, message="TSocket read 0 bytes")  # received()'s
+        else:
+            e = OSError(code, os.strerror(code))  # BlockingIOError for the kernel's timeout, as from sock.recv
+        if header_length < 0:  # before the answer began: relay()'s head loop
+            raise self._broken(e, answering=False)
+        raise self._broken_midway(EOFError("the metastore closed the connection inside an answer") if status == CLOSED else e)
+
+    def _broken_midway(self, e: Exception) -> RelayBroken:
+        """The connection after it failed in the middle of a relayed answer: closed; the error to raise."""
+        self.close()
+        why = self._cut[1] if self._cut is not None else _reason(e, self._call_ms / 1000)
+        return RelayBroken(f"metastore '{self.metastore}' failed in the middle of an answer: {why}")
 
 
 def _kernel_timeouts(sock: socket.socket, seconds: float) -> None:

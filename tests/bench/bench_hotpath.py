@@ -163,7 +163,63 @@ def count_here(metastore_uri: str, tmp: str) -> None:
             f"{method}: {stats.median(counts['opcodes']):.0f} opcodes, {stats.median(counts['python']):.0f} Python calls, "
             f"{stats.median(counts['c']):.0f} C calls per shortcut hit"
         )
+        print(
+            f"  {method}, thread CPU per hit, median (min-max) of {SPLIT_ROUNDS} rounds x {SPLIT_CALLS}: "
+            + split_hit(handler, server, session, reader, data)
+        )
     handler.close()
+
+
+SPLIT_ROUNDS, SPLIT_CALLS = 6, 300
+
+
+def split_hit(handler, server, session, reader, request: bytes) -> str:
+    """Where a shortcut hit's CPU goes, call after call against the real metastore (so each call
+    wakes up after the metastore's wait, as when served): the thread's CPU per hit as served, with
+    the on_complete hooks left out, with the relay's Python path instead of the C exchange, and the
+    C exchange alone on the same connection (the socket calls and wake-ups: what no Python adds).
+    Variants interleave round by round; the load moves these figures, the differences less."""
+    import statistics as stats
+
+    from thriftpy2.protocol import TBinaryProtocol
+    from thriftpy2.transport import TMemoryBuffer
+
+    from hmsproxy.upstream import wire
+
+    exchange, hooks = getattr(wire, "exchange", None), handler.features.hooks
+    out, send = TBinaryProtocol(TMemoryBuffer()), lambda b: None
+
+    def served() -> None:
+        server._process_one(session, out, reader, send)
+
+    def no_complete(hook, spec):
+        return () if hook == "on_complete" else hooks(hook, spec)
+
+    served()
+    conn = next(iter(session._conns.values()))
+    variants = {"as served": {}, "no on_complete hooks": {"hooks": no_complete}}
+    if exchange is not None:
+        variants["Python relay"] = {"exchange": None}
+        fd = conn._socket.fileno()
+        variants["C exchange alone"] = {"alone": lambda: exchange(fd, request, 262_144, 0, b"", 0)}
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(SPLIT_ROUNDS):
+        for name, how in variants.items():
+            if "hooks" in how:
+                handler.features.hooks = how["hooks"]
+            if "exchange" in how:
+                wire.exchange = how["exchange"]
+            one = how.get("alone", served)
+            try:
+                for _ in range(50):
+                    one()
+                started = time.thread_time()
+                for _ in range(SPLIT_CALLS):
+                    one()
+                times[name].append((time.thread_time() - started) / SPLIT_CALLS * 1e6)
+            finally:
+                handler.features.hooks, wire.exchange = hooks, exchange
+    return ", ".join(f"{name} {stats.median(v):.0f} ({min(v):.0f}-{max(v):.0f}) us" for name, v in times.items())
 
 
 def _count(tree: str, metastore_uri: str, tmp: Path) -> str:
