@@ -39,6 +39,7 @@ from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY
 from tests.integration.test_kerberos_inbound import kerberized  # noqa: F401 - the fixture: one metastore, over this module's realm
+from tests.support.children import terminate_group
 from tests.support.federation import prefixed_config
 
 HIVE = "hive/localhost"
@@ -360,7 +361,7 @@ def test_a_bad_keytab_stops_check_config_and_serve_at_start(realm, kerberized, t
 
 
 def test_a_proxy_clock_ten_minutes_ahead_refuses_clients_naming_the_skew(realm, kerberized, tmp_path, kerberos_env):
-    from tests.integration.test_cli import stop, wait_for_line
+    from tests.integration.test_cli import wait_for_line
 
     config = _config_file(tmp_path, realm, kerberized, str(realm.principals[PROXY]))
     env = {**os.environ, **realm.env(tmp_path / "proxy-cc")}
@@ -370,6 +371,7 @@ def test_a_proxy_clock_ten_minutes_ahead_refuses_clients_naming_the_skew(realm, 
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
+        start_new_session=True,  # faketime forks and waits: the proxy is its child, stopped with the group
     )
     try:
         wait_for_line(proc, "serving", 60)
@@ -379,7 +381,7 @@ def test_a_proxy_clock_ten_minutes_ahead_refuses_clients_naming_the_skew(realm, 
             open_client("localhost", port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
         assert "Clock skew too great" in str(raised.value), raised.value
     finally:
-        stop(proc)
+        terminate_group(proc)
 
 
 def test_a_metastore_login_with_a_keytab_lacking_the_principal_names_both(realm, kerberized):
@@ -401,7 +403,6 @@ def test_a_kdc_whose_clock_is_off_makes_the_metastore_login_name_the_skew(realm,
     the metastore, on the real clock, finds the proxy's authenticator skewed. Hive's metastore answers
     only "GSS initiate failed" (the cause is in its log): the proxy's reason says so and names clock
     skew first among the usual causes. The KDC is restarted on the real clock afterwards."""
-    from tests.support.children import terminate
 
     realm.stop()
     skewed = _krb5kdc(realm, _faketime(), "-f", "-600s")
@@ -411,7 +412,7 @@ def test_a_kdc_whose_clock_is_off_makes_the_metastore_login_name_the_skew(realm,
         assert f"to {realm.principal(HIVE)} failed" in reason, reason
         assert "GSS initiate failed (the server gives no cause; its log has it. Usually: a clock skew of over 5 minutes" in reason
     finally:
-        terminate(skewed)
+        terminate_group(skewed)
         realm.process = _krb5kdc(realm)
         _wait_listening(realm.port)
 
@@ -432,7 +433,12 @@ def _krb5kdc(realm, *prefix: str) -> subprocess.Popen:
 
     cmd = [*prefix, _binary("krb5kdc"), "-n", "-r", realm.realm]
     return subprocess.Popen(
-        cmd, env={**os.environ, **realm.env()}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        cmd,
+        env={**os.environ, **realm.env()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,  # under faketime the KDC is faketime's child: stopped with the group
     )
 
 

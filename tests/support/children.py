@@ -1,8 +1,16 @@
-"""Ending a server a test started as a child process (sshd, krb5kdc): SIGTERM, then SIGKILL."""
+"""Ending a server a test started as a child process (sshd, krb5kdc): SIGTERM, then SIGKILL.
+
+`terminate_group` is for a child started under a wrapper that forks and waits rather than exec
+(`faketime`): SIGTERM to the wrapper alone would leave the server running, orphaned. Such a
+child is started with `start_new_session=True` and its whole process group is stopped.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 
 
 def terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -15,3 +23,31 @@ def terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(grace_s)
+
+
+def terminate_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop every process of `process`'s group (it must lead its own session): SIGTERM, SIGKILL to
+    what is left after `grace_s`; reaps the leader."""
+    group = process.pid
+    _signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _group_alive(group) and time.monotonic() < deadline:
+        process.poll()  # reaps the leader once it exits, so it stops counting as alive
+        time.sleep(0.05)
+    _signal_group(group, signal.SIGKILL)
+    process.wait(grace_s)
+
+
+def _signal_group(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+        return True
+    except ProcessLookupError:
+        return False
