@@ -17,7 +17,7 @@ import pytest
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.protocol import idl
-from tests.integration.test_kerberos_inbound import _audit, _shut, independent_client, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import _audit, independent_client, kerberized, realm  # noqa: F401 - fixtures
 from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.ha_pair import plain_table
 
@@ -85,11 +85,8 @@ def audit_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def proxies(realm, kerberized, audit_file, store_url):  # noqa: F811
-    servers = [_serve(realm, kerberized, audit_file, store_url) for _ in range(2)]
-    yield servers
-    for server in servers:
-        server.stop()
-        server.handler.close()
+    with _serve(realm, kerberized, audit_file, store_url) as first, _serve(realm, kerberized, audit_file, store_url) as second:
+        yield [first, second]
 
 
 @pytest.fixture
@@ -148,8 +145,7 @@ def test_renew_by_the_renewer_only_and_cancel_then_refused(proxies, alice, audit
 
 
 def test_an_expired_token_is_refused_saying_so(realm, kerberized, store_url, tmp_path, kerberos_env):  # noqa: F811
-    server = _serve(realm, kerberized, tmp_path / "audit.log", store_url, renew_ms=1000)
-    try:
+    with _serve(realm, kerberized, tmp_path / "audit.log", store_url, renew_ms=1000) as server:
         realm.kinit("alice", kerberos_env)
         client, transport = independent_client(server.port)
         try:
@@ -159,36 +155,32 @@ def test_an_expired_token_is_refused_saying_so(realm, kerberized, store_url, tmp
         time.sleep(2.5)  # past the 1 s renew interval (a lower bound: only lateness matters)
         seen = _as_second_process(server.port, token_str, "default", tmp_path)
         assert "expired at" in seen["refused"]
-    finally:
-        server.stop()
-        server.handler.close()
 
 
 def test_two_proxies_on_one_postgresql_store_share_tokens(realm, kerberized, pg_url, kerberos_env, tmp_path):  # noqa: F811
     """Issued by proxy 1, accepted (DIGEST-MD5) and renewed by proxy 2, cancelled through 1, then refused by 2."""
-    servers, transports = [], []
-    try:
-        for n in (1, 2):
-            servers.append(_serve(realm, kerberized, tmp_path / f"audit-{n}.log", pg_url))
-        first, second = servers
-        realm.kinit("alice", kerberos_env)
-        (client_1, t1), (client_2, t2) = independent_client(first.port), independent_client(second.port)
-        transports += [t1, t2]
-        db = f"pgtokens_{uuid.uuid4().hex[:8]}"
-        client_1.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
-        client_1.create_table(plain_table(db, "t"))
-        token_str = client_1.get_delegation_token("alice", "alice")
-        seen = _as_second_process(second.port, token_str, db, tmp_path)
-        assert seen["table"] == "t" and db in seen["databases"], seen
-        before = time.time() * 1000
-        assert client_2.renew_delegation_token(token_str) >= before + 23 * 3600 * 1000
-        client_1.cancel_delegation_token(token_str)
-        assert "unknown or cancelled" in _as_second_process(second.port, token_str, db, tmp_path)["refused"]
-        with pytest.raises((idl.hive.MetaException, TApplicationException), match="cancelled"):
-            client_2.renew_delegation_token(token_str)
-        client_1.drop_database(db, True, True)
-    finally:
-        for transport in transports:
-            transport.close()
-        for server in servers:
-            _shut(server)
+    with (
+        _serve(realm, kerberized, tmp_path / "audit-1.log", pg_url) as first,
+        _serve(realm, kerberized, tmp_path / "audit-2.log", pg_url) as second,
+    ):
+        transports = []
+        try:
+            realm.kinit("alice", kerberos_env)
+            (client_1, t1), (client_2, t2) = independent_client(first.port), independent_client(second.port)
+            transports += [t1, t2]
+            db = f"pgtokens_{uuid.uuid4().hex[:8]}"
+            client_1.create_database(idl.hive.Database(name=db, locationUri=(tmp_path / db).as_uri(), parameters={}))
+            client_1.create_table(plain_table(db, "t"))
+            token_str = client_1.get_delegation_token("alice", "alice")
+            seen = _as_second_process(second.port, token_str, db, tmp_path)
+            assert seen["table"] == "t" and db in seen["databases"], seen
+            before = time.time() * 1000
+            assert client_2.renew_delegation_token(token_str) >= before + 23 * 3600 * 1000
+            client_1.cancel_delegation_token(token_str)
+            assert "unknown or cancelled" in _as_second_process(second.port, token_str, db, tmp_path)["refused"]
+            with pytest.raises((idl.hive.MetaException, TApplicationException), match="cancelled"):
+                client_2.renew_delegation_token(token_str)
+            client_1.drop_database(db, True, True)
+        finally:
+            for transport in transports:
+                transport.close()

@@ -25,7 +25,7 @@ from hmsproxy.protocol.sasl import SaslError
 from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 from hmsproxy.testing.builders import parquet_table
 from tests.integration.test_cli import HMSPROXY
-from tests.integration.test_kerberos_inbound import CORE_SITE, _serve, _shut, audit_file, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import CORE_SITE, _serve, audit_file, kerberized, realm  # noqa: F401 - fixtures
 
 #: The proxy's principal as a client names it: `_HOST` is the URI's host.
 PROXY_PRINCIPAL = "hmsproxy/_HOST@{realm}"
@@ -33,9 +33,8 @@ PROXY_PRINCIPAL = "hmsproxy/_HOST@{realm}"
 
 @pytest.fixture(scope="module")
 def proxy_server(realm, kerberized, audit_file):  # noqa: F811 - the imported fixtures
-    server = _serve(realm, kerberized, audit_file)
-    yield server
-    _shut(server)
+    with _serve(realm, kerberized, audit_file) as server:
+        yield server
 
 
 def _uri(server) -> str:
@@ -97,13 +96,10 @@ def test_a_qop_the_proxy_does_not_offer_is_refused_naming_the_proxy(realm, kerbe
     """The clients ask for QOP auth; a proxy offering auth-conf only refuses them, and the error
     names the proxy and its setting, not a metastore's."""
     realm.kinit("alice", kerberos_env)
-    server = _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf")
-    try:
+    with _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf") as server:
         with pytest.raises(Exception, match=r"the proxy offers QOP auth-conf, not auth \(the proxy's server.sasl.qop\)") as raised:
             HmsProxyClient(_uri(server), sasl_principal=PROXY_PRINCIPAL.format(realm=realm.realm)).execute("SHOW REMOTE DATABASES")
         assert "metastore" not in str(raised.value)
-    finally:
-        _shut(server)
 
 
 def test_the_streaming_api_commits_a_transaction_through_the_kerberized_proxy(proxy_server, realm, kerberos_env, audit_file, tmp_path):  # noqa: F811

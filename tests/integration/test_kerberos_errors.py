@@ -27,9 +27,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TClient
 from thriftpy2.transport import TBufferedTransportFactory, TSocket
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ProxyUser, ServerSaslConfig
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.client import open_client
 from hmsproxy.protocol.kerberos_client import caller_mechanism
@@ -41,6 +39,7 @@ from tests.integration.test_cli import HMSPROXY
 from tests.integration.test_kerberos_inbound import kerberized  # noqa: F401 - the fixture: one metastore, over this module's realm
 from tests.support.children import terminate_group
 from tests.support.federation import prefixed_config
+from tests.support.served import served
 
 HIVE = "hive/localhost"
 PROXY = "hmsproxy/localhost"
@@ -67,20 +66,14 @@ def _config(realm, kerberized, qop=("auth",), impersonation=(), audit_file=None)
     return Config(dataclasses.replace(base.server, sasl=sasl), DatabaseResolution.PREFIXED, primary, (), store=base.store, audit=audit)
 
 
-def _serve(config: Config) -> ProxyServer:
-    return ProxyServer(build_handler(config), "127.0.0.1", 0, sasl=config.server.sasl).start()
-
-
-def _shut(server) -> None:
-    server.stop()
-    server.handler.close()
+def _serve(config: Config):
+    return served(config)
 
 
 @pytest.fixture(scope="module")
 def proxy_server(realm, kerberized):
-    server = _serve(_config(realm, kerberized))
-    yield server
-    _shut(server)
+    with _serve(_config(realm, kerberized)) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -226,13 +219,10 @@ def test_a_port_offering_every_qop_serves_each_clients_pick(realm, kerberized, k
     """Hive's hive.metastore.thrift.sasl.qop=auth-conf,auth-int,auth: the client's layer is used both
     ways (a wrong guess by either side would garble every frame), relayed answers included."""
     realm.kinit("alice", kerberos_env)
-    server = _serve(_config(realm, kerberized, qop=("auth-conf", "auth-int", "auth")))
-    try:
+    with _serve(_config(realm, kerberized, qop=("auth-conf", "auth-int", "auth"))) as server:
         with caplog.at_level(logging.INFO, logger="hmsproxy.downstream.server"):
             assert "default" in _call_with_qop(server, realm, qop)
         assert any(f"(user alice, QOP {qop})" in r.getMessage() for r in caplog.records)
-    finally:
-        _shut(server)
 
 
 @pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
@@ -252,8 +242,7 @@ def test_an_independent_client_picks_its_qop_among_those_offered(realm, kerberiz
             self.error = ""
 
     realm.kinit("alice", kerberos_env)
-    server = _serve(_config(realm, kerberized, qop="auth-conf,auth-int,auth"))
-    try:
+    with _serve(_config(realm, kerberized, qop="auth-conf,auth-int,auth")) as server:
         with caplog.at_level(logging.INFO, logger="hmsproxy.downstream.server"):
             transport = TSaslClientTransport(Picking, "GSSAPI", TSocket("localhost", server.port, socket_timeout=60_000))
             transport.open()
@@ -262,19 +251,14 @@ def test_an_independent_client_picks_its_qop_among_those_offered(realm, kerberiz
             finally:
                 transport.close()
         assert any(f"authenticated as {realm.principal('alice')} (user alice, QOP {qop})" in r.getMessage() for r in caplog.records)
-    finally:
-        _shut(server)
 
 
 def test_a_qop_the_port_does_not_offer_is_named(realm, kerberized, kerberos_env):
     realm.kinit("alice", kerberos_env)
-    server = _serve(_config(realm, kerberized, qop="auth-int,auth-conf"))
-    try:
+    with _serve(_config(realm, kerberized, qop="auth-int,auth-conf")) as server:
         with pytest.raises(SaslError, match="offers QOP auth-int, auth-conf, not auth"):
             _call_with_qop(server, realm, "auth")
         assert "default" in _call_with_qop(server, realm, "auth-conf")
-    finally:
-        _shut(server)
 
 
 def _audit(audit_file: Path) -> list[dict]:
@@ -287,8 +271,7 @@ def test_a_proxy_user_acts_only_for_its_users_and_from_its_hosts(realm, kerberiz
     realm.kinit("svc", kerberos_env)
     audit_file = tmp_path / "audit.log"
     rules = (ProxyUser("svc", hosts=("127.0.0.1",), users=("alice",)),)
-    server = _serve(_config(realm, kerberized, impersonation=rules, audit_file=audit_file))
-    try:
+    with _serve(_config(realm, kerberized, impersonation=rules, audit_file=audit_file)) as server:
         client = open_client("localhost", server.port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
         try:
             assert "default" in client.get_all_databases()
@@ -301,10 +284,7 @@ def test_a_proxy_user_acts_only_for_its_users_and_from_its_hosts(realm, kerberiz
         assert {line["user"] for line in lines if line["method"] == "get_all_databases"} == {"alice"}
         refused = [line for line in lines if line["method"] == "set_ugi" and line["outcome"] == "denied"]
         assert refused and refused[0]["user"] == "svc" and "may not act as mallory" in refused[0]["error"], lines
-    finally:
-        _shut(server)
-    elsewhere = _serve(_config(realm, kerberized, impersonation=(ProxyUser("svc", hosts=("10.0.0.0/8",), users=("*",)),)))
-    try:
+    with _serve(_config(realm, kerberized, impersonation=(ProxyUser("svc", hosts=("10.0.0.0/8",), users=("*",)),))) as elsewhere:
         with pytest.raises(idl.hive.MetaException, match=r"svc may not act for others from 127\.0\.0\.1"):
             open_client("localhost", elsewhere.port, user="alice", timeout_s=60, sasl_principal=_principal(realm))
         client = open_client("localhost", elsewhere.port, user="svc", timeout_s=60, sasl_principal=_principal(realm))
@@ -312,8 +292,6 @@ def test_a_proxy_user_acts_only_for_its_users_and_from_its_hosts(realm, kerberiz
             assert "default" in client.get_all_databases()
         finally:
             client.close()
-    finally:
-        _shut(elsewhere)
 
 
 # -- the proxy ---------------------------------------------------------------------------------------

@@ -17,16 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import AuditConfig, MetastoreSaslConfig, ServerSaslConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.testing.builders import parquet_table
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import ThriftConnection
 from tests.integration.test_kerberos_inbound import HIVE, PROXY, _audit, realm, run_spark_job  # noqa: F401 - fixture
 from tests.support.federation import prefixed_config
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -77,11 +76,8 @@ def federating_proxy(realm, pair, tmp_path_factory):  # noqa: F811
         federated=tuple(dataclasses.replace(fed, sasl=sasl) for fed in base.federated),
         audit=AuditConfig(enabled=True, file=str(audit_file)),
     )
-    handler = build_handler(config)
-    server = ProxyServer(handler, "127.0.0.1", 0, sasl=identity).start()
-    yield server, audit_file
-    server.stop()
-    handler.close()
+    with served(config) as server:
+        yield server, audit_file
 
 
 @pytest.mark.spark

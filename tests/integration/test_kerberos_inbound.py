@@ -26,16 +26,15 @@ from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.auth_to_local import parse_rule
 from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, MetastoreSaslConfig, ServerSaslConfig, StoreConfig, TlsConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
 from tests.support.federation import prefixed_config
+from tests.support.served import served
 
 HIVE = "hive/localhost"
 PROXY = "hmsproxy/localhost"
@@ -94,28 +93,20 @@ def _serve(
         store=StoreConfig(store_url) if store_url else base.store,
         audit=AuditConfig(enabled=True, file=str(audit_file)),
     )
-    handler = build_handler(config)
-    return ProxyServer(handler, "127.0.0.1", 0, sasl=identity, tls=tls).start()
-
-
-def _shut(server) -> None:
-    server.stop()
-    server.handler.close()
+    return served(config, tls=tls)
 
 
 @pytest.fixture(scope="module")
 def proxy_server(realm, kerberized, audit_file):
-    server = _serve(realm, kerberized, audit_file)
-    yield server
-    _shut(server)
+    with _serve(realm, kerberized, audit_file) as server:
+        yield server
 
 
 @pytest.fixture
 def encrypting_proxy(realm, kerberized, tmp_path):
     """A proxy whose port offers QOP auth-conf only: every frame encrypted (its own audit file)."""
-    server = _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf")
-    yield server
-    _shut(server)
+    with _serve(realm, kerberized, tmp_path / "audit.log", qop="auth-conf") as server:
+        yield server
 
 
 class PureSaslClient:
@@ -268,9 +259,8 @@ def test_hmsproxy_serve_from_a_yaml_file(realm, kerberized, tmp_path):
 
 def test_auth_to_local_rules_name_the_user_and_refuse_the_rest(realm, kerberized, kerberos_env, tmp_path, caplog):
     rule = f"RULE:[1:$1@$0](alice@{realm.realm.replace('.', '[.]')})s/@.*/_k/"
-    server = _serve(realm, kerberized, tmp_path / "audit.log", auth_to_local=(rule,))
     caplog.set_level(logging.WARNING, logger="hmsproxy.downstream.server")
-    try:
+    with _serve(realm, kerberized, tmp_path / "audit.log", auth_to_local=(rule,)) as server:
         realm.kinit("alice", kerberos_env)
         client, transport = independent_client(server.port)
         try:
@@ -280,8 +270,6 @@ def test_auth_to_local_rules_name_the_user_and_refuse_the_rest(realm, kerberized
         refused = own_client(server.port, realm, "carol", str(realm.principals["carol"]))
         with pytest.raises(BackendUnavailable):  # no rule applies to carol: her connection is closed
             refused.call("get_all_databases", idl.HmsProxy.get_all_databases_args())
-    finally:
-        _shut(server)
     assert {line["user"] for line in _audit(tmp_path / "audit.log")} == {"alice_k"}
     assert any(f"no auth-to-local rule gives carol@{realm.realm} a user name" in r.getMessage() for r in caplog.records), caplog.text
 
@@ -291,8 +279,7 @@ def test_kerberos_inside_tls(realm, kerberized, kerberos_env, tmp_path):
     from tests.support.ops import make_test_certs
 
     certs = make_test_certs(tmp_path / "certs")
-    server = _serve(realm, kerberized, tmp_path / "audit.log", tls=TlsConfig(str(certs.cert), str(certs.key)))
-    try:
+    with _serve(realm, kerberized, tmp_path / "audit.log", tls=TlsConfig(str(certs.cert), str(certs.key))) as server:
         realm.kinit("alice", kerberos_env)
         client, transport = independent_client(server.port, cafile=str(certs.cert))
         try:
@@ -302,8 +289,6 @@ def test_kerberos_inside_tls(realm, kerberized, kerberos_env, tmp_path):
             transport.close()
         with pytest.raises(Exception):  # noqa: B017 - SASL without TLS: the TLS handshake fails, the proxy closes
             independent_client(server.port)[0].get_all_databases()
-    finally:
-        _shut(server)
     assert {line["user"] for line in _audit(tmp_path / "audit.log")} == {"alice"}
 
 

@@ -15,14 +15,13 @@ import uuid
 import pytest
 import thriftpy2.rpc
 
-from hmsproxy.app import build_handler
 from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, MetastoreSaslConfig, ServerSaslConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
-from hmsproxy.downstream.server import ProxyServer
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from tests.support.federation import prefixed_config
 from tests.support.ops import handler_metric
+from tests.support.served import served
 
 HIVE = "hive/localhost"  # the metastore's principal (a thrift://localhost URI makes _HOST localhost)
 PROXY = "hmsproxy/localhost"  # the proxy's own
@@ -73,11 +72,8 @@ def kerberos_config(realm, qop, kerberized) -> Config:
 
 @pytest.fixture(scope="module")
 def proxy_server(kerberos_config):
-    handler = build_handler(kerberos_config)
-    server = ProxyServer(handler, "127.0.0.1", 0).start()
-    yield server
-    server.stop()
-    handler.close()
+    with served(kerberos_config) as server:
+        yield server
 
 
 @pytest.fixture

@@ -19,8 +19,11 @@ from hmsproxy.pipeline.handler import Handler
 @contextmanager
 def served(config_or_handler: Config | Handler, **server_kwargs) -> Iterator[ProxyServer]:
     """A proxy on 127.0.0.1 and a free port serving `config` (or a handler already built, e.g. with
-    extra features), stopped and its handler closed when the block ends."""
+    extra features), with the config's transport, TLS and SASL unless `server_kwargs` say otherwise;
+    stopped and its handler closed when the block ends."""
     handler = build_handler(config_or_handler) if isinstance(config_or_handler, Config) else config_or_handler
+    s = handler.config.server  # as `hmsproxy serve` starts it; a test's keywords win
+    server_kwargs = {"transport": s.transport, "tls": s.tls, "sasl": s.sasl, **server_kwargs}
     server = ProxyServer(handler, "127.0.0.1", 0, **server_kwargs).start()
     try:
         yield server
