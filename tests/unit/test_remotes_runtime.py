@@ -167,3 +167,44 @@ def test_config_remotes_win_over_the_stores_and_are_marked(remotes_repo):
     assert [t.local_name for t in view.tables_of("shop")] == ["t"]
     assert registry.view(static) is view  # cached while neither changes
     assert registry.view(None).database("a").remote_name == "from_store"
+
+
+def test_a_tunnel_connection_ends_quietly_when_its_ssh_connection_went_first():
+    """Closing the channel of an SSH connection already gone raises EOFError in paramiko; the
+    forwarding thread ends anyway and closes the client's socket (CI saw the thread die of it)."""
+    import socket
+
+    from hmsproxy.features.remotes.tunnels import Tunnel, TunnelSpec
+
+    class DeadChannel:
+        """A channel whose SSH connection is gone: readable at EOF, and close() raises as paramiko's does."""
+
+        def __init__(self):
+            self._eof, self._writer = socket.socketpair()
+            self._writer.close()
+
+        def fileno(self):
+            return self._eof.fileno()
+
+        def recv(self, n):
+            return self._eof.recv(n)
+
+        def close(self):
+            self._eof.close()
+            raise EOFError()
+
+    class Transport:
+        def open_channel(self, *args, **kwargs):
+            return DeadChannel()
+
+    class Client:
+        def get_transport(self):
+            return Transport()
+
+    tunnel = Tunnel(TunnelSpec(parse_route("u@bastion"), (), None, False), "hms", 9083, 1.0)
+    tunnel._clients = [Client()]
+    conn, client_side = socket.socketpair()
+    client_side.settimeout(5)
+    tunnel._serve(conn, ("127.0.0.1", 1))  # returns, not raises
+    assert client_side.recv(1) == b""  # the client's connection was closed
+    client_side.close()

@@ -187,7 +187,10 @@ class Tunnel:
         try:
             _pump(conn, chan, self._closed)
         finally:
-            chan.close()
+            try:
+                chan.close()
+            except (EOFError, OSError):  # the SSH connection went first (the tunnel closed): nothing to tell it
+                pass
             conn.close()
 
     def close(self) -> None:
