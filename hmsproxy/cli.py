@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hmsproxy import __version__
 from hmsproxy.clients.lookup_cli import add_lookup_parser
+from hmsproxy.clients.token_cli import add_token_parser
 from hmsproxy.jobs.cli import add_job_parser
 from hmsproxy.ops.reload import DEFAULT_PID_FILE
 from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
@@ -478,6 +479,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     add_job_parser(sub, with_jobs=argv is None or "job" in argv)
     add_lookup_parser(sub)
     add_stream_parser(sub)
+    add_token_parser(sub)
     return p
 
 

@@ -129,10 +129,13 @@ class Token:
     kind: str = HIVE_KIND
     service: str = ""
 
+    def to_bytes(self) -> bytes:
+        """Hadoop's Token.write (a Writable)."""
+        return _blob(self.identifier) + _blob(self.password) + _text(self.kind) + _text(self.service)
+
     def encode(self) -> str:
         """Hadoop's Token.encodeToUrlString."""
-        data = _blob(self.identifier) + _blob(self.password) + _text(self.kind) + _text(self.service)
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+        return base64.urlsafe_b64encode(self.to_bytes()).rstrip(b"=").decode("ascii")
 
     @classmethod
     def decode(cls, text: str) -> Token:
@@ -160,3 +163,16 @@ def identifier_from_username(username: str) -> bytes:
         return base64.b64decode(username, validate=True)
     except (ValueError, TypeError) as e:
         raise TokenFormatError("the DIGEST-MD5 username is not a base64 token identifier") from e
+
+
+#: Hadoop's Credentials token storage file: magic, then the format (0: Writable, 1: protobuf).
+TOKEN_STORAGE_MAGIC = b"HDTS"
+WRITABLE_FORMAT = 0
+
+
+def token_storage_file(tokens: dict[str, Token]) -> bytes:
+    """Hadoop's token storage file (Credentials.writeTokenStorageFile, Writable format) holding
+    `tokens` by alias and no secret keys: what HADOOP_TOKEN_FILE_LOCATION points a Hadoop process
+    (Hive's CLI, a Spark driver) at, whose UserGroupInformation then carries the tokens."""
+    entries = b"".join(_text(alias) + token.to_bytes() for alias, token in tokens.items())
+    return TOKEN_STORAGE_MAGIC + bytes([WRITABLE_FORMAT]) + write_vlong(len(tokens)) + entries + write_vlong(0)

@@ -152,3 +152,73 @@ def test_the_hive_cli_with_a_ticket_through_the_kerberized_proxy(proxy_server, r
     methods = {line["method"] for line in mine}
     assert "create_database" in methods and any(m.startswith("create_table") for m in methods), methods
     assert {line["user"] for line in mine} == {"alice"}, mine
+
+
+def test_the_hive_cli_with_no_ticket_logs_in_with_a_token_file(proxy_server, realm, kerberos_env, audit_file, hive_cli, tmp_path):  # noqa: F811
+    """`hmsproxy token fetch` (alice's ticket) writes Hadoop's token file; the real Hive 2.3 CLI, with
+    no Kerberos ticket at all and HADOOP_TOKEN_FILE_LOCATION at that file, logs in to the proxy over
+    DIGEST-MD5 with the token (Hive's client takes the token whose service is its
+    hive.metastore.token.signature, empty by default) and works as alice."""
+    realm.kinit("alice", kerberos_env)
+    token_file = tmp_path / "tokens" / "hive.token"
+    fetched = subprocess.run(
+        [
+            *HMSPROXY,
+            "token",
+            "fetch",
+            "--uri",
+            _uri(proxy_server),
+            "--sasl",
+            "--principal",
+            PROXY_PRINCIPAL.format(realm=realm.realm),
+            "--out",
+            str(token_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    assert token_file.read_bytes().startswith(b"HDTS\x00") and token_file.stat().st_mode & 0o077 == 0
+    since = _lines(audit_file)
+    db = f"hivecli_tok_{uuid.uuid4().hex[:8]}"
+    script = f"SHOW DATABASES;\nCREATE DATABASE {db};\nCREATE TABLE {db}.t (id INT);\nDESCRIBE {db}.t;\nDROP DATABASE {db} CASCADE;\n"
+    args = [
+        "--hiveconf", "hive.metastore.sasl.enabled=true",
+        "--hiveconf", f"hive.metastore.kerberos.principal={PROXY_PRINCIPAL.format(realm=realm.realm)}",
+        "--hiveconf", f"yarn.resourcemanager.principal=rm/localhost@{realm.realm}",
+    ]  # fmt: skip
+    env = {
+        "JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}",
+        "KRB5CCNAME": f"FILE:{tmp_path / 'no-ticket-here'}",  # nothing to log in with but the token
+        "HADOOP_TOKEN_FILE_LOCATION": str(token_file),
+    }
+    done = hive_cli(_uri(proxy_server), script, args=args, env=env, conf={"core-site.xml": CORE_SITE})
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert ["default"] in lines and ["id", "int"] in lines, done.stdout
+    mine = [json.loads(line) for line in audit_file.read_text().splitlines()[since:] if db in line]
+    assert "create_database" in {line["method"] for line in mine}, mine
+    assert {line["user"] for line in mine} == {"alice"}, mine
+
+
+def test_token_fetch_without_a_ticket_is_refused_naming_the_cause(proxy_server, realm, kerberos_env, tmp_path):  # noqa: F811
+    fetched = subprocess.run(
+        [
+            *HMSPROXY,
+            "token",
+            "fetch",
+            "--uri",
+            _uri(proxy_server),
+            "--sasl",
+            "--principal",
+            PROXY_PRINCIPAL.format(realm=realm.realm),
+            "--out",
+            str(tmp_path / "t"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert fetched.returncode == 1 and "can't get a delegation token from" in fetched.stderr and "kinit" in fetched.stderr, fetched.stderr
+    assert not (tmp_path / "t").exists()

@@ -323,10 +323,13 @@ CORE_SITE = """<?xml version="1.0"?>
 """
 
 
-def run_spark_job(realm, tmp_path, module: str, uri: str, user: str, *args: str) -> dict:
+def run_spark_job(realm, tmp_path, module: str, uri: str, user: str | None, *args: str, token_file: Path | None = None) -> dict:
     """`python -m module URI PRINCIPAL KEYTAB SERVICE_PRINCIPAL *args` (a Spark job of tests/support
     logged in from `user`'s keytab, the proxy's principal its metastore's) in its own process with
-    the environment Kerberos needs; its `RESULT {json}` line."""
+    the environment Kerberos needs; its `RESULT {json}` line. With `token_file` (and no user) it
+    has no Kerberos login at all: HADOOP_TOKEN_FILE_LOCATION names the token it logs in with."""
+    from tests.support.kerberos_spark_job import BY_TOKEN
+
     conf_dir = tmp_path / "hadoop-conf"
     conf_dir.mkdir()
     (conf_dir / "core-site.xml").write_text(CORE_SITE)
@@ -336,14 +339,15 @@ def run_spark_job(realm, tmp_path, module: str, uri: str, user: str, *args: str)
         "HADOOP_CONF_DIR": str(conf_dir),
         "JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}",
         "PYTHONPATH": str(REPO),
+        **({"HADOOP_TOKEN_FILE_LOCATION": str(token_file)} if token_file else {}),
     }
     command = [
         sys.executable,
         "-m",
         module,
         uri,
-        realm.principal(user),
-        str(realm.principals[user]),
+        realm.principal(user) if user else BY_TOKEN,
+        str(realm.principals[user]) if user else BY_TOKEN,
         f"hmsproxy/_HOST@{realm.realm}",
         *args,
     ]
@@ -365,4 +369,28 @@ def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(
     spark_lines = [line for line in _audit(audit_file) if line.get("db") == db or db in json.dumps(line)]
     methods = {line["method"] for line in spark_lines}
     assert {"create_database", "get_table", "drop_database"} <= methods and any(m.startswith("create_table") for m in methods), methods
+    assert {line["user"] for line in spark_lines} == {"alice"}, spark_lines
+
+
+@pytest.mark.spark
+def test_spark_with_no_ticket_uses_a_delegation_token_from_its_token_file(proxy_server, realm, audit_file, kerberos_env, tmp_path):
+    """As a Spark job handed a token at submission: `hmsproxy token fetch` (alice's ticket) writes
+    Hadoop's token file, and a SparkSession with no Kerberos login at all (no ticket cache, no
+    keytab) and HADOOP_TOKEN_FILE_LOCATION at it creates, writes, reads and drops through the
+    Kerberized proxy as alice (its Hive client logs in over DIGEST-MD5 with the token)."""
+    realm.kinit("alice", kerberos_env)
+    token_file = tmp_path / "spark.token"
+    fetch = [*HMSPROXY, "token", "fetch", "--uri", f"thrift://localhost:{proxy_server.port}", "--sasl", "--principal"]
+    fetched = subprocess.run(
+        [*fetch, f"hmsproxy/_HOST@{realm.realm}", "--out", str(token_file)], capture_output=True, text=True, timeout=120
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    db = f"spark_tok_{uuid.uuid4().hex[:8]}"
+    uri = f"thrift://localhost:{proxy_server.port}"
+    answer = run_spark_job(
+        realm, tmp_path, "tests.support.kerberos_spark_job", uri, None, str(tmp_path / "warehouse"), db, token_file=token_file
+    )
+    assert answer == {"rows": [[1, "a"], [2, "b"]], "tables": ["t"]}
+    spark_lines = [line for line in _audit(audit_file) if line.get("db") == db or db in json.dumps(line)]
+    assert "create_database" in {line["method"] for line in spark_lines}
     assert {line["user"] for line in spark_lines} == {"alice"}, spark_lines

@@ -1,6 +1,7 @@
 """A SparkSession logged in from a keytab, against a Kerberized metastore URI; run in its own process.
 
-`python -m tests.support.kerberos_spark_job URI PRINCIPAL KEYTAB SERVICE_PRINCIPAL WAREHOUSE DB`:
+`python -m tests.support.kerberos_spark_job URI PRINCIPAL KEYTAB SERVICE_PRINCIPAL WAREHOUSE DB`
+(PRINCIPAL and KEYTAB `-`: no login, a delegation token from HADOOP_TOKEN_FILE_LOCATION instead):
 creates DB and a Parquet table in it, inserts two rows, reads them back, lists the tables, drops
 DB, and prints one line `RESULT {json}`. The caller gives the environment Kerberos needs:
 HADOOP_CONF_DIR (a core-site.xml with hadoop.security.authentication=kerberos) and
@@ -16,20 +17,18 @@ from pathlib import Path
 
 from tests.support.spark import make_spark
 
+#: Given for PRINCIPAL and KEYTAB: no Kerberos login; the delegation token in the file that
+#: HADOOP_TOKEN_FILE_LOCATION names logs the session's Hive client in (DIGEST-MD5).
+BY_TOKEN = "-"
+
 
 def kerberized_spark(uri: str, principal: str, keytab: str, service: str, warehouse: Path):
-    """The SparkSession: logged in as `principal` from `keytab`, its metastore `uri` Kerberized as `service`."""
-    return make_spark(
-        uri,
-        warehouse,
-        app_name="hmsproxy-kerberos",
-        extra_conf={
-            "spark.hadoop.hive.metastore.sasl.enabled": "true",
-            "spark.hadoop.hive.metastore.kerberos.principal": service,
-            "spark.kerberos.principal": principal,
-            "spark.kerberos.keytab": keytab,
-        },
-    )
+    """The SparkSession: logged in as `principal` from `keytab` (or by token: BY_TOKEN), its
+    metastore `uri` Kerberized as `service`."""
+    conf = {"spark.hadoop.hive.metastore.sasl.enabled": "true", "spark.hadoop.hive.metastore.kerberos.principal": service}
+    if principal != BY_TOKEN:
+        conf |= {"spark.kerberos.principal": principal, "spark.kerberos.keytab": keytab}
+    return make_spark(uri, warehouse, app_name="hmsproxy-kerberos", extra_conf=conf)
 
 
 def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db: str) -> None:

@@ -8,7 +8,16 @@ import hmac
 
 import pytest
 
-from hmsproxy.protocol.delegation_token import HIVE_KIND, Token, TokenFormatError, TokenIdentifier, _Reader, password, write_vlong
+from hmsproxy.protocol.delegation_token import (
+    HIVE_KIND,
+    Token,
+    TokenFormatError,
+    TokenIdentifier,
+    _Reader,
+    password,
+    token_storage_file,
+    write_vlong,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,3 +71,14 @@ def test_garbage_is_refused(bad):
 def test_unknown_identifier_version_is_refused():
     with pytest.raises(TokenFormatError, match="version"):
         TokenIdentifier.from_bytes(b"\x01" + TokenIdentifier("a", "b", "", 1, 2, 3, 4).to_bytes()[1:])
+
+
+def test_the_token_storage_file_is_hadoops_writable_credentials():
+    """Credentials.writeTokenStorageFile, format 0: "HDTS", the format byte, a vint count, per token
+    its alias (Text) and Token.write, then a vint count of secret keys. (Hadoop's own reader takes it:
+    the Hive CLI and Spark tests in test_kerberos_clients.py / test_kerberos_inbound.py log in with it.)"""
+    token = Token(b"id", b"pw", "K", "S")
+    assert token_storage_file({"a": token}) == b"HDTS\x00" + b"\x01" + b"\x01a" + b"\x02id\x02pw\x01K\x01S" + b"\x00"
+    assert token_storage_file({}) == b"HDTS\x00\x00\x00"
+    long_alias = "x" * 200  # a length over 127 takes Hadoop's multi-byte vint
+    assert token_storage_file({long_alias: token})[6:8] == write_vlong(200)
