@@ -25,7 +25,7 @@ from hmsproxy.protocol.sasl import SaslError
 from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 from hmsproxy.testing.builders import parquet_table
 from tests.integration.test_cli import HMSPROXY
-from tests.integration.test_kerberos_inbound import CORE_SITE, _serve, audit_file, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import CORE_SITE, _serve, audit_file, kerberized, realm, token_fetch  # noqa: F401 - fixtures
 
 #: The proxy's principal as a client names it: `_HOST` is the URI's host.
 PROXY_PRINCIPAL = "hmsproxy/_HOST@{realm}"
@@ -127,6 +127,17 @@ def test_the_streaming_api_commits_a_transaction_through_the_kerberized_proxy(pr
     assert _audit_users(audit_file, "commit_txn", since) == {"alice"}
 
 
+def _hive_cli_kerberos_args(realm) -> list[str]:  # noqa: F811
+    """The Hive CLI's settings for a Kerberized metastore, the proxy's principal as its principal."""
+    return [
+        "--hiveconf", "hive.metastore.sasl.enabled=true",
+        "--hiveconf", f"hive.metastore.kerberos.principal={PROXY_PRINCIPAL.format(realm=realm.realm)}",
+        # A fetch task asks for file-system tokens when Hadoop's security is on, naming a renewer;
+        # the local file system gives none, but the renewer's name must be there.
+        "--hiveconf", f"yarn.resourcemanager.principal=rm/localhost@{realm.realm}",
+    ]  # fmt: skip
+
+
 def test_the_hive_cli_with_a_ticket_through_the_kerberized_proxy(proxy_server, realm, kerberos_env, audit_file, hive_cli):  # noqa: F811
     """The real Hive 2.3 CLI with hive.metastore.sasl.enabled and the proxy's principal, logged in by
     the ticket cache `kinit` filled (Hadoop's UGI reads KRB5CCNAME): databases shown, a table
@@ -135,15 +146,8 @@ def test_the_hive_cli_with_a_ticket_through_the_kerberized_proxy(proxy_server, r
     since = _lines(audit_file)
     db = f"hivecli_krb_{uuid.uuid4().hex[:8]}"
     script = f"SHOW DATABASES;\nCREATE DATABASE {db};\nCREATE TABLE {db}.t (id INT, name STRING);\nDESCRIBE {db}.t;\nDROP DATABASE {db} CASCADE;\n"
-    args = [
-        "--hiveconf", "hive.metastore.sasl.enabled=true",
-        "--hiveconf", f"hive.metastore.kerberos.principal={PROXY_PRINCIPAL.format(realm=realm.realm)}",
-        # A fetch task asks for file-system tokens when Hadoop's security is on, naming a renewer;
-        # the local file system gives none, but the renewer's name must be there.
-        "--hiveconf", f"yarn.resourcemanager.principal=rm/localhost@{realm.realm}",
-    ]  # fmt: skip
     env = {"JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}"}
-    done = hive_cli(_uri(proxy_server), script, args=args, env=env, conf={"core-site.xml": CORE_SITE})
+    done = hive_cli(_uri(proxy_server), script, args=_hive_cli_kerberos_args(realm), env=env, conf={"core-site.xml": CORE_SITE})
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
     lines = [line.split() for line in done.stdout.splitlines()]
     assert ["default"] in lines, done.stdout
@@ -161,39 +165,18 @@ def test_the_hive_cli_with_no_ticket_logs_in_with_a_token_file(proxy_server, rea
     hive.metastore.token.signature, empty by default) and works as alice."""
     realm.kinit("alice", kerberos_env)
     token_file = tmp_path / "tokens" / "hive.token"
-    fetched = subprocess.run(
-        [
-            *HMSPROXY,
-            "token",
-            "fetch",
-            "--uri",
-            _uri(proxy_server),
-            "--sasl",
-            "--principal",
-            PROXY_PRINCIPAL.format(realm=realm.realm),
-            "--out",
-            str(token_file),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    fetched = token_fetch(_uri(proxy_server), realm, token_file)
     assert fetched.returncode == 0, fetched.stderr
     assert token_file.read_bytes().startswith(b"HDTS\x00") and token_file.stat().st_mode & 0o077 == 0
     since = _lines(audit_file)
     db = f"hivecli_tok_{uuid.uuid4().hex[:8]}"
     script = f"SHOW DATABASES;\nCREATE DATABASE {db};\nCREATE TABLE {db}.t (id INT);\nDESCRIBE {db}.t;\nDROP DATABASE {db} CASCADE;\n"
-    args = [
-        "--hiveconf", "hive.metastore.sasl.enabled=true",
-        "--hiveconf", f"hive.metastore.kerberos.principal={PROXY_PRINCIPAL.format(realm=realm.realm)}",
-        "--hiveconf", f"yarn.resourcemanager.principal=rm/localhost@{realm.realm}",
-    ]  # fmt: skip
     env = {
         "JDK_JAVA_OPTIONS": f"-Djava.security.krb5.conf={realm.krb5_conf}",
         "KRB5CCNAME": f"FILE:{tmp_path / 'no-ticket-here'}",  # nothing to log in with but the token
         "HADOOP_TOKEN_FILE_LOCATION": str(token_file),
     }
-    done = hive_cli(_uri(proxy_server), script, args=args, env=env, conf={"core-site.xml": CORE_SITE})
+    done = hive_cli(_uri(proxy_server), script, args=_hive_cli_kerberos_args(realm), env=env, conf={"core-site.xml": CORE_SITE})
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
     lines = [line.split() for line in done.stdout.splitlines()]
     assert ["default"] in lines and ["id", "int"] in lines, done.stdout
@@ -203,22 +186,6 @@ def test_the_hive_cli_with_no_ticket_logs_in_with_a_token_file(proxy_server, rea
 
 
 def test_token_fetch_without_a_ticket_is_refused_naming_the_cause(proxy_server, realm, kerberos_env, tmp_path):  # noqa: F811
-    fetched = subprocess.run(
-        [
-            *HMSPROXY,
-            "token",
-            "fetch",
-            "--uri",
-            _uri(proxy_server),
-            "--sasl",
-            "--principal",
-            PROXY_PRINCIPAL.format(realm=realm.realm),
-            "--out",
-            str(tmp_path / "t"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    fetched = token_fetch(_uri(proxy_server), realm, tmp_path / "t")
     assert fetched.returncode == 1 and "can't get a delegation token from" in fetched.stderr and "kinit" in fetched.stderr, fetched.stderr
     assert not (tmp_path / "t").exists()

@@ -372,6 +372,12 @@ def test_spark_logged_in_from_a_keytab_uses_the_proxy_as_a_kerberized_metastore(
     assert {line["user"] for line in spark_lines} == {"alice"}, spark_lines
 
 
+def token_fetch(uri: str, realm, out: Path) -> subprocess.CompletedProcess:
+    """`hmsproxy token fetch` from the Kerberized proxy at `uri` into `out`, as the current ticket cache."""
+    command = [*HMSPROXY, "token", "fetch", "--uri", uri, "--sasl", "--principal", f"hmsproxy/_HOST@{realm.realm}", "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
 @pytest.mark.spark
 def test_spark_with_no_ticket_uses_a_delegation_token_from_its_token_file(proxy_server, realm, audit_file, kerberos_env, tmp_path):
     """As a Spark job handed a token at submission: `hmsproxy token fetch` (alice's ticket) writes
@@ -380,10 +386,7 @@ def test_spark_with_no_ticket_uses_a_delegation_token_from_its_token_file(proxy_
     Kerberized proxy as alice (its Hive client logs in over DIGEST-MD5 with the token)."""
     realm.kinit("alice", kerberos_env)
     token_file = tmp_path / "spark.token"
-    fetch = [*HMSPROXY, "token", "fetch", "--uri", f"thrift://localhost:{proxy_server.port}", "--sasl", "--principal"]
-    fetched = subprocess.run(
-        [*fetch, f"hmsproxy/_HOST@{realm.realm}", "--out", str(token_file)], capture_output=True, text=True, timeout=120
-    )
+    fetched = token_fetch(f"thrift://localhost:{proxy_server.port}", realm, token_file)
     assert fetched.returncode == 0, fetched.stderr
     db = f"spark_tok_{uuid.uuid4().hex[:8]}"
     uri = f"thrift://localhost:{proxy_server.port}"
