@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 .PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
-$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c | kerberos
+$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[spark,test]'

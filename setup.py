@@ -7,4 +7,4 @@ proxy's full path instead.
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("hmsproxy.protocol._thriftwalk", ["hmsproxy/protocol/_thriftwalk.c"], optional=True)])
+setup(ext_modules=[Extension("hmsproxy.protocol._thriftwalk", ["hmsproxy/protocol/_thriftwalk.c", "hmsproxy/protocol/_hits.c"], depends=["hmsproxy/protocol/_thriftwalk.h"], optional=True)])

@@ -18,6 +18,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy.config.auth_to_local import short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
+from hmsproxy.downstream.hits import Hits
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.tls import handshake, server_context
@@ -60,6 +61,8 @@ class ProxyServer:
         self._clients: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        #: Shortcut hits served in C for clients on plain sockets (hits.py).
+        self._hits = Hits(handler)
 
     @property
     def uri(self) -> str:
@@ -114,8 +117,10 @@ class ProxyServer:
             # through thriftpy2's transport, or straight to the socket when relayed (reply_sink.ReplySink).
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
             proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
+            hits = self._hits if self._hits.serves(conn, self.transport_cls) else None
             while not self._stopping.is_set():
-                self._process_one(session, proto, messages, conn.sendall)
+                replay = hits.serve(session, conn, messages) if hits is not None and not messages.holds else None
+                self._process_one(session, proto, messages, conn.sendall, replay)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
         except RelayBroken as e:
@@ -170,8 +175,9 @@ class ProxyServer:
         feature = self.handler.features.get("tokens")
         return getattr(feature, "tokens", None)
 
-    def _process_one(self, session: Session, proto, messages: MessageReader, send) -> None:
-        """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there)."""
+    def _process_one(self, session: Session, proto, messages: MessageReader, send, replay: tuple | None = None) -> None:
+        """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there);
+        `replay`: what the hit loop left of it (Call.replay)."""
         message = messages.next()
         method, mtype, seqid, _ = message.header
         spec = METHOD_SPECS.get(method)
@@ -182,7 +188,7 @@ class ProxyServer:
         sink = ReplySink(send, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
         session.reply_sink = sink
         try:
-            result = self.handler.dispatch(session, method, None, message)  # decoded there if needed (call.Call.args)
+            result = self.handler.dispatch(session, method, None, message, replay)  # decoded there if needed (call.Call.args)
         except TApplicationException as e:
             if sink is not None and sink.started:
                 raise RelayBroken(f"{method}: {e}") from e  # part of the answer is out: close the connection

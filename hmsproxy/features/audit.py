@@ -58,6 +58,9 @@ class Audit(Feature):
         super().__init__(platform)
         self._out = LineFile()
 
+    def completes_after_answer(self, config) -> bool:
+        return not config.audit.enabled  # a line per call, written before its answer
+
     def on_complete(self, call: Call) -> None:
         cfg = call.router.config.audit
         if not wanted(cfg, call):

@@ -164,9 +164,13 @@ class Metrics(Feature):
     def session_closed(self, session: Session) -> None:
         self.client_connections.dec()
 
+    def completes_after_answer(self, config) -> bool:
+        return True  # counts may lag a scrape by a moment
+
     def on_complete(self, call: Call) -> None:
         self._calls.count(call.spec.name, call.backend or "-", call.outcome, call.elapsed_s)
 
     def render(self) -> tuple[bytes, str]:
         """The scrape body and its content type."""
+        self.platform.complete_answered()  # hits answered in C count before the scrape
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -44,7 +44,7 @@ class Call:
 
     __slots__ = (
         "session", "spec", "_args", "message", "router", "client_db", "table", "route", "subject",
-        "backend", "outcome", "error", "notes", "relayed_outcome", "started", "elapsed_s",
+        "backend", "outcome", "error", "notes", "relayed_outcome", "started", "elapsed_s", "replay",
     )  # fmt: skip
 
     def __init__(self, session: Session, spec: MethodSpec, args, router: Router, message: Message | None = None):
@@ -70,6 +70,9 @@ class Call:
         self.relayed_outcome: tuple[str, str | None] = ("ok", None)
         self.started = time.perf_counter()
         self.elapsed_s = 0.0
+        #: (shortcut, exchange result) when the hit loop in C sent this call already and its round
+        #: trip did not end in a whole answer (downstream/hits.py): the shortcut finishes it.
+        self.replay: tuple | None = None
 
     @property
     def args(self):

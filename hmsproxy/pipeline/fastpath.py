@@ -98,6 +98,8 @@ class FastPath:
         """Step 1: RELAYED when the call was relayed as an earlier one was; else what step 2 needs
         to remember its decision, (key, generation), or None when it must not. Every repeated read
         takes this path: it is kept short."""
+        if call.replay is not None:  # the hit loop sent it already (downstream/hits.py)
+            return RELAYED if self._again(call, *call.replay) else None
         if call.message is None or call.session.reply_sink is None:
             return None
         rememberable = self._rememberable.get(call.spec.name)
@@ -110,13 +112,20 @@ class FastPath:
         if key is None:
             return None
         shortcut = shortcuts.find(key, call.router)
-        if shortcut is not None:  # relayed again as the client sent it, unless its connection is gone
-            call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
-            relayed = session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field)
-            if relayed is not None:
-                call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
-                return RELAYED
+        if shortcut is not None and self._again(call, shortcut):
+            return RELAYED
         return key, shortcuts.generation
+
+    @staticmethod
+    def _again(call: Call, shortcut, exchanged=None) -> bool:
+        """Relayed again as the client sent it, unless its connection is gone (then the full path
+        goes on). `exchanged`: the hit loop's round trip of it, to finish (Call.replay)."""
+        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+        relayed = call.session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field, exchanged)
+        if relayed is None:
+            return False
+        call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
+        return True
 
     def _may_remember(self, spec: MethodSpec) -> bool:
         if not is_read(spec.name):

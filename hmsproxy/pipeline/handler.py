@@ -20,6 +20,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy import __version__
 from hmsproxy.config.model import Config
+from hmsproxy.pipeline.answered_hits import AnsweredHits
 from hmsproxy.pipeline.call import (
     APPLICATION_ERROR,
     INTERNAL_ERROR,
@@ -76,6 +77,8 @@ class Handler:
         self.fastpath = FastPath(self.backends, self.features)
         #: Relay decisions reused for repeated reads (shortcuts.py).
         self.shortcuts = self.fastpath.shortcuts
+        #: Shortcut hits the server answered in C, their on_complete hooks to run (answered_hits.py).
+        self.answered_hits = AnsweredHits(self.completed)
         self.platform = Platform(
             backends=self.backends,
             features=self.features,
@@ -86,6 +89,7 @@ class Handler:
             client=self.internal_client,
             client_for=self.internal_client_for,
             router=lambda: self.router,
+            complete_answered=self.answered_hits.complete,
         )
         self.router: Router
         self.fanout: FanOutCalls
@@ -147,14 +151,15 @@ class Handler:
 
     # -- the error boundary ----------------------------------------------------------
 
-    def dispatch(self, session: Session, method: str, args, message: Message | None = None):
+    def dispatch(self, session: Session, method: str, args, message: Message | None = None, replay: tuple | None = None):
         """Handle one call; returns the `<method>_result` struct or raises TApplicationException.
         `message`: the call as the client sent it (server.py), decoded only if needed (then `args` is
-        None); a read may be forwarded as it is."""
+        None); a read may be forwarded as it is. `replay`: Call.replay."""
         spec = METHOD_SPECS[method]
         if not changes_nothing(method):
             self.shortcuts.forget_all()  # before it takes effect: no read decided from here on reuses an older decision
         call = Call(session, spec, args, self.router, message)  # one config snapshot for the whole call
+        call.replay = replay
         try:
             for hook in self.features.hooks("on_arrival", spec):  # limits: before any work
                 hook(call)
@@ -191,11 +196,15 @@ class Handler:
             if not changes_nothing(method):
                 self.shortcuts.forget_all()  # again once it took effect: reads decided meanwhile saw the old state
             call.elapsed_s = time.perf_counter() - call.started
-            for hook in self.features.hooks("on_complete", spec):
-                try:
-                    hook(call)
-                except Exception:  # an observer's failure must never fail the call
-                    log.exception("on_complete hook %r failed", hook)
+            self.completed(call)
+
+    def completed(self, call: Call) -> None:
+        """The on_complete hooks of a call that ended (here, or in the hit loop: downstream/hits.py)."""
+        for hook in self.features.hooks("on_complete", call.spec):
+            try:
+                hook(call)
+            except Exception:  # an observer's failure must never fail the call
+                log.exception("on_complete hook %r failed", hook)
 
     def _run(self, hook_name: str, call: Call):
         """Run one kind of hook; the first that answers wins."""

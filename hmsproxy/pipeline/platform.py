@@ -83,6 +83,9 @@ class Platform:
     client: Callable[[str | None], InternalClient]
     #: The current router (follows reloads): which metastore and backend database a client name means.
     router: Callable[[], Router] = lambda: None  # type: ignore[assignment,return-value]
+    #: Runs the on_complete hooks of calls already answered whose hooks wait (shortcut hits served in
+    #: C: pipeline/answered_hits.py); the metrics feature asks before each scrape.
+    complete_answered: Callable[[], None] = lambda: None
 
 
 class Feature:
@@ -154,6 +157,13 @@ class Feature:
         one, so a feature that is not configured costs calls nothing (limits without `limits:`)."""
         return False
 
+    def completes_after_answer(self, config: Config) -> bool:
+        """Whether this feature's on_complete may run after the client has its answer, for a batch of
+        calls at once (shortcut hits served in C, downstream/hits.py: within HIT_BATCH calls or
+        IDLE_MS). False keeps every call its hooks want on the Python path, recorded before it is
+        answered (audit's promise)."""
+        return False
+
     def needs_result(self, call) -> bool:
         """Whether on_response must see this call's decoded answer (else it may be relayed as bytes,
         relay.py, and on_response does not run). Asked only of features whose on_response wants the call."""
@@ -181,6 +191,8 @@ class FeatureRegistry:
         self._features: list[Feature] = []
         self._by_name: dict[str, Feature] = {}
         self._hook_index: dict[tuple[str, str], tuple[Callable, ...]] = {}
+        #: Counts reindex(): what was decided from the hooks holds while it stays (downstream/hits.py).
+        self.version = 0
 
     def add(self, feature: Feature) -> Feature:
         if not feature.name:
@@ -217,6 +229,7 @@ class FeatureRegistry:
     def reindex(self) -> None:
         """The features' idle hooks may have changed (they were configured): hooks are looked up anew."""
         self._hook_index = {}  # a new dict, not clear(): a look-up under way stores into the old one
+        self.version += 1
 
     # -- lifecycle, for every feature ------------------------------------------------------
 

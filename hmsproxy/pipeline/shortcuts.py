@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from hmsproxy.config.model import MetastoreConfig
-from hmsproxy.protocol.framing import Message
+from hmsproxy.protocol.framing import Message, exchange
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
 from hmsproxy.routing.router import Router
@@ -49,7 +49,7 @@ MAX_SHORTCUTS = 10_000
 MAX_KEY_BYTES = 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shortcut:
     metastore: MetastoreConfig
     catalog_field: CatalogFill | None
@@ -58,6 +58,18 @@ class Shortcut:
     #: What the call named, for its on_complete hooks (audit).
     client_db: str | None
     table: str | None
+    #: What the hit loop in C needs (downstream/hits.py, _hits.c): (metastore name, the session's
+    #: key of its connection, the exchange's fill kind, field and field id); None when only Python
+    #: may relay it (a catalog nested deeper than the C exchange fills, a build without it).
+    hit: tuple | None = None
+
+
+def hit_plan(metastore: MetastoreConfig, catalog_field: CatalogFill | None) -> tuple | None:
+    """Shortcut.hit for a read relayed to `metastore` with `catalog_field`."""
+    if exchange is None or (catalog_field is not None and not catalog_field.in_c):
+        return None
+    kind, (field, fid) = (0, (b"", 0)) if catalog_field is None else (catalog_field.in_c, catalog_field.c_field)
+    return metastore.name, (metastore.name, bool(metastore.read_only_uris)), kind, field, fid
 
 
 def shortcut_key(message: Message, caller: tuple = (None, ())) -> tuple[str, bytes, tuple] | None:
@@ -96,6 +108,11 @@ class Shortcuts:
         self.generation = 0
         self.used = 0
 
+    @property
+    def known(self) -> dict[tuple, Shortcut]:
+        """The decisions by key (the hit loop in C reads them: downstream/hits.py)."""
+        return self._known
+
     def find(self, key: tuple, router: Router) -> Shortcut | None:
         found = self._known.get(key)
         if found is None or found.router is not router or found.expires < time.monotonic():
@@ -105,7 +122,9 @@ class Shortcuts:
 
     def remember(self, key: tuple, call, catalog_field: CatalogFill | None, generation: int) -> None:
         """Keep how `call` (handler.Call) was relayed, unless anything changed since `generation`."""
-        shortcut = Shortcut(call.route.metastore, catalog_field, call.router, time.monotonic() + TTL_S, call.client_db, call.table)
+        metastore = call.route.metastore
+        expires = time.monotonic() + TTL_S
+        shortcut = Shortcut(metastore, catalog_field, call.router, expires, call.client_db, call.table, hit_plan(metastore, catalog_field))
         with self._lock:
             if generation != self.generation:
                 return  # something changed while this read was decided

@@ -23,21 +23,18 @@
  * was read, and the header length is -1 while the header was incomplete (so the caller tells a
  * call that went unanswered from an answer cut short). ValueError on bytes that are not Thrift.
  *
+ * serve_hits(...): a client's shortcut hits served call after call without the interpreter (_hits.c).
+ *
  * Every read is bounds-checked: a truncated buffer is reported, never read past.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_thriftwalk.h"
+
 #include <stdint.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #define MAX_DEPTH 64
-#define TRUNCATED (-1)
-#define INVALID (-2)
-
-enum { T_STOP = 0, T_BOOL = 2, T_BYTE = 3, T_DOUBLE = 4, T_I16 = 6, T_I32 = 8, T_I64 = 10,
-       T_STRING = 11, T_STRUCT = 12, T_MAP = 13, T_SET = 14, T_LIST = 15 };
 
 static int32_t be32(const unsigned char *p) {
     return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
@@ -56,7 +53,7 @@ static int fixed_width(int ttype) {
 }
 
 /* Offset past the value at `pos`, TRUNCATED or INVALID. */
-static Py_ssize_t skip(const unsigned char *b, Py_ssize_t n, Py_ssize_t pos, int ttype, int depth) {
+Py_ssize_t skip(const unsigned char *b, Py_ssize_t n, Py_ssize_t pos, int ttype, int depth) {
     int width = fixed_width(ttype);
     if (width < 0 || depth > MAX_DEPTH) return INVALID;
     if (width > 0) return (n - pos >= width) ? pos + width : TRUNCATED;
@@ -146,7 +143,7 @@ static PyObject *has_field(PyObject *self, PyObject *args) {
 
 /* The header of the message in b[0:n]: 1 and its name, type and length (the body starts there); 0
  * while incomplete; -1 with a ValueError set on bytes that are no message header. */
-static int parse_header(const unsigned char *b, Py_ssize_t n, Py_ssize_t *name_at, Py_ssize_t *name_len, int *mtype,
+int parse_header(const unsigned char *b, Py_ssize_t n, Py_ssize_t *name_at, Py_ssize_t *name_len, int *mtype,
                         Py_ssize_t *header_len) {
     if (n < 8) return 0;
     int32_t first = be32(b);
@@ -201,9 +198,6 @@ done:
 
 /* -- exchange: a shortcut hit's backend round trip (see the top) ------------------------------- */
 
-enum { X_DONE = 0, X_OVER = 1, X_CLOSED = 2, X_ERRNO = 3 };
-enum { FILL_NONE = 0, FILL_STRUCT = 1, FILL_LIST = 2 };
-#define REPLY 2
 #define FIRST_READ 65536
 
 /* Whether the complete struct at b[pos:n] has top-level field `fid` (has_field without Python). */
@@ -271,18 +265,15 @@ static PyObject *x_result(int status, int code, Py_ssize_t header_len, PyObject 
     return Py_BuildValue("(iinN)", status, code, header_len, data);
 }
 
-static PyObject *exchange(PyObject *self, PyObject *args) {
-    int fd, kind, fid;
-    Py_buffer request, field;
-    Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "iy*niy*i", &fd, &request, &limit, &kind, &field, &fid)) return NULL;
+/* The round trip of exchange() (see the top), for it and serve_hits: a new result tuple, or NULL
+ * with an exception set. */
+PyObject *round_trip(int fd, const char *p, Py_ssize_t left, Py_ssize_t limit, int kind, const char *field,
+                            Py_ssize_t field_len, int fid) {
     PyObject *result = NULL;
     unsigned char *buf = NULL;
     Py_ssize_t *points = NULL;
     Py_ssize_t n = 0, cap = FIRST_READ, walked = 0, header_len = -1, name_at, name_len, end = TRUNCATED;
     int mtype = 0, err = 0;
-    const char *p = (const char *)request.buf;
-    Py_ssize_t left = request.len;
     while (left > 0) { /* the request, whole */
         ssize_t sent;
         Py_BEGIN_ALLOW_THREADS
@@ -364,10 +355,19 @@ static PyObject *exchange(PyObject *self, PyObject *args) {
         }
         fill_points(buf, end, header_len, kind, fid, points);
     }
-    result = x_result(X_DONE, mtype, header_len, filled(buf, end, points, count, (const char *)field.buf, field.len));
+    result = x_result(X_DONE, mtype, header_len, filled(buf, end, points, count, field, field_len));
 done:
     PyMem_Free(points);
     PyMem_Free(buf);
+    return result;
+}
+
+static PyObject *exchange(PyObject *self, PyObject *args) {
+    int fd, kind, fid;
+    Py_buffer request, field;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "iy*niy*i", &fd, &request, &limit, &kind, &field, &fid)) return NULL;
+    PyObject *result = round_trip(fd, (const char *)request.buf, request.len, limit, kind, (const char *)field.buf, field.len, fid);
     PyBuffer_Release(&request);
     PyBuffer_Release(&field);
     return result;
@@ -382,6 +382,7 @@ static PyMethodDef methods[] = {
      "message_bounds(buf) -> (name, mtype, seqid, header length, end or -1 while the body is incomplete), or None"},
     {"exchange", exchange, METH_VARARGS,
      "exchange(fd, request, limit, fill_kind, field, fid) -> (status, mtype or errno, header length, data); see the module's top"},
+    {"serve_hits", serve_hits, METH_VARARGS, "serve_hits(...) -> (status, data, shortcut, exchanged); see _hits.c"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -145,6 +145,15 @@ class MessageReader:
         #: The next whole message (read once per call: bound here, so it costs no dispatching call).
         self.next: Callable[[], Message] = self._next_frame if framed else self._next_message
 
+    @property
+    def holds(self) -> bool:
+        """Whether bytes past the last message wait here (the socket's next bytes are not the next call's)."""
+        return bool(self._buf)
+
+    def push(self, data: bytes) -> None:
+        """Bytes read off the socket elsewhere (downstream/hits.py), to come before what it reads next."""
+        self._buf = data if not self._buf else bytes(self._buf) + data
+
     def _next_message(self) -> Message:
         buf = self._buf
         walked = 0  # bytes there were when the message was last found incomplete

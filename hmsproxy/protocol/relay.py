@@ -58,12 +58,17 @@ class CatalogFill:
     #: How the C exchange (framing.exchange) fills an answer by this plan: FILL_STRUCT (the success
     #: value is a `whole` struct), FILL_LIST (a list of them), or 0: a shape only `copy_body` fills.
     in_c: int = dataclass_field(init=False, compare=False, repr=False, default=0)
+    #: (field, fid) the C exchange inserts by that plan (into the struct, or into each of the list's).
+    c_field: tuple[bytes, int] = dataclass_field(init=False, compare=False, repr=False, default=(b"", 0))
 
     def __post_init__(self):
         object.__setattr__(self, "whole", self.field is not None and not self.fields)
         element = self.element
         plain_list = self.field is None and not self.fields and element is not None and element.whole
         object.__setattr__(self, "in_c", FILL_STRUCT if self.whole else FILL_LIST if plain_list else 0)
+        if self.in_c:
+            filled = element if plain_list else self
+            object.__setattr__(self, "c_field", (filled.field, filled.fid))
 
 
 @dataclass(frozen=True)

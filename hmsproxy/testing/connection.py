@@ -110,9 +110,10 @@ class FakeConnection:
             raise exc
         return _read(proto, reply, result_cls)
 
-    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
         """As wire.ThriftConnection.relay: the fake's answer, encoded, goes through the same copy_body
-        (protocol/relay.py) a metastore's socket feeds, so the relayed path runs over the fake too."""
+        (protocol/relay.py) a metastore's socket feeds, so the relayed path runs over the fake too.
+        (`exchanged` is never given: a fake has no socket for the hit loop.)"""
         as_sent = isinstance(args, bytes)  # a call message as the client sent it (a relay shortcut)
         request = self._request(method, args, False)
         reply = serve_message(self.fake, self._client, request)

@@ -159,6 +159,17 @@ class Breaker:
                 raise trip.error(metastore)
         return token
 
+    def hit_entry(self) -> tuple[dict, dict, InFlight, int]:
+        """What the hit loop in C registers its calls with, as enter() and leave() do (its own
+        InFlight and token, put into and taken out of the calls in flight for each hit; it reads
+        `_running` and starts nothing: a call while the watchdog sleeps goes the Python way):
+        (calls in flight, tripped metastores, its InFlight, its token). downstream/hits.py."""
+        return self._calls, self._tripped, InFlight("", 0.0), next(self._tokens)
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
     def uses(self, token: int, conn: Connection) -> None:
         """The call `token` goes over `conn` (it may call again on a new one): a trip cuts it there.
         Raises BackendUnavailable if the metastore was tripped since the call entered."""

@@ -183,26 +183,33 @@ class Session:
             return self.backends.relay(conn, method, args, sink, catalog_field, reopen)
 
     def relay_again(
-        self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None
+        self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None, exchanged=None
     ) -> tuple[int, bytes] | None:
         """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
         an earlier relay left open; None when there is none or the metastore had closed it (the full
-        path opens one: set_ugi, version). Every repeated read takes this path: it is kept short."""
+        path opens one: set_ugi, version). Every repeated read takes this path: it is kept short.
+        `exchanged`: the hit loop sent it already (downstream/hits.py) and its round trip did not end
+        in a whole answer: wire.ThriftConnection.relay finishes it."""
         conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (_conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
         slots = self.backends.slots.capped.get(metastore.name)  # _in_slot, inlined: every repeated read comes here
         if slots is None:  # no cap (no `limits:`): nothing to take
-            return self._relay_again(conn, metastore.name, method, request, catalog_field)
+            return self._relay_again(conn, metastore.name, method, request, catalog_field, exchanged)
         with slots:
-            return self._relay_again(conn, metastore.name, method, request, catalog_field)
+            return self._relay_again(conn, metastore.name, method, request, catalog_field, exchanged)
 
-    def _relay_again(self, conn: Connection, name: str, method: str, request: bytes, catalog_field: CatalogFill | None):
+    def _relay_again(self, conn: Connection, name: str, method: str, request: bytes, catalog_field: CatalogFill | None, exchanged):
         backends = self.backends
         breaker = backends.breaker
-        token = breaker.enter(name, conn)  # watched as breaker.guard() does, without a guard object
         try:
-            answer = conn.relay(method, request, self.reply_sink, catalog_field)
+            token = breaker.enter(name, conn)  # watched as breaker.guard() does, without a guard object
+        except BackendUnavailable:
+            if exchanged is not None:  # its answer, unread, would be the next call's: the connection goes
+                conn.close()
+            raise
+        try:
+            answer = conn.relay(method, request, self.reply_sink, catalog_field, exchanged)
         except BackendUnavailable as e:  # raised before anything reached the client
             if e.gone_before_answer or (e.cut and breaker.stalled(name, e.uri)):
                 return None  # a read: the full path goes again on a new connection (another URI, if stalled)
@@ -252,6 +259,11 @@ class Session:
             return self._connection(metastore, read_only, watched)
 
         return conn, again
+
+    @property
+    def connections(self) -> dict[tuple[str, bool], Connection]:
+        """The kept connections by (metastore, on its read-only URIs): the hit loop finds a hit's here."""
+        return self._conns
 
     def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
         """The connection a call to `metastore` would take now, if there is one (open or not)."""

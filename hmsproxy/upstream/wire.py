@@ -22,7 +22,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
-from hmsproxy.protocol.framing import CLOSED, DONE, FILL_LIST, OVER, exchange, message_bounds, received
+from hmsproxy.protocol.framing import CLOSED, DONE, OVER, exchange, message_bounds, received
 from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
 from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.protocol.uris import parse_uri
@@ -71,10 +71,11 @@ class Connection(Protocol):
         UNKNOWN_METHOD) and BackendUnavailable when the transport fails.
         """
 
-    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as the client sent it) and
         copy the answer's body to `sink` undecoded (protocol/relay.py's copy_body), the catalog
         inserted where `catalog_field` says if given; returns (message type, the body's first bytes).
+        `exchanged`: only for a connection with a `hit_fd` (ThriftConnection.relay).
 
         Raises BackendUnavailable before anything reached `sink`, RelayBroken after.
         """
@@ -133,6 +134,9 @@ class ThriftConnection:
         self._proto = None
         self._recorder: RecordingSocket | None = None
         self._socket = None  # the open connection's socket: relay() reads and writes it directly
+        #: The open connection's file descriptor when a shortcut hit may use it from C (a plain socket,
+        #: the buffered transport: downstream/hits.py); -1 otherwise.
+        self.hit_fd = -1
         self._seqid = 0
         self.uri: str | None = None
         #: URIs to try last (Backends sets it for an HA set: the breaker's stalled URIs; in_order).
@@ -171,6 +175,8 @@ class ThriftConnection:
                     self._proto = TCyBinaryProtocol(trans, strict_read=False)
                     self._recorder = recorder
                     self._socket = base.sock  # the raw socket, or the SASL frame layer over it
+                    plain = self._sasl is None and self._transport_cls is TCyBufferedTransport
+                    self.hit_fd = sock.sock.fileno() if plain else -1
                     self.uri = uri
                     return
             trans.close()  # cut while it connected
@@ -179,7 +185,7 @@ class ThriftConnection:
 
     def close(self) -> None:
         with self._closing:
-            proto, self._proto, self._socket = self._proto, None, None
+            proto, self._proto, self._socket, self.hit_fd = self._proto, None, None, -1
             if proto is not None:
                 try:
                     proto.trans.close()
@@ -264,11 +270,13 @@ class ThriftConnection:
             self.metastore, uri, _reason(e, self._call_ms / 1000), gone_before_answer=not answering and _closed_by_peer(e)
         )
 
-    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
+    def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as bytes: shortcuts.py);
         copy the answer's body to `sink` undecoded, with the catalog inserted where `catalog_field`
         says if given (relay.py). Returns (message type, the body's first bytes).
         BackendUnavailable before anything reached `sink`; RelayBroken after.
+        `exchanged`: the C exchange of `args` already made on this connection by the hit loop
+        (downstream/hits.py), which did not end in a whole answer: finished here as if made here.
 
         The answer is read from the socket itself, not through the Thrift transport (whose buffer is
         empty between calls): the relay is every forwarded call's path, and Python layers cost there.
@@ -283,7 +291,7 @@ class ThriftConnection:
         if args.__class__ is bytes and sock.__class__ is socket.socket and exchange is not None:
             kind = 0 if catalog_field is None else catalog_field.in_c
             if catalog_field is None or kind:
-                head = self._exchanged(sock, args, sink, catalog_field, kind)
+                head = self._exchanged(sock, args, sink, catalog_field, kind, exchanged)
                 if head.__class__ is tuple:  # the whole answer, held in the sink
                     return head
         try:
@@ -313,16 +321,19 @@ class ThriftConnection:
             raise self._broken_midway(e) from e
         return mtype, body_start
 
-    def _exchanged(self, sock, request: bytes, sink, catalog_field: CatalogFill | None, kind: int):
+    def _exchanged(self, sock, request: bytes, sink, catalog_field: CatalogFill | None, kind: int, exchanged=None):
         """relay() of a request as the client sent it, on a plain socket, by the C exchange
         (_thriftwalk.c: sent, the answer read whole and the catalog filled in with the GIL released,
         no Python frame per piece): (message type, body) with the answer held in `sink`; or the
         bytes read so far of an answer longer than WHOLE_IN_C, which relay() streams on from.
         Each failure raises what relay()'s Python path raises at the same point."""
-        fill = catalog_field.element if kind == FILL_LIST else catalog_field  # the struct the field goes into
-        field, fid = (b"", 0) if fill is None else (fill.field, fill.fid)
+        field, fid = (b"", 0) if catalog_field is None else catalog_field.c_field
         try:
-            status, code, header_length, data = exchange(sock.fileno(), request, WHOLE_IN_C, kind, field, fid)
+            if exchanged is None:
+                exchanged = exchange(sock.fileno(), request, WHOLE_IN_C, kind, field, fid)
+            elif isinstance(exchanged, Exception):  # the hit loop's exchange raised it
+                raise exchanged
+            status, code, header_length, data = exchanged
         except ValueError as e:  # not Thrift: message_bounds' error on the Python path
             raise self._broken(e, answering=False) from e
         if status == DONE:

@@ -13,6 +13,7 @@ from hmsproxy.pipeline import shortcuts
 from hmsproxy.pipeline.shortcuts import Shortcuts, changes_nothing, is_read, shortcut_key
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import Message, header_bytes, message_header
+from hmsproxy.protocol.relay import CatalogFill
 
 PRIMARY = MetastoreConfig(name="primary", uris=("thrift://127.0.0.1:1",))
 ROUTER, OTHER_ROUTER = object(), object()
@@ -59,9 +60,10 @@ def test_decisions_expire(monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(shortcuts.time, "monotonic", lambda: clock[0])
     cuts = Shortcuts()
-    cuts.remember(KEY, relayed(), b"catalog", cuts.generation)
+    fill = CatalogFill(field=b"catalog", fid=6)
+    cuts.remember(KEY, relayed(), fill, cuts.generation)
     clock[0] += shortcuts.TTL_S
-    assert cuts.find(KEY, ROUTER).catalog_field == b"catalog"
+    assert cuts.find(KEY, ROUTER).catalog_field is fill
     clock[0] += 0.001
     assert cuts.find(KEY, ROUTER) is None
 
