@@ -21,6 +21,7 @@ from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
 from hmsproxy.downstream.hits import Hits
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
+from hmsproxy.ops.sockets import shut_down
 from hmsproxy.ops.tls import handshake, server_context
 from hmsproxy.pipeline.errors import unknown_method
 from hmsproxy.pipeline.fastpath import RELAYED
@@ -90,18 +91,12 @@ class ProxyServer:
 
     def stop(self) -> None:
         self._stopping.set()
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-        except OSError:
-            pass
+        shut_down(self._listener)  # wakes the thread blocked in accept()
         self._listener.close()
         with self._lock:
             clients, self._clients = list(self._clients), set()
         for c in clients:
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            shut_down(c)
         if self._thread is not None:
             self._thread.join(timeout=5)
 

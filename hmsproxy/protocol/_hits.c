@@ -66,25 +66,6 @@ static int client_ready(int fd, int idle_ms) {
     return r;
 }
 
-/* Sends all of data to fd: 0, or the errno. */
-static int send_all(int fd, const char *p, Py_ssize_t left) {
-    while (left > 0) {
-        ssize_t sent;
-        int err;
-        Py_BEGIN_ALLOW_THREADS
-        sent = send(fd, p, (size_t)left, MSG_NOSIGNAL);
-        err = errno;
-        Py_END_ALLOW_THREADS
-        if (sent < 0) {
-            if (err == EINTR) continue;
-            return err;
-        }
-        p += sent;
-        left -= sent;
-    }
-    return 0;
-}
-
 /* The attribute `name` of `obj` is `value` (a new or borrowed reference: the attribute takes its own). */
 static int set(PyObject *obj, const char *name, PyObject *value) {
     return value == NULL ? -1 : PyObject_SetAttrString(obj, name, value);

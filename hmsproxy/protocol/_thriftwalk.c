@@ -265,6 +265,24 @@ static PyObject *x_result(int status, int code, Py_ssize_t header_len, PyObject 
     return Py_BuildValue("(iinN)", status, code, header_len, data);
 }
 
+int send_all(int fd, const char *p, Py_ssize_t left) {
+    while (left > 0) {
+        ssize_t sent;
+        int err;
+        Py_BEGIN_ALLOW_THREADS
+        sent = send(fd, p, (size_t)left, MSG_NOSIGNAL);
+        err = errno;
+        Py_END_ALLOW_THREADS
+        if (sent < 0) {
+            if (err == EINTR) continue;
+            return err;
+        }
+        p += sent;
+        left -= sent;
+    }
+    return 0;
+}
+
 /* The round trip of exchange() (see the top), for it and serve_hits: a new result tuple, or NULL
  * with an exception set. */
 PyObject *round_trip(int fd, const char *p, Py_ssize_t left, Py_ssize_t limit, int kind, const char *field,
@@ -274,22 +292,10 @@ PyObject *round_trip(int fd, const char *p, Py_ssize_t left, Py_ssize_t limit, i
     Py_ssize_t *points = NULL;
     Py_ssize_t n = 0, cap = FIRST_READ, walked = 0, header_len = -1, name_at, name_len, end = TRUNCATED;
     int mtype = 0, err = 0;
-    while (left > 0) { /* the request, whole */
-        ssize_t sent;
-        Py_BEGIN_ALLOW_THREADS
-        sent = send(fd, p, (size_t)left, MSG_NOSIGNAL);
-        err = errno;
-        Py_END_ALLOW_THREADS
-        if (sent < 0) {
-            if (err == EINTR) {
-                if (PyErr_CheckSignals() < 0) goto done;
-                continue;
-            }
-            result = x_result(X_ERRNO, err, -1, PyBytes_FromStringAndSize(NULL, 0));
-            goto done;
-        }
-        p += sent;
-        left -= sent;
+    err = send_all(fd, p, left); /* the request, whole */
+    if (err != 0) {
+        result = x_result(X_ERRNO, err, -1, PyBytes_FromStringAndSize(NULL, 0));
+        goto done;
     }
     buf = PyMem_Malloc((size_t)cap);
     if (buf == NULL) {

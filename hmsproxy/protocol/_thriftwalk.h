@@ -21,6 +21,8 @@ Py_ssize_t skip(const unsigned char *b, Py_ssize_t n, Py_ssize_t pos, int ttype,
 /* The message header in b[0:n]: 1 (name, type, length found), 0 while incomplete, -1 with ValueError set. */
 int parse_header(const unsigned char *b, Py_ssize_t n, Py_ssize_t *name_at, Py_ssize_t *name_len, int *mtype,
                  Py_ssize_t *header_len);
+/* Sends all of p[0:left] on the blocking socket fd, the GIL released: 0, or the errno. */
+int send_all(int fd, const char *p, Py_ssize_t left);
 /* A shortcut hit's backend round trip: exchange()'s result tuple, or NULL with an exception set. */
 PyObject *round_trip(int fd, const char *request, Py_ssize_t length, Py_ssize_t limit, int kind, const char *field,
                      Py_ssize_t field_len, int fid);

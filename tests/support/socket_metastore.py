@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 
+from hmsproxy.ops.sockets import shut_down
 from hmsproxy.protocol.framing import MessageReader
 from hmsproxy.testing.connection import serve_message
 from hmsproxy.testing.metastore import ClientState, FakeMetastore
@@ -73,17 +74,11 @@ class SocketMetastore:
 
     def close(self) -> None:
         self._answering.set()
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-        except OSError:
-            pass
+        shut_down(self._listener)  # wakes the thread blocked in accept()
         self._listener.close()
         with self._lock:
             conns, self._conns = self._conns, []
         for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            shut_down(conn)
             conn.close()
         self._thread.join(timeout=5)

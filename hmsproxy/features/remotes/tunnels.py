@@ -23,6 +23,8 @@ import socket
 import threading
 from dataclasses import dataclass
 
+from hmsproxy.ops.sockets import shut_down
+
 log = logging.getLogger(__name__)
 
 ROUTE_PROPERTY = "ssh.tunnel.route"
@@ -196,10 +198,7 @@ class Tunnel:
     def close(self) -> None:
         self._closed.set()
         if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-            except OSError:
-                pass
+            shut_down(self._listener)  # wakes the thread blocked in accept()
             try:
                 self._listener.close()
             except OSError:
