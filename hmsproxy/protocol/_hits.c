@@ -66,22 +66,40 @@ static int client_ready(int fd, int idle_ms) {
     return r;
 }
 
-/* The attribute `name` of `obj` is `value` (a new or borrowed reference: the attribute takes its own). */
-static int set(PyObject *obj, const char *name, PyObject *value) {
-    return value == NULL ? -1 : PyObject_SetAttrString(obj, name, value);
+/* The attributes read and written on every hit, interned once (a name made per look-up costs more
+ * than the look-up). */
+static struct {
+    PyObject *router, *expires, *hit, *hit_fd, *running, *metastore, *conn, *cut, *started, *up, *relayed, *used;
+} attr;
+
+static int intern_names(void) {
+    if (attr.router != NULL) return 0;
+    const char *spelled[] = {"router", "expires", "hit", "hit_fd", "_running", "metastore", "conn", "cut", "started", "up",
+                             "relayed", "used"};
+    PyObject **slot = (PyObject **)&attr;
+    for (size_t i = 0; i < sizeof(spelled) / sizeof(spelled[0]); i++) {
+        slot[i] = PyUnicode_InternFromString(spelled[i]);
+        if (slot[i] == NULL) return -1;
+    }
+    return 0;
+}
+
+/* The attribute `attribute` of `obj` is `value` (a new or borrowed reference: the attribute takes its own). */
+static int set(PyObject *obj, PyObject *attribute, PyObject *value) {
+    return value == NULL ? -1 : PyObject_SetAttr(obj, attribute, value);
 }
 
 /* Whether the decision `sc` still holds for a call at `now` under `handler`'s router: its hit plan
  * (a new reference) or NULL (a miss; no exception set unless one happened). */
 static PyObject *current_plan(PyObject *sc, PyObject *handler, double now) {
-    PyObject *router = PyObject_GetAttrString(handler, "router");
-    PyObject *made_on = PyObject_GetAttrString(sc, "router");
-    PyObject *expires = PyObject_GetAttrString(sc, "expires");
+    PyObject *router = PyObject_GetAttr(handler, attr.router);
+    PyObject *made_on = PyObject_GetAttr(sc, attr.router);
+    PyObject *expires = PyObject_GetAttr(sc, attr.expires);
     PyObject *plan = NULL;
     if (router != NULL && made_on != NULL && expires != NULL && router == made_on) {
         double until = PyFloat_AsDouble(expires);
         if (!(until == -1.0 && PyErr_Occurred()) && until >= now) {
-            plan = PyObject_GetAttrString(sc, "hit");
+            plan = PyObject_GetAttr(sc, attr.hit);
             if (plan == Py_None || (plan != NULL && !PyTuple_Check(plan))) Py_CLEAR(plan);
         }
     }
@@ -97,13 +115,13 @@ static int enter(PyObject *breaker, PyObject *calls, PyObject *tripped, PyObject
                  PyObject *metastore, PyObject *conn, double now) {
     int is_tripped = PyDict_Contains(tripped, metastore);
     if (is_tripped != 0) return is_tripped < 0 ? -1 : 0;
-    if (set(inflight, "metastore", metastore) < 0 || set(inflight, "conn", conn) < 0 || set(inflight, "cut", Py_False) < 0)
+    if (set(inflight, attr.metastore, metastore) < 0 || set(inflight, attr.conn, conn) < 0 || set(inflight, attr.cut, Py_False) < 0)
         return -1;
     PyObject *started = PyFloat_FromDouble(now);
-    int r = set(inflight, "started", started);
+    int r = set(inflight, attr.started, started);
     Py_XDECREF(started);
     if (r < 0 || PyDict_SetItem(calls, token, inflight) < 0) return -1;
-    PyObject *running = PyObject_GetAttrString(breaker, "_running");
+    PyObject *running = PyObject_GetAttr(breaker, attr.running);
     int watching = running == NULL ? -1 : PyObject_IsTrue(running);
     Py_XDECREF(running);
     if (watching == 1) { /* read after the call is registered, as Breaker.enter does */
@@ -117,7 +135,7 @@ static int enter(PyObject *breaker, PyObject *calls, PyObject *tripped, PyObject
 /* Breaker.leave: 1 when a trip cut the call (its connection is closed by its owner: us), 0 not, -1 on error. */
 static int leave(PyObject *calls, PyObject *token, PyObject *inflight) {
     if (PyDict_DelItem(calls, token) < 0) PyErr_Clear(); /* a trip may have taken it out already */
-    PyObject *cut = PyObject_GetAttrString(inflight, "cut");
+    PyObject *cut = PyObject_GetAttr(inflight, attr.cut);
     int was_cut = cut == NULL ? -1 : PyObject_IsTrue(cut);
     Py_XDECREF(cut);
     return was_cut;
@@ -128,16 +146,16 @@ static int count_relayed(PyObject *states, PyObject *metastore, PyObject *relaye
     PyObject *st = PyDict_GetItemWithError(states, metastore);
     if (st == NULL && PyErr_Occurred()) return -1;
     if (st != NULL) {
-        PyObject *up = PyObject_GetAttrString(st, "up");
+        PyObject *up = PyObject_GetAttr(st, attr.up);
         int known_up = up == Py_True;
         Py_XDECREF(up);
         if (up == NULL) return -1;
         if (known_up) {
-            PyObject *count = PyObject_GetAttrString(st, "relayed");
+            PyObject *count = PyObject_GetAttr(st, attr.relayed);
             PyObject *one = PyLong_FromLong(1);
             PyObject *more = (count == NULL || one == NULL) ? NULL : PyNumber_Add(count, one);
             Py_XDECREF(one);
-            int r = more == NULL ? -1 : PyObject_SetAttrString(st, "relayed", more);
+            int r = more == NULL ? -1 : PyObject_SetAttr(st, attr.relayed, more);
             Py_XDECREF(count);
             Py_XDECREF(more);
             return r;
@@ -150,10 +168,10 @@ static int count_relayed(PyObject *states, PyObject *metastore, PyObject *relaye
 
 /* shortcuts.used += 1, as Shortcuts.find counts. */
 static int count_used(PyObject *shortcuts) {
-    PyObject *used = PyObject_GetAttrString(shortcuts, "used");
+    PyObject *used = PyObject_GetAttr(shortcuts, attr.used);
     PyObject *one = PyLong_FromLong(1);
     PyObject *more = (used == NULL || one == NULL) ? NULL : PyNumber_Add(used, one);
-    int r = more == NULL ? -1 : PyObject_SetAttrString(shortcuts, "used", more);
+    int r = more == NULL ? -1 : PyObject_SetAttr(shortcuts, attr.used, more);
     Py_XDECREF(used);
     Py_XDECREF(one);
     Py_XDECREF(more);
@@ -181,6 +199,7 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
                           &states, &PyDict_Type, &capped, &inflight, &token, &PyList_Type, &records, &relayed, &limit,
                           &max_key, &batch, &idle_ms))
         return NULL;
+    if (intern_names() < 0) return NULL;
     unsigned char *buf = PyMem_Malloc(CLIENT_READ);
     if (buf == NULL) return PyErr_NoMemory();
     PyObject *result = NULL;
@@ -239,7 +258,7 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
         if (plan == NULL || message == NULL || !PyArg_ParseTuple(plan, "OOiSi", &metastore, &conn_key, &kind, &field, &fid)) goto missed;
         if (PyDict_Contains(capped, metastore) != 0) goto missed;
         conn = Py_XNewRef(PyDict_GetItemWithError(conns, conn_key));
-        PyObject *fd_attr = conn == NULL ? NULL : PyObject_GetAttrString(conn, "hit_fd");
+        PyObject *fd_attr = conn == NULL ? NULL : PyObject_GetAttr(conn, attr.hit_fd);
         if (conn != NULL && fd_attr == NULL) PyErr_Clear(); /* not a ThriftConnection (tests' fakes): never a hit here */
         long fd = fd_attr == NULL ? -1 : PyLong_AsLong(fd_attr);
         Py_XDECREF(fd_attr);
