@@ -12,7 +12,7 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy.config.model import AuditConfig
-from hmsproxy.pipeline import shortcuts
+from hmsproxy.pipeline import fastpath, shortcuts
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
 
@@ -76,6 +76,21 @@ def test_a_repeated_read_is_relayed_as_sent_and_answers_as_the_full_path(proxy, 
 def replace_catalog(partition_):
     partition_.catName = "hive"
     return partition_
+
+
+def test_repeated_reads_are_answered_by_the_hit_loop_without_python(proxy, client, daily, monkeypatch):
+    """downstream/hits.py: once decided, a read is served in C call after call (FastPath.shortcut,
+    the Python hit, is not reached), answering as the full path does."""
+    through_python = []
+    python_hit = fastpath.FastPath.shortcut
+    monkeypatch.setattr(fastpath.FastPath, "shortcut", lambda self, call: through_python.append(call) or python_hit(self, call))
+    first = [client.get_table("default", daily) for _ in range(2)][-1]  # the full path, then the relay decides
+    before, python_before = used(proxy), len(through_python)
+    for _ in range(10):
+        assert client.get_table("default", daily) == first
+        assert client.get_partitions_by_filter("default", daily, "ds = '2'", -1)[0].catName == "hive"
+    assert used(proxy) >= before + 19  # each get_table, and every get_partitions_by_filter after its first
+    assert len(through_python) <= python_before + 1  # that first one alone
 
 
 def test_writes_and_statements_drop_every_decision(proxy, client, daily):
