@@ -22,7 +22,8 @@
  * inflight / token: this session's breaker entry; records: list appended (spec, session, shortcut,
  * seconds, message type, body or None when the answer is the success value: answered_hits.py); relayed: Backends.relayed, for a
  * metastore not known to be up; limit: exchange's; max_key: MAX_KEY_BYTES; batch: records that make
- * it return; idle_ms: how long it waits for the client's next call while records wait.
+ * it return; idle_ms: how long it waits for the client's next call while records it appended wait
+ * (a client that goes quiet gets its hits completed; an idle one never wakes for others').
  *
  * Statuses: FLUSH (records to complete, nothing read), MISS (data: the bytes read, a call for the
  * full path, or the start of one), FAILED (data: the call; its round trip failed or was cut short:
@@ -203,10 +204,11 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
     unsigned char *buf = PyMem_Malloc(CLIENT_READ);
     if (buf == NULL) return PyErr_NoMemory();
     PyObject *result = NULL;
+    Py_ssize_t mine = 0; /* records this call appended: only they make it wait at most idle_ms (the list is every client's) */
     for (;;) {
         Py_ssize_t n = 0, name_at, name_len, header_len = -1, end = TRUNCATED;
         int mtype = 0, err;
-        if (PyList_GET_SIZE(records) > 0) {
+        if (mine > 0 && PyList_GET_SIZE(records) > 0) {
             int ready = client_ready(client, idle_ms);
             if (ready == 0) {
                 result = answer(H_FLUSH, Py_NewRef(Py_None), NULL, NULL);
@@ -293,6 +295,7 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
         record = body == NULL ? NULL : Py_BuildValue("(OOOdiN)", spec, session, sc, monotonic() - started, reply_type, body);
         if (record == NULL || PyList_Append(records, record) < 0 || count_used(shortcuts) < 0) goto missed;
         served = 1;
+        mine++;
         err = send_all(client, PyBytes_AS_STRING(reply), PyBytes_GET_SIZE(reply));
         if (err != 0) result = answer(H_GONE, PyLong_FromLong(err), NULL, NULL);
         else if (PyList_GET_SIZE(records) >= batch) result = answer(H_FLUSH, Py_NewRef(Py_None), NULL, NULL);
