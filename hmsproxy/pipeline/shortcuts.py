@@ -40,6 +40,7 @@ from hmsproxy.protocol.framing import Message, exchange
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
 from hmsproxy.routing.router import Router
+from hmsproxy.upstream.session import conn_key
 
 #: How long a decision is reused before a read takes the full path again.
 TTL_S = 0.5
@@ -69,7 +70,7 @@ def hit_plan(metastore: MetastoreConfig, catalog_field: CatalogFill | None) -> t
     if exchange is None or (catalog_field is not None and not catalog_field.in_c):
         return None
     kind, (field, fid) = (0, (b"", 0)) if catalog_field is None else (catalog_field.in_c, catalog_field.c_field)
-    return metastore.name, (metastore.name, bool(metastore.read_only_uris)), kind, field, fid
+    return metastore.name, conn_key(metastore, read_only=True), kind, field, fid  # a read's connection
 
 
 def shortcut_key(message: Message, caller: tuple = (None, ())) -> tuple[str, bytes, tuple] | None:

@@ -325,7 +325,7 @@ def _abort(conn: Connection) -> None:
 
 
 def _uris(metastore: MetastoreConfig, read_only: bool) -> tuple[str, ...]:
-    """The URIs a session's call uses (session._conn_key's choice)."""
+    """The URIs a session's call uses (session.conn_key's choice)."""
     return tuple(metastore.read_only_uris if (read_only and metastore.read_only_uris) else metastore.uris)
 
 

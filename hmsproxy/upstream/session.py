@@ -115,7 +115,7 @@ class Session:
     def _kept_or_new(self, metastore: MetastoreConfig, read_only: bool, watched: Guard) -> tuple[Connection, bool]:
         """(the connection, whether it was kept from an earlier call rather than opened now), registered
         with the breaker as the one the `watched` call goes over."""
-        key = _conn_key(metastore, read_only)
+        key = conn_key(metastore, read_only)
         uris = tuple(metastore.read_only_uris if key[1] else metastore.uris)
         moved = None
         with self._lock:
@@ -190,7 +190,7 @@ class Session:
         path opens one: set_ugi, version). Every repeated read takes this path: it is kept short.
         `exchanged`: the hit loop sent it already (downstream/hits.py) and its round trip did not end
         in a whole answer: wire.ThriftConnection.relay finishes it."""
-        conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (_conn_key), as relay() opened it
+        conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
         slots = self.backends.slots.capped.get(metastore.name)  # _in_slot, inlined: every repeated read comes here
@@ -267,14 +267,14 @@ class Session:
 
     def kept_connection(self, metastore: MetastoreConfig, read_only: bool) -> Connection | None:
         """The connection a call to `metastore` would take now, if there is one (open or not)."""
-        return self._conns.get(_conn_key(metastore, read_only))
+        return self._conns.get(conn_key(metastore, read_only))
 
     def replace_connection(self, metastore: MetastoreConfig, read_only: bool, conn: Connection) -> None:
         """`conn` becomes the connection calls to `metastore` take; the one it replaces is closed
         (a hedged read's winner replaces the loser: hedging.py)."""
         with self._lock:
-            old = self._conns.get(_conn_key(metastore, read_only))
-            self._conns[_conn_key(metastore, read_only)] = conn
+            old = self._conns.get(conn_key(metastore, read_only))
+            self._conns[conn_key(metastore, read_only)] = conn
         if old is not None and old is not conn:
             old.close()
 
@@ -364,7 +364,7 @@ def _several_uris(metastore: MetastoreConfig) -> bool:
     return len(metastore.uris) > 1 or len(metastore.read_only_uris) > 1
 
 
-def _conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:
+def conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:
     """Which of a session's connections a call takes: the metastore's, on its read-only URIs when it
     has them and the call may use them."""
     return metastore.name, read_only and bool(metastore.read_only_uris)

@@ -295,18 +295,16 @@ class ThriftConnection:
                 if head.__class__ is tuple:  # the whole answer, held in the sink
                     return head
         try:
-            if head is not None:  # longer than WHOLE_IN_C: streamed on from what the exchange read
-                pass
-            elif isinstance(args, bytes):
-                sock.sendall(args)
-                head = received(sock.recv)
-            else:
-                proto = self._proto
-                self._seqid += 1
-                proto.write_message_begin(method, TMessageType.CALL, self._seqid)
-                args.write(proto)
-                proto.write_message_end()
-                proto.trans.flush()
+            if head is None:  # else: longer than WHOLE_IN_C, streamed on from what the exchange read
+                if isinstance(args, bytes):
+                    sock.sendall(args)
+                else:
+                    proto = self._proto
+                    self._seqid += 1
+                    proto.write_message_begin(method, TMessageType.CALL, self._seqid)
+                    args.write(proto)
+                    proto.write_message_end()
+                    proto.trans.flush()
                 head = received(sock.recv)
             while (bounds := message_bounds(head)) is None:
                 head += received(sock.recv)
