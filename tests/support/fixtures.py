@@ -100,3 +100,14 @@ def spark(proxy, tmp_path_factory):
     session = make_spark(proxy.uri, tmp_path_factory.mktemp("spark-warehouse"))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A standalone Spark master and two workers from pyspark's wheel (tests/support/spark_cluster.py),
+    shared by the session's tests that run jobs or applications on a cluster."""
+    from tests.support.spark_cluster import start_cluster
+
+    cluster = start_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2)
+    yield cluster
+    cluster.stop()
