@@ -39,6 +39,8 @@ class Session:
         self.caller: tuple = (None, ())
         #: The Kerberos principal the client authenticated as (SASL on the proxy's port); None: unauthenticated.
         self.principal: str | None = None
+        #: The principal's short name, the identity it authenticated as (set_ugi of a proxy user changes `user`, not this).
+        self.principal_user: str | None = None
         #: The authenticated principal may act for others with set_ugi (server.sasl.impersonation).
         self.impersonates = False
         #: Whom it may act for, from where (config/model.ProxyUser; None: anyone, or no impersonation).
@@ -75,6 +77,7 @@ class Session:
         principal is in server.sasl.impersonation: a service acting for its users, within `proxy_user`'s
         limits, upstream/impersonation.py)."""
         self.user, self.groups, self.principal, self.impersonates = user, [], principal, impersonates
+        self.principal_user = user
         self.proxy_user = proxy_user
         self.caller = (user, ())
 

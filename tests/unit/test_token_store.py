@@ -40,9 +40,13 @@ def _ident(token_str) -> TokenIdentifier:
 
 
 def test_issued_token_carries_owner_renewer_and_hive_limits(tokens):
-    text = tokens.issue("alice", "hive/host@EXAMPLE.COM")
+    text = tokens.issue("alice@EXAMPLE.COM", "hive", "svc@EXAMPLE.COM")
     ident = _ident(text)
-    assert (ident.owner, ident.renewer, ident.real_user) == ("alice", "hive", "")  # the renewer's short name, as Hadoop
+    assert (ident.owner, ident.renewer, ident.real_user) == (
+        "alice@EXAMPLE.COM",
+        "hive",
+        "svc@EXAMPLE.COM",
+    )  # as given (feature.py shortens)
     assert ident.max_date_ms - ident.issue_date_ms == 7 * DAY_MS
     assert Token.decode(text).kind == "HIVE_DELEGATION_TOKEN"
     assert _ident(tokens.issue("alice", "hive")).sequence_number == ident.sequence_number + 1
@@ -57,7 +61,7 @@ def test_digest_password_is_the_tokens_password(tokens):
 def test_only_the_renewer_renews_and_expiry_moves_but_not_past_max_date(store_url):
     clock = Clock()
     store, dt = _open(store_url, clock)
-    text = dt.issue("alice", "hive/host@EXAMPLE.COM")
+    text = dt.issue("alice", "hive")
     with pytest.raises(TokenRefused, match="renewer"):
         dt.renew(text, "mallory")
     clock.now += 3600
@@ -95,6 +99,24 @@ def test_cancel_by_owner_or_renewer_only_then_refused(tokens):
     tokens.cancel(other, "hive")
     with pytest.raises(TokenRefused, match="cancelled"):
         tokens.renew(other, "hive")
+
+
+def test_cancel_compares_the_owner_on_full_names_and_the_renewer_on_short_ones_as_hadoop(tokens):
+    """AbstractDelegationTokenSecretManager.cancelToken: the caller's full name is the owner as
+    recorded, or its short name is the renewer."""
+    full = tokens.issue("alice@EXAMPLE.COM", "hive")
+    with pytest.raises(TokenRefused, match="not allowed"):
+        tokens.cancel(full, "alice", "alice")  # a short-named caller is not the full-named owner
+    tokens.cancel(full, "alice@EXAMPLE.COM", "alice")
+    short = tokens.issue("alice", "hive")
+    with pytest.raises(TokenRefused, match="renewer hive"):
+        tokens.cancel(short, "alice@EXAMPLE.COM", "alice")  # nor the other way round
+    tokens.cancel(short, "hive/host@EXAMPLE.COM", "hive")  # the renewer, on short names
+    mine = tokens.issue("alice", "alice")
+    tokens.cancel(mine, "alice@EXAMPLE.COM", "alice")  # her own renewer
+    nobody = tokens.issue("alice", "")
+    with pytest.raises(TokenRefused, match="without a renewer"):
+        tokens.renew(nobody, "alice")
 
 
 def test_forged_password_or_identifier_is_refused(tokens):
