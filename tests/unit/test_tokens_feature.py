@@ -105,10 +105,12 @@ def test_renew_and_cancel_by_hives_rules_for_full_and_short_owners(kerberized):
     with pytest.raises(Exception, match="without being its renewer"):
         _call(kerberized, alice, "renew_delegation_token", token_str_form=full)
     assert _call(kerberized, hive, "renew_delegation_token", token_str_form=short) > 0  # hive@REALM renews as hive
-    with pytest.raises(Exception, match="not allowed to cancel"):  # alice@REALM is not the owner "alice" (Hadoop compares full names)
-        _call(kerberized, alice, "cancel_delegation_token", token_str_form=short)
-    _call(kerberized, alice, "cancel_delegation_token", token_str_form=full)
-    _call(kerberized, hive, "cancel_delegation_token", token_str_form=short)
+    mallory = _session(kerberized, "mallory")
+    with pytest.raises(Exception, match="mallory is not allowed to cancel"):
+        _call(kerberized, mallory, "cancel_delegation_token", token_str_form=short)
+    _call(kerberized, alice, "cancel_delegation_token", token_str_form=full)  # the owner, full or short
+    _call(kerberized, alice, "cancel_delegation_token", token_str_form=short)
+    mallory.close()
     alice.close()
     hive.close()
 

@@ -74,7 +74,7 @@ def answer(tokens: DelegationTokens, short_name, session, method: str, args):
         return tokens.issue(owner, renewer_short, real_user)
     if method == "renew_delegation_token":
         return tokens.renew(args.token_str_form, session.principal_user)
-    tokens.cancel(args.token_str_form, session.principal, session.principal_user)
+    tokens.cancel(args.token_str_form, session.principal_user, short_name)
     return None
 
 

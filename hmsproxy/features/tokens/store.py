@@ -183,14 +183,15 @@ class DelegationTokens:
             conn.execute(update(tokens).where(tokens.c.sequence_number == ident.sequence_number).values(expires_ms=expires))
         return expires
 
-    def cancel(self, token_str: str, caller: str, caller_short: str | None = None) -> None:
-        """Only the token's owner or renewer may cancel it, as Hadoop decides: the caller's full name
-        `caller` (a principal) is the owner as recorded, or its short name `caller_short` the renewer."""
+    def cancel(self, token_str: str, caller: str, short_name: Callable[[str], str | None] | None = None) -> None:
+        """Only the token's owner or renewer may cancel it, on short names: `caller` is the caller's,
+        `short_name` gives the owner's as recorded (alice@REALM or alice; default: as it is). Hive's
+        metastore lets anyone cancel any token; the proxy keeps Hadoop's owner-or-renewer rule."""
         token = self._decoded(token_str)
-        caller_short = caller if caller_short is None else caller_short
         with self._store.writing() as conn:
             ident = self._verify(conn, token.identifier, token.password).identifier
-            if caller != ident.owner and (not ident.renewer or caller_short != ident.renewer):
+            owner = short_name(ident.owner) if short_name is not None else ident.owner
+            if caller not in (owner, ident.renewer):
                 raise TokenRefused(f"{caller} is not allowed to cancel a token of {ident.owner} (renewer {ident.renewer or 'none'})")
             conn.execute(delete(tokens).where(tokens.c.sequence_number == ident.sequence_number))
 

@@ -1,0 +1,254 @@
+"""#44: Kerberos as Hive's clients meet it, each case compared with a Kerberized Hive 2.3 metastore's
+own answer to the same call (a real MIT KDC).
+
+* Delegation tokens whose owner is a full principal (`alice@HMSPROXY.TEST`, what Spark's
+  HiveDelegationTokenProvider asks for) or a short name (`alice`), from a Python client
+  (thriftpy2 + pure-sasl) and from Hive 2.3's own Java HiveMetaStoreClient (java/HiveTokenClient.java):
+  what the token records, whether its holder logs in with it alone (DIGEST-MD5), renew, cancel.
+* `_HOST`: the metastore runs with `hive/_HOST@REALM` and the proxy, bound to 127.0.0.1, with
+  `hmsproxy/_HOST@REALM`; clients dial both by this machine's canonical name and are accepted.
+
+The one difference is stated and asserted: Hive 2.3 refuses every renewal by a Kerberos caller (it
+compares the caller's full name with the renewer's short name, HADOOP-15068); the proxy follows
+Hive 3's fix and compares short names.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from thriftpy2.protocol.binary import TBinaryProtocol
+from thriftpy2.thrift import TClient
+from thriftpy2.transport import TSocket
+
+from hmsproxy.dev.kerberos import MetastoreKerberos
+from hmsproxy.protocol import idl
+from hmsproxy.protocol.delegation_token import Token, TokenIdentifier, sasl_password, sasl_username
+from hmsproxy.protocol.kerberos_client import local_host_name
+from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
+from tests.contract.jars import java_tool
+from tests.integration.test_kerberos_inbound import HIVE, PROXY, _audit, independent_client, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
+from tests.support.hive_cli import pyspark_jars
+
+SOURCE = Path(__file__).parent / "java" / "HiveTokenClient.java"
+#: This machine's canonical name: what `_HOST` becomes in the metastore's and the proxy's own principal.
+NAME = local_host_name().lower()
+
+
+@pytest.fixture(scope="module")
+def principals(realm):  # noqa: F811
+    """hive/NAME and hmsproxy/NAME in the metastore's and the proxy's keytabs (NAME is often localhost)."""
+    for service, keytab_of in (("hive", HIVE), ("hmsproxy", PROXY)):
+        if f"{service}/{NAME}" not in realm.principals:
+            realm.add_principal(f"{service}/{NAME}", realm.principals[keytab_of])
+    return realm
+
+
+@pytest.fixture(scope="module")
+def kerberized(principals, metastore_factory):
+    """A Kerberized Hive 2.3 metastore whose principal is hive/_HOST@REALM (Hive resolves it), dialled by NAME."""
+    realm = principals
+    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
+    kerberos = MetastoreKerberos(realm.krb5_conf, f"hive/_HOST@{realm.realm}", realm.principals[HIVE], client)
+    (hms,) = metastore_factory(1, name="kerberized_token_owners", host=NAME, kerberos=kerberos)
+    yield hms
+    hms.stop()
+
+
+@pytest.fixture(scope="module")
+def audit_file(tmp_path_factory):
+    return tmp_path_factory.mktemp("audit") / "audit.log"
+
+
+@pytest.fixture(scope="module")
+def proxy(principals, kerberized, audit_file):
+    """The proxy bound to 127.0.0.1 with hmsproxy/_HOST@REALM, in front of the metastore."""
+    with serve_kerberized(principals, kerberized, audit_file, principal=f"hmsproxy/_HOST@{principals.realm}") as server:
+        yield server
+
+
+def _ends(kerberized, proxy) -> dict[str, tuple[int, str]]:
+    """Where each side is dialled, by this machine's name, and its service."""
+    return {"metastore": (kerberized.port, "hive"), "proxy": (proxy.port, "hmsproxy")}
+
+
+class _Digest:
+    """pure-sasl's DIGEST-MD5 with a token's identifier and password, as Hadoop's clients log in with one."""
+
+    def __init__(self, token: Token):
+        from puresasl.client import SASLClient
+
+        # digest-uri "null/default", as Hive's Java client sends it (protocol null, server "default"),
+        # and Hive's server demands ("Mismatched URI: /default; expecting: null/default")
+        user, password = sasl_username(token.identifier), sasl_password(token.password)
+        self._client = SASLClient("default", "null", mechanism="DIGEST-MD5", username=user, password=password)
+
+    def start(self, mechanism):
+        return True, mechanism, self._client.process() or b""
+
+    def step(self, challenge):
+        return True, self._client.process(challenge) or b""
+
+    def encode(self, data):
+        return True, data
+
+    def decode(self, frame):
+        return True, frame[4:]
+
+    def getError(self):  # noqa: N802 - thriftpy2's name
+        return ""
+
+
+def _login_with(port: int, token_str: str) -> str:
+    """A client holding only the token: 'served' when it logs in and lists the databases."""
+    from thriftpy2.transport.sasl import TSaslClientTransport
+
+    token = Token.decode(token_str)
+    transport = TSaslClientTransport(lambda: _Digest(token), "DIGEST-MD5", TSocket(NAME, port, socket_timeout=60_000))
+    transport.open()
+    try:
+        return "served" if "default" in TClient(idl.HmsProxy, TBinaryProtocol(transport)).get_all_databases() else "no default"
+    finally:
+        transport.close()
+
+
+def _recorded(token_str: str) -> str:
+    ident = TokenIdentifier.from_bytes(Token.decode(token_str).identifier)
+    return f"owner={ident.owner} renewer={ident.renewer} realUser={ident.real_user}"
+
+
+def _step(steps: dict, name: str, run) -> None:
+    try:
+        steps[name] = (True, run())
+    except Exception as e:  # noqa: BLE001 - the answer, whatever it is, is what gets compared
+        steps[name] = (False, getattr(e, "message", None) or str(e))
+
+
+def python_steps(port: int, service: str, owner: str, renewer: str) -> dict[str, tuple[bool, str]]:
+    """The Python client's get, login by token, renew and cancel, as alice's ticket."""
+    client, transport = independent_client(port, service=service, host=NAME)
+    steps: dict[str, tuple[bool, str]] = {}
+    token: list[str] = []
+    try:
+        _step(steps, "get", lambda: _recorded(token.append(client.get_delegation_token(owner, renewer)) or token[0]))
+        if token:
+            _step(steps, "login", lambda: _login_with(port, token[0]))
+            _step(steps, "renew", lambda: "renewed" if client.renew_delegation_token(token[0]) > 0 else "expired")
+            _step(steps, "cancel", lambda: client.cancel_delegation_token(token[0]) or "cancelled")
+    finally:
+        transport.close()
+    return steps
+
+
+#: (owner, renewer) as the clients ask: Spark's (a full owner, the service's principal pattern as
+#: renewer), Hive's CLI's (a short owner), each renewable by alice or not, and another user.
+CASES = [
+    ("alice@{realm}", "alice"),
+    ("alice", "alice"),
+    ("alice@{realm}", "hive/_HOST@{realm}"),
+    ("alice", "hive/_HOST@{realm}"),
+    ("bob@{realm}", "alice"),
+]
+
+
+def _outcomes(steps: dict) -> dict:
+    """Each step's answer, or that it was refused (the two word their refusals differently)."""
+    return {name: (ok, value if ok else "refused") for name, (ok, value) in steps.items()}
+
+
+def _expected_difference(metastore: dict, proxy: dict) -> None:
+    """Hive 2.3 refuses alice@REALM renewing a token whose renewer is alice; the proxy renews (Hive 3)."""
+    if "renew" in metastore and metastore["renew"][0] is False and "non-matching renewer alice" in metastore["renew"][1]:
+        assert proxy["renew"] == (True, "renewed"), proxy
+        metastore["renew"] = proxy["renew"]
+
+
+@pytest.mark.parametrize("owner, renewer", CASES)
+def test_python_client_tokens_as_the_metastore_gives_them(principals, kerberized, proxy, kerberos_env, audit_file, owner, renewer):
+    realm = principals
+    owner, renewer = owner.format(realm=realm.realm), renewer.format(realm=realm.realm)
+    realm.kinit("alice", kerberos_env)
+    answers = {side: python_steps(port, service, owner, renewer) for side, (port, service) in _ends(kerberized, proxy).items()}
+    metastore, through_proxy = answers["metastore"], answers["proxy"]
+    print(json.dumps(answers, indent=1))
+    if owner.startswith("bob"):  # another user: a proxy-user request, which neither allows alice
+        assert not metastore["get"][0] and not through_proxy["get"][0], answers
+        assert "not allowed to impersonate bob" in metastore["get"][1] and "may not get a token for bob" in through_proxy["get"][1]
+        return
+    _expected_difference(metastore, through_proxy)
+    assert _outcomes(through_proxy) == _outcomes(metastore)
+    assert metastore["get"] == (True, f"owner={owner} renewer={renewer.split('/')[0].split('@')[0]} realUser=")
+    logins = [line for line in _audit(audit_file) if line["method"] == "get_all_databases"]
+    assert logins and logins[-1]["user"] == "alice", logins[-1:]  # the token's login is alice, a full owner too
+
+
+@pytest.fixture(scope="module")
+def hive_token_client(tmp_path_factory):
+    """A function running java/HiveTokenClient.java (Hive 2.3's client from pyspark's jars); {step: (ok, value)}."""
+    classes = tmp_path_factory.mktemp("hive-token-client")
+    classpath = f"{pyspark_jars()}/*"
+    compiled = subprocess.run(
+        [java_tool("javac"), "-nowarn", "-cp", classpath, "-d", str(classes), str(SOURCE)], capture_output=True, text=True, timeout=300
+    )
+    assert compiled.returncode == 0, compiled.stderr
+
+    def run(realm, port: int, service: str, owner: str, renewer: str) -> dict[str, tuple[bool, str]]:
+        command = [
+            java_tool("java"),
+            f"-Djava.security.krb5.conf={realm.krb5_conf}",
+            "-cp",
+            f"{classes}:{classpath}",
+            "HiveTokenClient",
+            f"thrift://{NAME}:{port}",
+            f"{service}/_HOST@{realm.realm}",
+            realm.principal("alice"),
+            str(realm.principals["alice"]),
+            owner,
+            renewer,
+        ]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        steps = {}
+        for line in proc.stdout.splitlines():
+            if line.count("\t") >= 2:
+                name, status, value = line.split("\t", 2)
+                steps[name] = (status == "OK", value)
+        assert proc.returncode == 0 and steps, f"HiveTokenClient failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
+        return steps
+
+    return run
+
+
+@pytest.mark.parametrize("owner, renewer", CASES)
+def test_hives_java_client_tokens_as_the_metastore_gives_them(principals, kerberized, proxy, hive_token_client, owner, renewer):
+    realm = principals
+    owner, renewer = owner.format(realm=realm.realm), renewer.format(realm=realm.realm)
+    answers = {side: hive_token_client(realm, port, service, owner, renewer) for side, (port, service) in _ends(kerberized, proxy).items()}
+    metastore, through_proxy = answers["metastore"], answers["proxy"]
+    print(json.dumps(answers, indent=1))
+    assert metastore["user"] == through_proxy["user"] == (True, realm.principal("alice"))
+    if owner.startswith("bob"):
+        assert not metastore["get"][0] and not through_proxy["get"][0], answers
+        return
+    _expected_difference(metastore, through_proxy)
+    assert _outcomes(through_proxy) == _outcomes(metastore)
+    assert metastore["get"][1].endswith("kind=HIVE_DELEGATION_TOKEN") and f"owner={owner} " in metastore["get"][1]
+    assert metastore["login"] == (True, "served")
+
+
+def test_the_proxy_bound_to_an_address_takes_the_machines_name_for_host(principals, kerberized, proxy, kerberos_env):
+    """hmsproxy/_HOST@REALM on a proxy bound to 127.0.0.1 is hmsproxy/NAME, as hive/_HOST@REALM is
+    hive/NAME on the metastore: a client dialling either by NAME is accepted."""
+    realm = principals
+    assert proxy.handler.config.server.sasl.principal == f"hmsproxy/_HOST@{realm.realm}" and proxy.host == "127.0.0.1"
+    assert proxy._kerberos.principal == f"hmsproxy/{NAME}@{realm.realm}"
+    realm.kinit("alice", kerberos_env)
+    for side, (port, service) in _ends(kerberized, proxy).items():
+        client, transport = independent_client(port, service=service, host=NAME)
+        try:
+            assert "default" in client.get_all_databases(), side
+        finally:
+            transport.close()
