@@ -40,20 +40,20 @@ NAME = local_host_name().lower()
 
 
 @pytest.fixture(scope="module")
-def principals(realm):  # noqa: F811
+def krb(realm):  # noqa: F811
     """hive/NAME and hmsproxy/NAME in the metastore's and the proxy's keytabs (NAME is often localhost)."""
     for service, keytab_of in (("hive", HIVE), ("hmsproxy", PROXY)):
         if f"{service}/{NAME}" not in realm.principals:
             realm.add_principal(f"{service}/{NAME}", realm.principals[keytab_of])
+    realm.add_principal("dave")
     return realm
 
 
 @pytest.fixture(scope="module")
-def kerberized(principals, metastore_factory):
+def kerberized(krb, metastore_factory):
     """A Kerberized Hive 2.3 metastore whose principal is hive/_HOST@REALM (Hive resolves it), dialled by NAME."""
-    realm = principals
-    client = GssapiSettings(KerberosLogin(realm.principal(PROXY), str(realm.principals[PROXY])), f"hive/_HOST@{realm.realm}")
-    kerberos = MetastoreKerberos(realm.krb5_conf, f"hive/_HOST@{realm.realm}", realm.principals[HIVE], client)
+    client = GssapiSettings(KerberosLogin(krb.principal(PROXY), str(krb.principals[PROXY])), f"hive/_HOST@{krb.realm}")
+    kerberos = MetastoreKerberos(krb.krb5_conf, f"hive/_HOST@{krb.realm}", krb.principals[HIVE], client)
     (hms,) = metastore_factory(1, name="kerberized_token_owners", host=NAME, kerberos=kerberos)
     yield hms
     hms.stop()
@@ -65,9 +65,9 @@ def audit_file(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def proxy(principals, kerberized, audit_file):
+def proxy(krb, kerberized, audit_file):
     """The proxy bound to 127.0.0.1 with hmsproxy/_HOST@REALM, in front of the metastore."""
-    with serve_kerberized(principals, kerberized, audit_file, principal=f"hmsproxy/_HOST@{principals.realm}") as server:
+    with serve_kerberized(krb, kerberized, audit_file, principal=f"hmsproxy/_HOST@{krb.realm}") as server:
         yield server
 
 
@@ -168,10 +168,9 @@ def _expected_difference(metastore: dict, proxy: dict) -> None:
 
 
 @pytest.mark.parametrize("owner, renewer", CASES)
-def test_python_client_tokens_as_the_metastore_gives_them(principals, kerberized, proxy, kerberos_env, audit_file, owner, renewer):
-    realm = principals
-    owner, renewer = owner.format(realm=realm.realm), renewer.format(realm=realm.realm)
-    realm.kinit("alice", kerberos_env)
+def test_python_client_tokens_as_the_metastore_gives_them(krb, kerberized, proxy, kerberos_env, audit_file, owner, renewer):
+    owner, renewer = owner.format(realm=krb.realm), renewer.format(realm=krb.realm)
+    krb.kinit("alice", kerberos_env)
     answers = {side: python_steps(port, service, owner, renewer) for side, (port, service) in _ends(kerberized, proxy).items()}
     metastore, through_proxy = answers["metastore"], answers["proxy"]
     print(json.dumps(answers, indent=1))
@@ -196,17 +195,17 @@ def hive_token_client(tmp_path_factory):
     )
     assert compiled.returncode == 0, compiled.stderr
 
-    def run(realm, port: int, service: str, owner: str, renewer: str) -> dict[str, tuple[bool, str]]:
+    def run(krb, port: int, service: str, owner: str, renewer: str) -> dict[str, tuple[bool, str]]:
         command = [
             java_tool("java"),
-            f"-Djava.security.krb5.conf={realm.krb5_conf}",
+            f"-Djava.security.krb5.conf={krb.krb5_conf}",
             "-cp",
             f"{classes}:{classpath}",
             "HiveTokenClient",
             f"thrift://{NAME}:{port}",
-            f"{service}/_HOST@{realm.realm}",
-            realm.principal("alice"),
-            str(realm.principals["alice"]),
+            f"{service}/_HOST@{krb.realm}",
+            krb.principal("alice"),
+            str(krb.principals["alice"]),
             owner,
             renewer,
         ]
@@ -223,13 +222,12 @@ def hive_token_client(tmp_path_factory):
 
 
 @pytest.mark.parametrize("owner, renewer", CASES)
-def test_hives_java_client_tokens_as_the_metastore_gives_them(principals, kerberized, proxy, hive_token_client, owner, renewer):
-    realm = principals
-    owner, renewer = owner.format(realm=realm.realm), renewer.format(realm=realm.realm)
-    answers = {side: hive_token_client(realm, port, service, owner, renewer) for side, (port, service) in _ends(kerberized, proxy).items()}
+def test_hives_java_client_tokens_as_the_metastore_gives_them(krb, kerberized, proxy, hive_token_client, owner, renewer):
+    owner, renewer = owner.format(realm=krb.realm), renewer.format(realm=krb.realm)
+    answers = {side: hive_token_client(krb, port, service, owner, renewer) for side, (port, service) in _ends(kerberized, proxy).items()}
     metastore, through_proxy = answers["metastore"], answers["proxy"]
     print(json.dumps(answers, indent=1))
-    assert metastore["user"] == through_proxy["user"] == (True, realm.principal("alice"))
+    assert metastore["user"] == through_proxy["user"] == (True, krb.principal("alice"))
     if owner.startswith("bob"):
         assert not metastore["get"][0] and not through_proxy["get"][0], answers
         return
@@ -239,13 +237,35 @@ def test_hives_java_client_tokens_as_the_metastore_gives_them(principals, kerber
     assert metastore["login"] == (True, "served")
 
 
-def test_the_proxy_bound_to_an_address_takes_the_machines_name_for_host(principals, kerberized, proxy, kerberos_env):
+def test_a_stranger_may_not_cancel_where_hive_lets_anyone(krb, kerberized, proxy, kerberos_env):
+    """Hive's metastore cancels any token for any authenticated caller (its TokenStoreDelegationTokenSecretManager
+    checks no one); the proxy keeps Hadoop's rule: the owner or the renewer, on short names."""
+    answers = {}
+    for side, (port, service) in _ends(kerberized, proxy).items():
+        krb.kinit("alice", kerberos_env)
+        client, transport = independent_client(port, service=service, host=NAME)
+        try:
+            token_str = client.get_delegation_token(krb.principal("alice"), "alice")
+        finally:
+            transport.close()
+        krb.kinit("dave", kerberos_env)
+        client, transport = independent_client(port, service=service, host=NAME)
+        steps: dict[str, tuple[bool, str]] = {}
+        try:
+            _step(steps, "cancel", lambda: client.cancel_delegation_token(token_str) or "cancelled")  # noqa: B023 - run at once
+        finally:
+            transport.close()
+        answers[side] = steps["cancel"]
+    assert answers["metastore"] == (True, "cancelled")
+    assert answers["proxy"] == (False, f"dave is not allowed to cancel a token of {krb.principal('alice')} (renewer alice)")
+
+
+def test_the_proxy_bound_to_an_address_takes_the_machines_name_for_host(krb, kerberized, proxy, kerberos_env):
     """hmsproxy/_HOST@REALM on a proxy bound to 127.0.0.1 is hmsproxy/NAME, as hive/_HOST@REALM is
     hive/NAME on the metastore: a client dialling either by NAME is accepted."""
-    realm = principals
-    assert proxy.handler.config.server.sasl.principal == f"hmsproxy/_HOST@{realm.realm}" and proxy.host == "127.0.0.1"
-    assert proxy._kerberos.principal == f"hmsproxy/{NAME}@{realm.realm}"
-    realm.kinit("alice", kerberos_env)
+    assert proxy.handler.config.server.sasl.principal == f"hmsproxy/_HOST@{krb.realm}" and proxy.host == "127.0.0.1"
+    assert proxy._kerberos.principal == f"hmsproxy/{NAME}@{krb.realm}"
+    krb.kinit("alice", kerberos_env)
     for side, (port, service) in _ends(kerberized, proxy).items():
         client, transport = independent_client(port, service=service, host=NAME)
         try:
