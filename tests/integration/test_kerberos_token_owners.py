@@ -30,7 +30,7 @@ from hmsproxy.protocol.delegation_token import Token, TokenIdentifier, sasl_pass
 from hmsproxy.protocol.kerberos_client import local_host_name
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from tests.contract.jars import java_tool
-from tests.integration.test_kerberos_inbound import HIVE, PROXY, _audit, independent_client, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import HIVE, PROXY, _audit, independent_client, realm, run_spark_job  # noqa: F401 - fixtures
 from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.hive_cli import pyspark_jars
 
@@ -235,6 +235,55 @@ def test_hives_java_client_tokens_as_the_metastore_gives_them(krb, kerberized, p
     assert _outcomes(through_proxy) == _outcomes(metastore)
     assert metastore["get"][1].endswith("kind=HIVE_DELEGATION_TOKEN") and f"owner={owner} " in metastore["get"][1]
     assert metastore["login"] == (True, "served")
+
+
+@pytest.fixture(scope="module")
+def token_task_jar(tmp_path_factory) -> Path:
+    """java/hmsproxytest/HiveTokenTask.java compiled against pyspark's jars, as a jar for spark.jars."""
+    root = tmp_path_factory.mktemp("hive-token-task")
+    classes = root / "classes"
+    source = SOURCE.parent / "hmsproxytest" / "HiveTokenTask.java"
+    compiled = subprocess.run(
+        [java_tool("javac"), "-nowarn", "-cp", f"{pyspark_jars()}/*", "-d", str(classes), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    jar = root / "hive-token-task.jar"
+    subprocess.run([java_tool("jar"), "cf", str(jar), "-C", str(classes), "."], check=True, capture_output=True, timeout=120)
+    return jar
+
+
+@pytest.mark.spark
+def test_sparks_own_token_provider_on_a_standalone_cluster(krb, kerberized, proxy, spark_cluster, token_task_jar, audit_file, tmp_path):
+    """A Spark application on the standalone cluster, logged in from alice's keytab: its driver runs
+    Spark's HiveDelegationTokenProvider (owner: the full principal), once against the metastore and
+    once through the proxy, and its two executors each log in with the token by Hive's client."""
+    sides = {
+        side: [f"thrift://{NAME}:{port}", f"{service}/_HOST@{krb.realm}"] for side, (port, service) in _ends(kerberized, proxy).items()
+    }
+    before = len(_audit(audit_file)) if audit_file.exists() else 0
+    answer = run_spark_job(
+        krb,
+        tmp_path,
+        "tests.support.spark_token_provider_job",
+        spark_cluster.master_url,
+        "alice",
+        str(krb.krb5_conf),
+        str(token_task_jar),
+        json.dumps(sides),
+    )
+    print(json.dumps(answer, indent=1))
+    assert answer["user"] == krb.principal("alice")
+    assert answer["spark_logged_in"] is False  # standalone: spark-submit leaves spark.kerberos.keytab alone; the driver logs in
+    for side, (_, service) in sides.items():
+        assert answer[side]["token"], f"{side}: Spark's provider got no token (its warning is in the driver's log)"
+        recorded = _recorded(answer[side]["token"])
+        assert recorded == f"owner={krb.principal('alice')} renewer={service.split('/')[0]} realUser=", (side, recorded)
+        assert answer[side]["executors"] == ["executor 0\tserved", "executor 1\tserved"], (side, answer[side])
+    logins = [line for line in _audit(audit_file)[before:] if line["method"] == "get_all_databases"]
+    assert len(logins) >= 2 and {line["user"] for line in logins} == {"alice"}, logins
 
 
 def test_a_stranger_may_not_cancel_where_hive_lets_anyone(krb, kerberized, proxy, kerberos_env):
