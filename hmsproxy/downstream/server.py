@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from functools import partial
 
 from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
@@ -151,17 +152,18 @@ class ProxyServer:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
         # A token's owner is recorded as asked, alice@REALM or alice: Hive's session is its short name either way.
-        user = user_short_name(principal, self._sasl.auth_to_local, self._kerberos.principal.partition("@")[2])
+        short_name = partial(user_short_name, rules=self._sasl.auth_to_local, own_realm=self._kerberos.principal.partition("@")[2])
+        user = short_name(principal)
         if user is None:
             log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)
             raise OSError(f"no auth-to-local rule applies to {principal}")
         if via_token:
-            session.authenticate(user, principal, impersonates=False)
+            session.authenticate(user, principal, impersonates=False, short_name=short_name)
             session.via_token = True
             log.info("client %s: authenticated with a delegation token of %s (user %s)", session.client_address, principal, user)
             return framed
         rule = self._impersonators.get(user)
-        session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule)
+        session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule, short_name=short_name)
         log.info("client %s: authenticated as %s (user %s, QOP %s)", session.client_address, principal, session.user, framed.qop)
         return framed
 

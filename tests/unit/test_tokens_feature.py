@@ -5,11 +5,12 @@ calls go to the primary; no other call meets its hook."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import pytest
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.config.auth_to_local import parse_rule
+from hmsproxy.config.auth_to_local import parse_rule, user_short_name
 from hmsproxy.config.model import ServerSaslConfig
 from hmsproxy.protocol.delegation_token import Token, TokenIdentifier
 from hmsproxy.routing.methods import METHOD_SPECS
@@ -118,8 +119,8 @@ def test_renew_and_cancel_by_hives_rules_for_full_and_short_owners(kerberized):
 def test_the_owner_and_renewer_go_through_the_sessions_auth_to_local_rules(tmp_path, primary):
     rules = tuple(parse_rule(r) for r in ("RULE:[1:$1@$0](alice@HMSPROXY[.]TEST)s/@.*/_k/", "RULE:[2:$1](hive)s/.*/metastore/"))
     handler = _with_sasl(tmp_path, primary, dataclasses.replace(SASL, auth_to_local=rules))
-    alice = _session(handler, "alice_k")  # server.py made alice@HMSPROXY.TEST alice_k by the same rules
-    alice.principal = "alice@HMSPROXY.TEST"
+    alice = Session(handler.backends, "test")  # as downstream/server.py authenticates her: alice_k by the rules
+    alice.authenticate("alice_k", "alice@HMSPROXY.TEST", short_name=partial(user_short_name, rules=rules, own_realm="HMSPROXY.TEST"))
     ident = _ident(
         _call(
             handler,

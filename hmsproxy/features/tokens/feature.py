@@ -9,9 +9,6 @@ ever pays for this feature (its hook wants only these three methods).
 
 from __future__ import annotations
 
-from functools import partial
-
-from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import Config
 from hmsproxy.features.tokens.store import DELEGATION_TOKENS_SCHEMA, DelegationTokens, TokenRefused
 from hmsproxy.pipeline.call import Call
@@ -33,8 +30,6 @@ class Tokens(Feature):
         super().__init__(platform)
         #: The token store while server.sasl is on (DIGEST-MD5 logins ask it too, downstream/server.py); else None.
         self.tokens: DelegationTokens | None = None
-        #: A name -> its short name by server.sasl.auth-to-local, as the sessions' identities are made.
-        self.short_name = None
 
     def configure(self, config: Config) -> None:
         sasl, store = config.server.sasl, self.platform.store
@@ -42,7 +37,6 @@ class Tokens(Feature):
             self.tokens = None
             return
         self.tokens = DelegationTokens(store, sasl.token_renew_interval_ms, sasl.token_max_lifetime_ms)
-        self.short_name = partial(user_short_name, rules=sasl.auth_to_local, own_realm=sasl.principal.rpartition("@")[2] or None)
 
     def idle(self, hook: str) -> bool:
         return self.tokens is None
@@ -52,14 +46,16 @@ class Tokens(Feature):
         if tokens is None:  # a reload turned server.sasl off while this call was on its way
             return None
         result = call.spec.result_cls()
-        result.success = answer(tokens, self.short_name, call.session, call.spec.name, call.args)
+        result.success = answer(tokens, call.session, call.spec.name, call.args)
         return result
 
 
-def answer(tokens: DelegationTokens, short_name, session, method: str, args):
+def answer(tokens: DelegationTokens, session, method: str, args):
     """get/renew/cancel_delegation_token for `session`, which must have authenticated with Kerberos,
     by Hive's rules (HiveDelegationTokenManager, Hadoop's AbstractDelegationTokenSecretManager):
-    owners and renewers are compared on short names (`short_name`: the session's auth-to-local)."""
+    owners and renewers are compared on short names, made by the rules that named the session
+    (session.short_name: server.sasl.auth-to-local)."""
+    short_name = session.short_name
     if session.principal is None:
         raise TokenRefused(f"hmsproxy: {method} needs a Kerberos-authenticated connection")
     if method == "get_delegation_token":
