@@ -142,6 +142,16 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
             "did you mean 'hosts'",
         ),
         (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: ['spark/gw@EXAMPLE.COM']}"),
+            "server.sasl.impersonation[0]",
+            "'spark/gw@EXAMPLE.COM' is a Kerberos principal; name its user (its short name, e.g. 'spark')",
+        ),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc, users: [alice@EXAMPLE.COM]}]}"),
+            "server.sasl.impersonation[0].users[0]",
+            "is a Kerberos principal",
+        ),
+        (
             ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),
             "server.sasl.auth-to-local[1]",
             "not DEFAULT nor RULE",
