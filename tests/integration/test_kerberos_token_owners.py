@@ -26,13 +26,14 @@ from thriftpy2.transport import TSocket
 
 from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.protocol import idl
-from hmsproxy.protocol.delegation_token import Token, TokenIdentifier, sasl_password, sasl_username
+from hmsproxy.protocol.delegation_token import Token, TokenIdentifier
 from hmsproxy.protocol.kerberos_client import local_host_name
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from tests.contract.jars import java_tool
 from tests.integration.test_kerberos_inbound import HIVE, PROXY, _audit, independent_client, realm, run_spark_job  # noqa: F401 - fixtures
 from tests.integration.test_kerberos_inbound import _serve as serve_kerberized
 from tests.support.hive_cli import pyspark_jars
+from tests.support.token_digest import TokenDigest
 
 SOURCE = Path(__file__).parent / "java" / "HiveTokenClient.java"
 #: This machine's canonical name: what `_HOST` becomes in the metastore's and the proxy's own principal.
@@ -76,39 +77,12 @@ def _ends(kerberized, proxy) -> dict[str, tuple[int, str]]:
     return {"metastore": (kerberized.port, "hive"), "proxy": (proxy.port, "hmsproxy")}
 
 
-class _Digest:
-    """pure-sasl's DIGEST-MD5 with a token's identifier and password, as Hadoop's clients log in with one."""
-
-    def __init__(self, token: Token):
-        from puresasl.client import SASLClient
-
-        # digest-uri "null/default", as Hive's Java client sends it (protocol null, server "default"),
-        # and Hive's server demands ("Mismatched URI: /default; expecting: null/default")
-        user, password = sasl_username(token.identifier), sasl_password(token.password)
-        self._client = SASLClient("default", "null", mechanism="DIGEST-MD5", username=user, password=password)
-
-    def start(self, mechanism):
-        return True, mechanism, self._client.process() or b""
-
-    def step(self, challenge):
-        return True, self._client.process(challenge) or b""
-
-    def encode(self, data):
-        return True, data
-
-    def decode(self, frame):
-        return True, frame[4:]
-
-    def getError(self):  # noqa: N802 - thriftpy2's name
-        return ""
-
-
 def _login_with(port: int, token_str: str) -> str:
     """A client holding only the token: 'served' when it logs in and lists the databases."""
     from thriftpy2.transport.sasl import TSaslClientTransport
 
     token = Token.decode(token_str)
-    transport = TSaslClientTransport(lambda: _Digest(token), "DIGEST-MD5", TSocket(NAME, port, socket_timeout=60_000))
+    transport = TSaslClientTransport(lambda: TokenDigest(token), "DIGEST-MD5", TSocket(NAME, port, socket_timeout=60_000))
     transport.open()
     try:
         return "served" if "default" in TClient(idl.HmsProxy, TBinaryProtocol(transport)).get_all_databases() else "no default"
