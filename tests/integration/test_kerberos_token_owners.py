@@ -5,12 +5,15 @@ own answer to the same call (a real MIT KDC).
   HiveDelegationTokenProvider asks for) or a short name (`alice`), from a Python client
   (thriftpy2 + pure-sasl) and from Hive 2.3's own Java HiveMetaStoreClient (java/HiveTokenClient.java):
   what the token records, whether its holder logs in with it alone (DIGEST-MD5), renew, cancel.
+* Spark's own HiveDelegationTokenProvider, run by the driver of an application on the standalone
+  cluster, whose two executors then log in with the token (tests/support/spark_token_provider_job.py).
 * `_HOST`: the metastore runs with `hive/_HOST@REALM` and the proxy, bound to 127.0.0.1, with
   `hmsproxy/_HOST@REALM`; clients dial both by this machine's canonical name and are accepted.
 
-The one difference is stated and asserted: Hive 2.3 refuses every renewal by a Kerberos caller (it
-compares the caller's full name with the renewer's short name, HADOOP-15068); the proxy follows
-Hive 3's fix and compares short names.
+Two differences are stated and asserted: Hive 2.3 refuses every renewal by a Kerberos caller (it
+compares the caller's full name with the renewer's short name, HADOOP-15068), where the proxy
+follows Hive 3's fix and compares short names; and Hive lets anyone cancel any token, where the
+proxy keeps Hadoop's owner-or-renewer rule.
 """
 
 from __future__ import annotations

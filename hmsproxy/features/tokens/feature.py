@@ -55,7 +55,6 @@ def answer(tokens: DelegationTokens, session, method: str, args):
     by Hive's rules (HiveDelegationTokenManager, Hadoop's AbstractDelegationTokenSecretManager):
     owners and renewers are compared on short names, made by the rules that named the session
     (session.short_name: server.sasl.auth-to-local)."""
-    short_name = session.short_name
     if session.principal is None:
         raise TokenRefused(f"hmsproxy: {method} needs a Kerberos-authenticated connection")
     if method == "get_delegation_token":
@@ -63,21 +62,21 @@ def answer(tokens: DelegationTokens, session, method: str, args):
             raise TokenRefused("hmsproxy: a connection authenticated with a delegation token may not get new tokens (log in with Kerberos)")
         # "": the caller, recorded by its full name as Hadoop's own token fetchers record it (hmsproxy's; Hive refuses it)
         owner = args.token_owner or session.principal
-        real_user = _real_user(short_name, session, owner)
+        real_user = _real_user(session, owner)
         renewer = args.renewer_kerberos_principal_name or session.principal_user  # "": the caller (hmsproxy's; Hive: no renewer)
-        renewer_short = _short(short_name, renewer, "renewer")
+        renewer_short = _short(session, renewer, "renewer")
         # Recorded as Hive does: the owner as asked, the renewer's short name, the real user's full name.
         return tokens.issue(owner, renewer_short, real_user)
     if method == "renew_delegation_token":
         return tokens.renew(args.token_str_form, session.principal_user)
-    tokens.cancel(args.token_str_form, session.principal_user, short_name)
+    tokens.cancel(args.token_str_form, session.principal_user, session.short_name)
     return None
 
 
-def _real_user(short_name, session, owner: str) -> str:
+def _real_user(session, owner: str) -> str:
     """ "" when `owner` is the caller on short names (alice@REALM and alice alike); else the caller's
     principal, as a proxy user asking for another, allowed only by server.sasl.impersonation."""
-    owner_short = _short(short_name, owner, "owner")
+    owner_short = _short(session, owner, "owner")
     if owner_short == session.principal_user:
         return ""
     if not session.impersonates:
@@ -91,8 +90,8 @@ def _real_user(short_name, session, owner: str) -> str:
     return session.principal
 
 
-def _short(short_name, name: str, role: str) -> str:
-    found = short_name(name)
+def _short(session, name: str, role: str) -> str:
+    found = session.short_name(name)
     if found is None:  # Hadoop: "Illegal principal name"
         raise TokenRefused(f"hmsproxy: no auth-to-local rule gives the token's {role} {name} a user name")
     return found
