@@ -219,9 +219,9 @@ def token_task_jar(tmp_path_factory) -> Path:
     """java/hmsproxytest/HiveTokenTask.java compiled against pyspark's jars, as a jar for spark.jars."""
     root = tmp_path_factory.mktemp("hive-token-task")
     classes = root / "classes"
-    source = SOURCE.parent / "hmsproxytest" / "HiveTokenTask.java"
+    sources = sorted(str(path) for path in (SOURCE.parent / "hmsproxytest").glob("*.java"))
     compiled = subprocess.run(
-        [java_tool("javac"), "-nowarn", "-cp", f"{pyspark_jars()}/*", "-d", str(classes), str(source)],
+        [java_tool("javac"), "-nowarn", "-cp", f"{pyspark_jars()}/*", "-d", str(classes), *sources],
         capture_output=True,
         text=True,
         timeout=300,
@@ -235,8 +235,9 @@ def token_task_jar(tmp_path_factory) -> Path:
 @pytest.mark.spark
 def test_sparks_own_token_provider_on_a_standalone_cluster(krb, kerberized, proxy, spark_cluster, token_task_jar, audit_file, tmp_path):
     """A Spark application on the standalone cluster, logged in from alice's keytab: its driver runs
-    Spark's HiveDelegationTokenProvider (owner: the full principal), once against the metastore and
-    once through the proxy, and its two executors each log in with the token by Hive's client."""
+    Spark's HiveDelegationTokenProvider against the metastore and through the proxy, as the keytab's
+    user (owner alice@REALM) and as `--proxy-user alice` (owner alice), and its two executors each
+    log in with each token by Hive's client."""
     sides = {
         side: [f"thrift://{NAME}:{port}", f"{service}/_HOST@{krb.realm}"] for side, (port, service) in _ends(kerberized, proxy).items()
     }
@@ -255,10 +256,13 @@ def test_sparks_own_token_provider_on_a_standalone_cluster(krb, kerberized, prox
     assert answer["user"] == krb.principal("alice")
     assert answer["spark_logged_in"] is False  # standalone: spark-submit leaves spark.kerberos.keytab alone; the driver logs in
     for side, (_, service) in sides.items():
-        assert answer[side]["token"], f"{side}: Spark's provider got no token (its warning is in the driver's log)"
-        recorded = _recorded(answer[side]["token"])
-        assert recorded == f"owner={krb.principal('alice')} renewer={service.split('/')[0]} realUser=", (side, recorded)
-        assert answer[side]["executors"] == ["executor 0\tserved", "executor 1\tserved"], (side, answer[side])
+        # --proxy-user alice: the provider calls as the real user (alice@REALM), so "alice" is her own token too
+        for form, owner in (("full", krb.principal("alice")), ("short", "alice")):
+            got = answer[side][form]
+            assert got["token"], f"{side}, {form}: Spark's provider got no token (its warning is in the driver's log)"
+            recorded = _recorded(got["token"])
+            assert recorded == f"owner={owner} renewer={service.split('/')[0]} realUser=", (side, form, recorded)
+            assert got["executors"] == ["executor 0\tserved", "executor 1\tserved"], (side, form, got)
     logins = [line for line in _audit(audit_file)[before:] if line["method"] == "get_all_databases"]
     assert len(logins) >= 2 and {line["user"] for line in logins} == {"alice"}, logins
 

@@ -12,7 +12,10 @@ creds), which asks `get_delegation_token(currentUser.getUserName(), hive.metasto
 -- the full principal as owner, the principal pattern as renewer -- and keeps the token under
 `hive.server2.delegation.token`. Its executors then use that token as executors do on YARN: in the
 task's UGI, with Hive's own client (java/hmsproxytest/HiveTokenTask.java, shipped in JAR).
-Prints one line `RESULT {json}`: the driver's user, and per side the token and each executor's answer.
+The provider runs twice per side: as the keytab's user (owner `alice@REALM`) and as `spark-submit
+--proxy-user alice` runs it (java/hmsproxytest/ProxyUserProvider.java: owner `alice`, a short name).
+Prints one line `RESULT {json}`: the driver's user, and per side and owner form the token and each
+executor's answer.
 """
 
 from __future__ import annotations
@@ -41,15 +44,19 @@ def kerberized_cluster_spark(master: str, principal: str, keytab: str, krb5_conf
     )
 
 
-def obtain_and_use(spark, uri: str, service: str) -> dict:
-    """The provider's token from `uri` (its metastore principal `service`), and the executors' use of it."""
+def obtain_and_use(spark, uri: str, service: str, proxy_user: str | None = None) -> dict:
+    """The provider's token from `uri` (its metastore principal `service`), and the executors' use of
+    it. `proxy_user`: as `spark-submit --proxy-user` runs it (the owner is then that short name)."""
     jvm, jsc = spark._jvm, spark.sparkContext._jsc
     conf = jvm.org.apache.hadoop.conf.Configuration(jsc.hadoopConfiguration())
     conf.set("hive.metastore.uris", uri)
     conf.set("hive.metastore.kerberos.principal", service)
     creds = jvm.org.apache.hadoop.security.Credentials()
-    provider = jvm.org.apache.spark.sql.hive.security.HiveDelegationTokenProvider()
-    provider.obtainDelegationTokens(conf, jsc.sc().conf(), creds)  # logs and gives none on failure, as under YARN
+    # Either way the provider logs a failure and gives no token, as under YARN.
+    if proxy_user is None:
+        jvm.org.apache.spark.sql.hive.security.HiveDelegationTokenProvider().obtainDelegationTokens(conf, jsc.sc().conf(), creds)
+    else:
+        jvm.hmsproxytest.ProxyUserProvider.obtain(proxy_user, conf, jsc.sc().conf(), creds)
     token = creds.getToken(jvm.org.apache.hadoop.io.Text("hive.server2.delegation.token"))
     if token is None:
         return {"token": None, "executors": []}
@@ -70,8 +77,9 @@ def main(master: str, principal: str, keytab: str, _service: str, krb5_conf: str
         if not logged_in_by_spark:  # spark-submit logs in from spark.kerberos.keytab for YARN and Kubernetes only
             ugi.loginUserFromKeytab(principal, keytab)
         out = {"user": ugi.getCurrentUser().getUserName(), "spark_logged_in": logged_in_by_spark}
+        short = principal.split("@", 1)[0].split("/", 1)[0]
         for side, (uri, service) in json.loads(sides).items():
-            out[side] = obtain_and_use(spark, uri, service)
+            out[side] = {"full": obtain_and_use(spark, uri, service), "short": obtain_and_use(spark, uri, service, short)}
     finally:
         spark.stop()
     print("RESULT " + json.dumps(out), flush=True)
