@@ -80,3 +80,12 @@ def short_name(principal: str, rules: tuple[Rule, ...], own_realm: str | None) -
         if name is not None:
             return name
     return None
+
+
+def user_short_name(name: str, rules: tuple[Rule, ...], own_realm: str | None) -> str | None:
+    """Hadoop's UserGroupInformation.createRemoteUser(name).getShortUserName(): a name without a
+    realm is a user name already, kept whole (`alice`, even `svc/host`); a principal goes through
+    the rules as a client's does (`alice@EXAMPLE.COM` -> `alice`). None: no rule applies."""
+    if "@" not in name:
+        return name
+    return short_name(name, rules, own_realm)

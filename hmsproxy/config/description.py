@@ -54,7 +54,7 @@ def _describe_operations(config: Config, feature_sections: Sequence[ConfigSectio
             if server.sasl.enabled
             else "plain"
         )
-        kerberos = f"{server.sasl.principal} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
+        kerberos = f"{_own_principal(server)} from keytab {server.sasl.keytab} (towards metastores with sasl; own port: {port})"
         if server.sasl.enabled and server.sasl.auth_to_local:
             kerberos += f"; user names by auth-to-local: {' | '.join(rule.text for rule in server.sasl.auth_to_local)}"
         if server.sasl.enabled:
@@ -186,3 +186,16 @@ def _describe_proxy_user(rule: ProxyUser) -> str:
         return rule.name
     limits = [f"{what} {','.join(names)}" for what, names in (("users", rule.users), ("groups", rule.groups)) if names]
     return f"{rule.name} (for {'; '.join(limits)}; from {','.join(rule.hosts)})"
+
+
+def _own_principal(server) -> str:
+    """server.sasl.principal as the proxy resolves it, with the `_HOST` rule when it has one."""
+    from hmsproxy.protocol.kerberos_client import is_address, own_principal
+
+    pattern = server.sasl.principal
+    if "_HOST" not in pattern:
+        return pattern
+    resolved = own_principal(pattern, server.host)
+    if server.host and not is_address(server.host):
+        return f"{pattern} = {resolved} (_HOST: server.host, a host name; Hive's metastore would take this machine's canonical name)"
+    return f"{pattern} = {resolved} (_HOST: this machine's canonical name, as Hive's metastore; server.host {server.host or '(none)'} is an address)"

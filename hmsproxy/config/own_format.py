@@ -147,11 +147,11 @@ _PROXY_USER_KEYS = ("user", "hosts", "users", "groups")
 def _read_proxy_user(ctx: Ctx, path: str, raw: Any) -> ProxyUser:
     """`hive` (may act for anyone, from anywhere) or `{user: hive, hosts: [10.0.0.0/8], users: [alice], groups: [etl]}`."""
     if isinstance(raw, str):
-        return ProxyUser(read_str(ctx, path, raw))
+        return ProxyUser(_user_name(ctx, path, raw))
     section = read_section(ctx, path, read_mapping(ctx, path, raw), _PROXY_USER_KEYS)
     if not present(section, "user"):
         raise ctx.error(join_key(path, "user"), "required: the short name that may act for others")
-    name = read_str(ctx, join_key(path, "user"), section["user"])
+    name = _user_name(ctx, join_key(path, "user"), section["user"])
 
     def names(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         if not present(section, key):
@@ -169,9 +169,21 @@ def _read_proxy_user(ctx: Ctx, path: str, raw: Any) -> ProxyUser:
                     at_index(join_key(path, "hosts"), i), f"{host!r} is not an IP address, a CIDR such as 10.0.0.0/8, or *"
                 ) from None
     users, groups = names("users", ()), names("groups", ())
+    for i, user in enumerate(users):
+        _user_name(ctx, at_index(join_key(path, "users"), i), user)
     if not users and not groups:  # as Hadoop: a proxy user with neither may act for no one; say so instead
         raise ctx.error(path, f"{name} needs users or groups it may act for (* for anyone)")
     return ProxyUser(name, hosts, users, groups)
+
+
+def _user_name(ctx: Ctx, path: str, raw: Any) -> str:
+    """A user (short) name, as Hadoop's hadoop.proxyuser.* names them: a principal there would never
+    match, since sessions and token owners are compared by their short names."""
+    name = read_str(ctx, path, raw)
+    if "@" in name:
+        short = name.split("@", 1)[0].split("/", 1)[0]
+        raise ctx.error(path, f"{name!r} is a Kerberos principal; name its user (its short name, e.g. {short!r})")
+    return name
 
 
 def _read_qops(ctx: Ctx, path: str, raw: Any) -> tuple[str, ...]:

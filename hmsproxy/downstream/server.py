@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from functools import partial
 
 from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
-from hmsproxy.config.auth_to_local import short_name
+from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
 from hmsproxy.downstream.hits import Hits
 from hmsproxy.downstream.kerberos import KerberosService
@@ -150,17 +151,19 @@ class ProxyServer:
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
-        if via_token:  # the token's owner, a user name already (Hive's tokens carry short names)
-            session.authenticate(principal, principal, impersonates=False)
-            session.via_token = True
-            log.info("client %s: authenticated with a delegation token of %s", session.client_address, principal)
-            return framed
-        user = short_name(principal, self._sasl.auth_to_local, self._kerberos.principal.partition("@")[2])
+        # A token's owner is recorded as asked, alice@REALM or alice: Hive's session is its short name either way.
+        short_name = partial(user_short_name, rules=self._sasl.auth_to_local, own_realm=self._kerberos.principal.partition("@")[2])
+        user = short_name(principal)
         if user is None:
             log.warning("client %s: refused: no auth-to-local rule gives %s a user name", session.client_address, principal)
             raise OSError(f"no auth-to-local rule applies to {principal}")
+        if via_token:
+            session.authenticate(user, principal, impersonates=False, short_name=short_name)
+            session.via_token = True
+            log.info("client %s: authenticated with a delegation token of %s (user %s)", session.client_address, principal, user)
+            return framed
         rule = self._impersonators.get(user)
-        session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule)
+        session.authenticate(user, principal, impersonates=rule is not None, proxy_user=rule, short_name=short_name)
         log.info("client %s: authenticated as %s (user %s, QOP %s)", session.client_address, principal, session.user, framed.qop)
         return framed
 

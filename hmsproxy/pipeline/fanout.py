@@ -137,6 +137,11 @@ class FanOutCalls:
         # cannot claim another name: the metastores hear its own.
         if not session.accepts_set_ugi:
             args = idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups)
+        elif session.principal is not None:  # a proxy user's user, as Hadoop's createProxyUser: alice@REALM acts as alice
+            user = session.short_name(args.user_name)
+            if user is None:
+                raise AccessDenied(f"hmsproxy: no auth-to-local rule gives {args.user_name} a user name")
+            args = idl.HmsProxy.set_ugi_args(user_name=user, group_names=args.group_names)
         refused = session.impersonation_refusal(args.user_name)  # a proxy user beyond its hosts/users/groups
         if refused:
             raise AccessDenied(f"hmsproxy: {refused}")

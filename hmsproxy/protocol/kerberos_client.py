@@ -8,13 +8,16 @@ own tickets (`kinit`, KRB5CCNAME), for hmsproxy's clients towards a Kerberized p
 (protocol/client.py, protocol/statement_wire.py).
 
 `service_principal` replaces `_HOST` as Hadoop's SecurityUtil.getServerPrincipal does: with the
-host the client connects to, lower-cased (a wildcard or empty host: this machine's name).
+host the client connects to, lower-cased (a wildcard or empty host: this machine's canonical name).
+`own_principal` is the proxy's own principal (server.sasl.principal): `_HOST` is this machine's
+canonical name, as Hive's metastore resolves it, unless server.host is a host name (docs/kerberos.md).
 
 gssapi (the `kerberos` extra) is imported on first use: nothing without Kerberos needs it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from typing import Protocol
@@ -28,12 +31,46 @@ MAX_RECEIVE = 0xFFFFFF
 
 
 def service_principal(pattern: str, host: str | None) -> str:
-    """`pattern` with `_HOST` replaced by `host` lower-cased, as Hadoop does."""
+    """`pattern` with `_HOST` replaced by `host` lower-cased, as Hadoop does (no DNS lookup)."""
     if "_HOST" not in pattern:
         return pattern
     if not host or host == "0.0.0.0":
-        host = socket.getfqdn()
+        host = local_host_name()
     return pattern.replace("_HOST", host.lower())
+
+
+def own_principal(pattern: str, bind_host: str | None) -> str:
+    """The proxy's own principal: `_HOST` is `bind_host` when it is a host name, else (an address,
+    0.0.0.0, none) this machine's canonical name. Hive's metastore always takes the canonical name
+    (SecurityUtil.getServerPrincipal(principal, "0.0.0.0")), so a hive-site.xml principal names the
+    same service here whichever address the proxy binds."""
+    return service_principal(pattern, None if not bind_host or is_address(bind_host) else bind_host)
+
+
+def is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def local_host_name() -> str:
+    """This machine's canonical name as Java's InetAddress.getLocalHost().getCanonicalHostName()
+    gives it (Hadoop's SecurityUtil.getLocalHostName): the host name's address, looked up backwards,
+    kept only when it resolves to that address again; else the address itself."""
+    name = socket.gethostname()
+    try:
+        address = socket.gethostbyname(name)
+    except OSError:
+        return name
+    try:
+        canonical = socket.gethostbyaddr(address)[0]
+        if address in socket.gethostbyname_ex(canonical)[2]:
+            return canonical
+    except OSError:
+        pass
+    return address
 
 
 def load_gssapi():

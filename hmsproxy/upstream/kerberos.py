@@ -17,7 +17,15 @@ import itertools
 import os
 from dataclasses import dataclass
 
-from hmsproxy.protocol.kerberos_client import MAX_RECEIVE, QOP_LAYERS, GssapiMechanism, gss_reason, load_gssapi, service_principal
+from hmsproxy.protocol.kerberos_client import (
+    MAX_RECEIVE,
+    QOP_LAYERS,
+    GssapiMechanism,
+    gss_reason,
+    load_gssapi,
+    own_principal,
+    service_principal,
+)
 from hmsproxy.protocol.sasl import SaslError
 
 __all__ = [
@@ -35,11 +43,12 @@ _ccache_ids = itertools.count(1)
 
 
 class KerberosLogin:
-    """The proxy's credentials from `keytab` as `principal` (`_HOST`: `host`, or this machine's name):
+    """The proxy's credentials from `keytab` as `principal` (`_HOST`: `host` when it is a host name,
+    else this machine's canonical name: protocol/kerberos_client.own_principal):
     for initiating (towards metastores) or, with usage="accept", for clients of its own port."""
 
     def __init__(self, principal: str, keytab: str, host: str | None = None, *, usage: str = "initiate"):
-        self.principal = service_principal(principal, host)
+        self.principal = own_principal(principal, host)
         self.keytab = keytab
         self.usage = usage
         self._ccache = f"MEMORY:hmsproxy-{os.getpid()}-{next(_ccache_ids)}"

@@ -15,7 +15,9 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+from collections.abc import Callable
 
+from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
@@ -39,6 +41,11 @@ class Session:
         self.caller: tuple = (None, ())
         #: The Kerberos principal the client authenticated as (SASL on the proxy's port); None: unauthenticated.
         self.principal: str | None = None
+        #: The principal's short name, the identity it authenticated as (set_ugi of a proxy user changes `user`, not this).
+        self.principal_user: str | None = None
+        #: A principal or user name -> the user it acts as, by the rules that made `principal_user`
+        #: (server.sasl.auth-to-local: alice@REALM -> alice; a bare name stays); None: no rule applies.
+        self.short_name: Callable[[str], str | None] = _without_rules
         #: The authenticated principal may act for others with set_ugi (server.sasl.impersonation).
         self.impersonates = False
         #: Whom it may act for, from where (config/model.ProxyUser; None: anyone, or no impersonation).
@@ -69,12 +76,14 @@ class Session:
         """Whether set_ugi may set the identity: no Kerberos, or a principal allowed to impersonate."""
         return self.principal is None or self.impersonates
 
-    def authenticate(self, user: str, principal: str, *, impersonates: bool = False, proxy_user=None) -> None:
+    def authenticate(self, user: str, principal: str, *, impersonates: bool = False, proxy_user=None, short_name=None) -> None:
         """The client proved to be `principal` (downstream/kerberos.py): `user`, its short name, is
         this session's identity; set_ugi can no longer change it, unless `impersonates` (the
         principal is in server.sasl.impersonation: a service acting for its users, within `proxy_user`'s
         limits, upstream/impersonation.py)."""
         self.user, self.groups, self.principal, self.impersonates = user, [], principal, impersonates
+        self.principal_user = user
+        self.short_name = short_name or _without_rules
         self.proxy_user = proxy_user
         self.caller = (user, ())
 
@@ -368,3 +377,8 @@ def conn_key(metastore: MetastoreConfig, read_only: bool) -> tuple[str, bool]:
     """Which of a session's connections a call takes: the metastore's, on its read-only URIs when it
     has them and the call may use them."""
     return metastore.name, read_only and bool(metastore.read_only_uris)
+
+
+def _without_rules(name: str) -> str | None:
+    """No auth-to-local rules: a principal's first component, a bare name as it is."""
+    return user_short_name(name, (), None)

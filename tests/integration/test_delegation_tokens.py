@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from thriftpy2.thrift import TApplicationException
@@ -25,32 +26,18 @@ from tests.support.ha_pair import plain_table
 #: token's identifier and password as Hadoop's clients give them. Prints what it read as JSON.
 TOKEN_CLIENT = r"""
 import json, sys
-from puresasl.client import SASLClient
 from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket
 from thriftpy2.transport.sasl import TSaslClientTransport
 from hmsproxy.protocol import idl
-from hmsproxy.protocol.delegation_token import Token, sasl_password, sasl_username
+from hmsproxy.protocol.delegation_token import Token
+from tests.support.token_digest import TokenDigest
 
 port, token_str, db, table = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 token = Token.decode(token_str)
 
-class Digest:
-    def __init__(self):
-        self.c = SASLClient("default", "hive", mechanism="DIGEST-MD5", username=sasl_username(token.identifier), password=sasl_password(token.password))
-    def start(self, mechanism):
-        return True, mechanism, self.c.process() or b""
-    def step(self, challenge):
-        return True, self.c.process(challenge) or b""
-    def encode(self, data):
-        return True, data
-    def decode(self, frame):
-        return True, frame[4:]
-    def getError(self):
-        return ""
-
-transport = TSaslClientTransport(Digest, "DIGEST-MD5", TSocket("127.0.0.1", int(port), socket_timeout=60000))
+transport = TSaslClientTransport(lambda: TokenDigest(token, "hive"), "DIGEST-MD5", TSocket("127.0.0.1", int(port), socket_timeout=60000))
 try:
     transport.open()
 except Exception as e:
@@ -103,7 +90,8 @@ def alice(proxies, realm, kerberos_env, tmp_path):  # noqa: F811
 
 
 def _as_second_process(port: int, token_str: str, db: str, tmp_path) -> dict:
-    env = dict(os.environ, KRB5CCNAME=f"FILE:{tmp_path / 'no-such-cache'}")  # no ticket at all
+    # No ticket at all; the repository on the path for tests.support.token_digest.
+    env = dict(os.environ, KRB5CCNAME=f"FILE:{tmp_path / 'no-such-cache'}", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     out = subprocess.run(
         [sys.executable, "-c", TOKEN_CLIENT, str(port), token_str, db, "t"], env=env, capture_output=True, text=True, timeout=120
     )

@@ -69,15 +69,17 @@ def _serve(
     tls: TlsConfig | None = None,
     auth_to_local: tuple[str, ...] = (),
     store_url: str | None = None,
+    principal: str | None = None,
     **token_limits,
 ):
     """The proxy, its port Kerberos-only (`qop`); carol may act for others (impersonation).
-    `store_url`: a store of the test's (proxies sharing tokens); `token_limits`: ServerSaslConfig's token_* fields."""
+    `store_url`: a store of the test's (proxies sharing tokens); `principal`: server.sasl.principal
+    (default hmsproxy/localhost); `token_limits`: ServerSaslConfig's token_* fields."""
     base = prefixed_config(kerberized.uri, kerberized.uri)
     primary = dataclasses.replace(base.primary, sasl=MetastoreSaslConfig(principal=f"hive/_HOST@{realm.realm}"))
     identity = ServerSaslConfig(
         enabled=True,
-        principal=realm.principal(PROXY),
+        principal=principal or realm.principal(PROXY),
         keytab=str(realm.principals[PROXY]),
         qop=qop,
         impersonation=("carol",),
@@ -136,19 +138,19 @@ class PureSaslClient:
         return self.error
 
 
-def independent_client(port: int, cafile: str | None = None):
-    """A metastore client over thriftpy2's SASL transport and pure-sasl GSSAPI, to hmsproxy@localhost
-    (inside TLS, verified against `cafile`, when given)."""
+def independent_client(port: int, cafile: str | None = None, service: str = "hmsproxy", host: str = "localhost"):
+    """A metastore client over thriftpy2's SASL transport and pure-sasl GSSAPI, to `service`@`host`
+    (hmsproxy@localhost; inside TLS, verified against `cafile`, when given)."""
     from thriftpy2.transport import TSSLSocket
     from thriftpy2.transport.sasl import TSaslClientTransport
 
     if cafile is None:
-        socket = TSocket("localhost", port, socket_timeout=60_000)
+        socket = TSocket(host, port, socket_timeout=60_000)
     else:  # the certificate names 127.0.0.1; the Kerberos service stays hmsproxy@localhost
         socket = TSSLSocket("127.0.0.1", port, socket_timeout=60_000, cafile=cafile)
     # No buffered transport on top: thriftpy2's SASL transport buffers writes itself, and its read(n)
     # waits for n bytes, which a buffered transport's read-ahead would never get.
-    transport = TSaslClientTransport(lambda: PureSaslClient("localhost", "hmsproxy"), "GSSAPI", socket)
+    transport = TSaslClientTransport(lambda: PureSaslClient(host, service), "GSSAPI", socket)
     transport.open()
     return TClient(idl.HmsProxy, TBinaryProtocol(transport)), transport
 

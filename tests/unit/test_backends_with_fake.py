@@ -5,9 +5,11 @@ backend connection a hmsproxy.testing FakeConnection.
 """
 
 from dataclasses import replace
+from functools import partial
 
 import pytest
 
+from hmsproxy.config.auth_to_local import parse_rule, user_short_name
 from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.protocol import idl
@@ -101,6 +103,20 @@ def test_a_principal_allowed_to_impersonate_acts_for_others(handler, session, pr
     assert (session.user, session.caller, session.principal) == ("bob", ("bob", ("analysts",)), "svc/host@EXAMPLE.COM")
     # The new connection first says who authenticated, then the fan-out says whom it acts for.
     assert [c.args.user_name for c in primary.calls_to("set_ugi")] == ["svc", "bob"]
+
+
+def test_a_proxy_user_naming_a_principal_acts_for_its_short_name(handler, session, primary):
+    """As Hadoop's createProxyUser(name).getShortUserName(): set_ugi('bob@EXAMPLE.COM') acts as bob,
+    by the session's auth-to-local rules; a name no rule maps is refused."""
+    rules = (parse_rule("RULE:[1:$1@$0](.*@EXAMPLE[.]COM)s/@.*//"),)
+    short_name = partial(user_short_name, rules=rules, own_realm="EXAMPLE.COM")
+    session.authenticate("svc", "svc/host@EXAMPLE.COM", impersonates=True, short_name=short_name)
+    dispatch(handler, session, "set_ugi", user_name="bob@EXAMPLE.COM", group_names=[])
+    assert (session.user, session.caller) == ("bob", ("bob", ()))
+    assert primary.calls_to("set_ugi")[-1].args.user_name == "bob"
+    with pytest.raises(hive.MetaException, match="no auth-to-local rule gives bob@OTHER.ORG a user name"):
+        unwrap(dispatch(handler, session, "set_ugi", user_name="bob@OTHER.ORG", group_names=[]))
+    assert session.user == "bob"
 
 
 def test_a_backend_that_is_down_fails_alone_and_recovers(handler, session, dw):

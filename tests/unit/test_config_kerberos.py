@@ -10,6 +10,7 @@ import pytest
 from hmsproxy.app import load_config
 from hmsproxy.config import ConfigError, describe
 from hmsproxy.config.model import MetastoreSaslConfig, ProxyUser, ServerSaslConfig
+from hmsproxy.protocol.kerberos_client import local_host_name
 
 
 def _load(tmp_path, text: str):
@@ -49,7 +50,10 @@ def test_the_keys_as_the_issue_writes_them(tmp_path):
     assert plain.sasl is None
     assert signed.sasl == MetastoreSaslConfig("hive/hms-3@EXAMPLE.COM", "auth-int")
     text = describe(config)
-    assert f"Kerberos identity: hmsproxy/_HOST@EXAMPLE.COM from keytab {tmp_path / 'proxy.keytab'}" in text
+    canonical = local_host_name().lower()  # server.host 127.0.0.1 is an address: _HOST as Hive's metastore takes it
+    assert f"Kerberos identity: hmsproxy/_HOST@EXAMPLE.COM = hmsproxy/{canonical}@EXAMPLE.COM (_HOST: " in text
+    assert f"is an address) from keytab {tmp_path / 'proxy.keytab'}" in text
+    assert "(_HOST: this machine's canonical name, as Hive's metastore; server.host 127.0.0.1 is an address)" in text
     assert "GSSAPI to hive/_HOST@EXAMPLE.COM (_HOST: each URI's host), QOP auth" in text
     assert "GSSAPI to hive/hms-3@EXAMPLE.COM (_HOST: each URI's host), QOP auth-int" in text
 
@@ -136,6 +140,16 @@ def test_a_kerberized_metastore_needs_the_proxys_identity(tmp_path):
             ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc, users: [a], host: [x]}]}"),
             "server.sasl.impersonation[0].host",
             "did you mean 'hosts'",
+        ),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: ['spark/gw@EXAMPLE.COM']}"),
+            "server.sasl.impersonation[0]",
+            "'spark/gw@EXAMPLE.COM' is a Kerberos principal; name its user (its short name, e.g. 'spark')",
+        ),
+        (
+            ("keytab: KEYTAB}", "keytab: KEYTAB, impersonation: [{user: svc, users: [alice@EXAMPLE.COM]}]}"),
+            "server.sasl.impersonation[0].users[0]",
+            "is a Kerberos principal",
         ),
         (
             ("keytab: KEYTAB}", "keytab: KEYTAB, auth-to-local: [DEFAULT, 'MAP x y']}"),

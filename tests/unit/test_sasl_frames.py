@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from hmsproxy.protocol.kerberos_client import local_host_name, own_principal
 from hmsproxy.protocol.sasl import BAD, COMPLETE, OK, PROXY, SERVER, START, SaslError, SaslSocket, frame, negotiate, read_frame
 from hmsproxy.upstream.kerberos import service_principal
 
@@ -168,4 +169,13 @@ def test_data_frames_read_as_a_stream(wraps):
 def test_host_is_substituted_as_hadoop_does():
     assert service_principal("hive/_HOST@EXAMPLE.COM", "HMS-1.Example.com") == "hive/hms-1.example.com@EXAMPLE.COM"
     assert service_principal("hive/metastore@EXAMPLE.COM", "other") == "hive/metastore@EXAMPLE.COM"
-    assert service_principal("hive/_HOST@EXAMPLE.COM", "0.0.0.0") == f"hive/{socket.getfqdn().lower()}@EXAMPLE.COM"
+    assert service_principal("hive/_HOST@EXAMPLE.COM", "0.0.0.0") == f"hive/{local_host_name().lower()}@EXAMPLE.COM"
+
+
+def test_the_proxys_own_host_is_the_canonical_name_unless_server_host_is_a_name():
+    """Hive's metastore: SecurityUtil.getServerPrincipal(principal, "0.0.0.0"), whatever it binds."""
+    canonical = f"hive/{local_host_name().lower()}@EXAMPLE.COM"
+    for address in ("127.0.0.1", "10.0.0.5", "0.0.0.0", "::1", "[::]", "", None):
+        assert own_principal("hive/_HOST@EXAMPLE.COM", address) == canonical, address
+    assert own_principal("hive/_HOST@EXAMPLE.COM", "Proxy-1.Example.com") == "hive/proxy-1.example.com@EXAMPLE.COM"
+    assert own_principal("hive/fixed@EXAMPLE.COM", "127.0.0.1") == "hive/fixed@EXAMPLE.COM"

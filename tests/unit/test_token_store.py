@@ -40,9 +40,13 @@ def _ident(token_str) -> TokenIdentifier:
 
 
 def test_issued_token_carries_owner_renewer_and_hive_limits(tokens):
-    text = tokens.issue("alice", "hive/host@EXAMPLE.COM")
+    text = tokens.issue("alice@EXAMPLE.COM", "hive", "svc@EXAMPLE.COM")
     ident = _ident(text)
-    assert (ident.owner, ident.renewer, ident.real_user) == ("alice", "hive", "")  # the renewer's short name, as Hadoop
+    assert (ident.owner, ident.renewer, ident.real_user) == (
+        "alice@EXAMPLE.COM",
+        "hive",
+        "svc@EXAMPLE.COM",
+    )  # as given (feature.py shortens)
     assert ident.max_date_ms - ident.issue_date_ms == 7 * DAY_MS
     assert Token.decode(text).kind == "HIVE_DELEGATION_TOKEN"
     assert _ident(tokens.issue("alice", "hive")).sequence_number == ident.sequence_number + 1
@@ -57,7 +61,7 @@ def test_digest_password_is_the_tokens_password(tokens):
 def test_only_the_renewer_renews_and_expiry_moves_but_not_past_max_date(store_url):
     clock = Clock()
     store, dt = _open(store_url, clock)
-    text = dt.issue("alice", "hive/host@EXAMPLE.COM")
+    text = dt.issue("alice", "hive")
     with pytest.raises(TokenRefused, match="renewer"):
         dt.renew(text, "mallory")
     clock.now += 3600
@@ -95,6 +99,20 @@ def test_cancel_by_owner_or_renewer_only_then_refused(tokens):
     tokens.cancel(other, "hive")
     with pytest.raises(TokenRefused, match="cancelled"):
         tokens.renew(other, "hive")
+
+
+def test_cancel_by_owner_or_renewer_on_short_names(tokens):
+    """The caller's short name is the owner's, as recorded (full or short), or the renewer."""
+    short = {"alice@EXAMPLE.COM": "alice", "alice": "alice"}.get
+    full = tokens.issue("alice@EXAMPLE.COM", "hive")
+    with pytest.raises(TokenRefused, match="mallory is not allowed to cancel a token of alice@EXAMPLE.COM"):
+        tokens.cancel(full, "mallory", short)
+    tokens.cancel(full, "alice", short)
+    tokens.cancel(tokens.issue("alice", "hive"), "alice", short)
+    tokens.cancel(tokens.issue("alice@EXAMPLE.COM", "hive"), "hive", short)  # the renewer
+    nobody = tokens.issue("alice", "")
+    with pytest.raises(TokenRefused, match="without a renewer"):
+        tokens.renew(nobody, "alice")
 
 
 def test_forged_password_or_identifier_is_refused(tokens):

@@ -51,21 +51,47 @@ class Tokens(Feature):
 
 
 def answer(tokens: DelegationTokens, session, method: str, args):
-    """get/renew/cancel_delegation_token for `session`, which must have authenticated with Kerberos."""
+    """get/renew/cancel_delegation_token for `session`, which must have authenticated with Kerberos,
+    by Hive's rules (HiveDelegationTokenManager, Hadoop's AbstractDelegationTokenSecretManager):
+    owners and renewers are compared on short names, made by the rules that named the session
+    (session.short_name: server.sasl.auth-to-local)."""
     if session.principal is None:
         raise TokenRefused(f"hmsproxy: {method} needs a Kerberos-authenticated connection")
     if method == "get_delegation_token":
         if session.via_token:  # as in Hadoop: a token cannot be turned into new, longer-lived tokens
             raise TokenRefused("hmsproxy: a connection authenticated with a delegation token may not get new tokens (log in with Kerberos)")
-        if args.token_owner and args.token_owner != session.user and not session.impersonates:
-            raise TokenRefused(f"hmsproxy: {session.user} may not get a token for {args.token_owner}")
-        refused = session.impersonation_refusal(args.token_owner) if args.token_owner else None
-        if refused:  # a proxy user's hosts/users/groups limit its tokens as its set_ugi
-            raise TokenRefused(f"hmsproxy: {refused}")
-        owner = args.token_owner or session.user
-        real_user = session.user if owner != session.user else ""
-        return tokens.issue(owner, args.renewer_kerberos_principal_name or session.user, real_user)
+        # "": the caller, recorded by its full name as Hadoop's own token fetchers record it (hmsproxy's; Hive refuses it)
+        owner = args.token_owner or session.principal
+        real_user = _real_user(session, owner)
+        renewer = args.renewer_kerberos_principal_name or session.principal_user  # "": the caller (hmsproxy's; Hive: no renewer)
+        renewer_short = _short(session, renewer, "renewer")
+        # Recorded as Hive does: the owner as asked, the renewer's short name, the real user's full name.
+        return tokens.issue(owner, renewer_short, real_user)
     if method == "renew_delegation_token":
-        return tokens.renew(args.token_str_form, session.user)
-    tokens.cancel(args.token_str_form, session.user)
+        return tokens.renew(args.token_str_form, session.principal_user)
+    tokens.cancel(args.token_str_form, session.principal_user, session.short_name)
     return None
+
+
+def _real_user(session, owner: str) -> str:
+    """ "" when `owner` is the caller on short names (alice@REALM and alice alike); else the caller's
+    principal, as a proxy user asking for another, allowed only by server.sasl.impersonation."""
+    owner_short = _short(session, owner, "owner")
+    if owner_short == session.principal_user:
+        return ""
+    if not session.impersonates:
+        raise TokenRefused(
+            f"hmsproxy: {session.principal} may not get a token for {owner} ({owner_short} is not {session.principal_user},"
+            f" and {session.principal_user} is not in server.sasl.impersonation)"
+        )
+    refused = session.impersonation_refusal(owner_short)
+    if refused:  # a proxy user's hosts/users/groups limit its tokens as its set_ugi
+        raise TokenRefused(f"hmsproxy: {refused}")
+    return session.principal
+
+
+def _short(session, name: str, role: str) -> str:
+    found = session.short_name(name)
+    if found is None:  # Hadoop: "Illegal principal name"
+        raise TokenRefused(f"hmsproxy: no auth-to-local rule gives the token's {role} {name} a user name")
+    return found

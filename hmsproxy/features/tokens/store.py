@@ -81,11 +81,6 @@ class Verified:
     password: bytes
 
 
-def short_name(principal: str) -> str:
-    """hive/host@REALM -> hive: how Hadoop compares a renewer given as a principal with a caller."""
-    return principal.split("@", 1)[0].split("/", 1)[0]
-
-
 class DelegationTokens:
     def __init__(
         self,
@@ -106,8 +101,7 @@ class DelegationTokens:
 
     def issue(self, owner: str, renewer: str, real_user: str = "") -> str:
         """A new token for `owner`, renewable by `renewer`: its string form (encodeToUrlString).
-        The identifier keeps the renewer's short name, as Hadoop's (HadoopKerberosName.getShortName)."""
-        renewer = short_name(renewer)
+        The caller gives the renewer's short name, which Hadoop's identifier keeps (feature.py)."""
         for _ in range(20):  # another process may take the same key id or sequence number: try again
             now = self._now_ms()
             try:
@@ -176,23 +170,29 @@ class DelegationTokens:
             raise TokenRefused(f"not a delegation token: {e}") from e
 
     def renew(self, token_str: str, caller: str) -> int:
-        """The new expiry (ms since the epoch); only the renewer named in the token may renew it."""
+        """The new expiry (ms since the epoch); only the renewer named in the token, `caller` being
+        the caller's short name, may renew it (Hive 3's rule; Hive 2.3 compared the full name)."""
         token = self._decoded(token_str)
         with self._store.writing() as conn:
             ident = self._verify(conn, token.identifier, token.password).identifier
-            if caller != short_name(ident.renewer):
+            if not ident.renewer:
+                raise TokenRefused(f"{caller} tried to renew a token of {ident.owner} without a renewer")
+            if caller != ident.renewer:
                 raise TokenRefused(f"{caller} tried to renew a token of {ident.owner} without being its renewer ({ident.renewer})")
             expires = min(self._now_ms() + self.renew_interval_ms, ident.max_date_ms)
             conn.execute(update(tokens).where(tokens.c.sequence_number == ident.sequence_number).values(expires_ms=expires))
         return expires
 
-    def cancel(self, token_str: str, caller: str) -> None:
-        """Only the token's owner or renewer may cancel it."""
+    def cancel(self, token_str: str, caller: str, short_name: Callable[[str], str | None] | None = None) -> None:
+        """Only the token's owner or renewer may cancel it, on short names: `caller` is the caller's,
+        `short_name` gives the owner's as recorded (alice@REALM or alice; default: as it is). Hive's
+        metastore lets anyone cancel any token; the proxy keeps Hadoop's owner-or-renewer rule."""
         token = self._decoded(token_str)
         with self._store.writing() as conn:
             ident = self._verify(conn, token.identifier, token.password).identifier
-            if caller not in (short_name(ident.owner), short_name(ident.renewer)):
-                raise TokenRefused(f"{caller} is not allowed to cancel a token of {ident.owner}")
+            owner = short_name(ident.owner) if short_name is not None else ident.owner
+            if caller not in (owner, ident.renewer):
+                raise TokenRefused(f"{caller} is not allowed to cancel a token of {ident.owner} (renewer {ident.renewer or 'none'})")
             conn.execute(delete(tokens).where(tokens.c.sequence_number == ident.sequence_number))
 
     def sasl_login(self, username: str) -> Verified:
