@@ -36,8 +36,7 @@ def refuse_if_running(path: str | os.PathLike) -> None:
     pid = recorded_pid(path)
     if pid is not None and pid != os.getpid() and alive(pid):
         raise SystemExit(
-            f"hmsproxy: can't start: {path} names a running server (pid {pid}); stop it, "
-            "or give this one its own --pid-file (and --port)"
+            f"hmsproxy: can't start: {path} names a running server (pid {pid}); stop it, or give this one its own --pid-file (and --port)"
         )
 
 

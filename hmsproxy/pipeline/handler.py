@@ -284,7 +284,8 @@ class Handler:
         if spec.creates_table:
             return
         if table and not route.naming.table_visible(route.backend_db, table):
-            raise NotFound(f"hmsproxy: table {route.outbound(route.backend_db)}.{table} is not mapped (mapped-tables)")
+            # Waggle Dance's words (a client may look for them), in the database name the client used.
+            raise NotFound(f"hmsproxy: {route.outbound(route.backend_db)}.{table} table not found in any mappings (mapped-tables)")
 
     @staticmethod
     def _check_same_metastore(spec: MethodSpec, router: Router, route: Route, args) -> None:

@@ -50,7 +50,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise FilterError(f"can't read the filter at {text[pos:pos + 20]!r}")
+            raise FilterError(f"can't read the filter at {text[pos : pos + 20]!r}")
         kind = m.lastgroup
         value = m.group(kind)
         if kind == "string":
