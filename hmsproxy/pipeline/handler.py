@@ -327,7 +327,7 @@ class Handler:
         for m in self.config.metastores:
             st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
-            version = self.backends.version(m.name) or "?"
+            version = self.backends.version_label(m.name) or "?"
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
             cache = self.backends.caches.get(m.name)
