@@ -23,6 +23,11 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="hmsproxy YAML file")
     p.add_argument("--server-config", help="Waggle Dance's waggle-dance-server.yml")
     p.add_argument("--federation-config", help="Waggle Dance's waggle-dance-federation.yml")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unknown key in Waggle Dance's files is an error, not a warning (hmsproxy's own file: always)",
+    )
 
 
 def _load(args):
@@ -36,6 +41,7 @@ def _load(args):
         server_config=args.server_config,
         federation_config=args.federation_config,
         feature_sections=config_sections(),
+        strict=args.strict,
     )
 
 
