@@ -118,3 +118,30 @@ def test_a_busy_port_fails_before_any_metastore_starts(tmp_path):
     assert "starting" not in out.stdout  # no "starting 2 local metastores"
     assert not list(state.glob("hms*/metastore.log")) and not pid_file.exists()
     print(f"dev up on a busy port failed after {took:.1f}s")  # reported (-s), not asserted: no JVM started
+
+
+def test_make_up_serves_the_operations_endpoint_on_a_kept_port(tmp_path):
+    """`make up`, as the README says to start: its proxy has /metrics, /healthz and /readyz on the
+    port kept for it, and says where (it said "Operations endpoint: off")."""
+    state, pid_file, port, log = tmp_path / "state", tmp_path / "hmsproxy.pid", free_port(), tmp_path / "make-up.log"
+    args = f"--port {port} --state-dir {state} --pid-file {pid_file}"
+    with open(log, "w") as out:
+        up = subprocess.Popen(
+            ["make", "--no-print-directory", "up", f"ARGS={args}"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+        )
+    try:
+        out = wait_for_output(up, log, READY, 240)
+        kept = json.loads((state / PORTS_FILE).read_text())["http"]
+        endpoint = f"http://127.0.0.1:{kept}"
+        assert f"Operations endpoint: {endpoint} (/metrics, /healthz, /readyz)" in out, out
+        for path in ("/healthz", "/readyz", "/metrics"):
+            with urllib.request.urlopen(f"{endpoint}{path}", timeout=30) as answer:
+                assert answer.status == 200, path
+                body = answer.read().decode()
+        assert "hmsproxy_requests_total" in body
+    finally:
+        stop(up, signal.SIGINT, timeout_s=120)
