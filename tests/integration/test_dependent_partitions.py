@@ -12,6 +12,7 @@ import sys
 import pytest
 from thriftpy2.thrift import TException
 
+from hmsproxy.clients.proxy import HmsProxyError
 from hmsproxy.protocol import idl
 from tests.integration.test_dependent_tables import hourly
 
@@ -75,6 +76,16 @@ def test_every_partition_read_answers_the_published_partitions(proxy_client, pub
         proxy_client.get_partitions_pspec("default", daily, -1)
     assert type(refused.value).__name__ == "MetaException"
     assert f"default.{daily} is a dependent table (a view hmsproxy serves over default.{ev})" in refused.value.message
+
+
+def test_hmsproxy_sql_shows_the_published_partitions(run, published):
+    ev, daily = published
+    assert run(f"SHOW PARTITIONS {daily}") == [{"partition": f"ds={d}"} for d in ("1", "2", "3")]
+    assert run(f"SHOW PARTITIONS default.{daily} PARTITION (ds='2')") == [{"partition": "ds=2"}]
+    with pytest.raises(
+        HmsProxyError, match=rf"default.{ev} is not a dependent table \(not one of hmsproxy's objects: run the statement in Spark or Hive\)"
+    ):
+        run(f"SHOW PARTITIONS {ev}")
 
 
 def test_the_hive_cli_shows_the_published_partitions(hive_cli, proxy, published):
