@@ -94,18 +94,18 @@ class _Parser:
         return predicate
 
     def or_expression(self) -> Predicate:
-        parts = [self.and_expression()]
-        while self.at("kw", "or"):
-            self.i += 1
-            parts.append(self.and_expression())
-        return parts[0] if len(parts) == 1 else lambda v: any(p(v) for p in parts)
+        return self.chain("or", self.and_expression, any)
 
     def and_expression(self) -> Predicate:
-        parts = [self.expression()]
-        while self.at("kw", "and"):
+        return self.chain("and", self.expression, all)
+
+    def chain(self, keyword: str, operand: Callable[[], Predicate], combine) -> Predicate:
+        """operand (keyword operand)*, its predicates joined by `combine` (any: OR, all: AND)."""
+        parts = [operand()]
+        while self.at("kw", keyword):
             self.i += 1
-            parts.append(self.expression())
-        return parts[0] if len(parts) == 1 else lambda v: all(p(v) for p in parts)
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else lambda v: combine(p(v) for p in parts)
 
     def expression(self) -> Predicate:
         if self.at("op", "("):
