@@ -5,6 +5,7 @@ metastore JVM, writes the pid file `hmsproxy reload` reads, and says where its o
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import thriftpy2.rpc
 
 from hmsproxy.dev.kept_ports import PORTS_FILE
@@ -133,8 +135,10 @@ def test_make_up_serves_the_operations_endpoint_on_a_kept_port(tmp_path):
             cwd=REPO_ROOT,
             start_new_session=True,
         )
+    served_by = None
     try:
         out = wait_for_output(up, log, READY, 240)
+        served_by = int(pid_file.read_text())  # `hmsproxy dev up`, make's child
         kept = json.loads((state / PORTS_FILE).read_text())["http"]
         endpoint = f"http://127.0.0.1:{kept}"
         assert f"Operations endpoint: {endpoint} (/metrics, /healthz, /readyz)" in out, out
@@ -144,4 +148,23 @@ def test_make_up_serves_the_operations_endpoint_on_a_kept_port(tmp_path):
                 body = answer.read().decode()
         assert "hmsproxy_requests_total" in body
     finally:
-        stop(up, signal.SIGINT, timeout_s=120)
+        # Ctrl-C reaches the whole group (make, dev up and its metastores), as in a terminal.
+        os.killpg(up.pid, signal.SIGINT)
+        try:
+            up.wait(timeout=120)
+        finally:
+            if served_by is not None:
+                deadline = time.monotonic() + 120
+                while _alive(served_by) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                if _alive(served_by):
+                    os.killpg(up.pid, signal.SIGKILL)
+                    pytest.fail(f"dev up (pid {served_by}) still ran 120 s after Ctrl-C")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
