@@ -13,8 +13,10 @@ $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmspr
 	$(BIN)/python -m pip install --quiet -e '.[spark,test]'
 	touch $@
 
+# The operations endpoint (/metrics, /healthz, /readyz) on a port kept in .state/dev/ports.json, printed
+# at start; ARGS adds options of `hmsproxy dev up` (ARGS="--port 9183").
 up: $(BIN)/.installed
-	$(BIN)/hmsproxy dev up --demo
+	$(BIN)/hmsproxy dev up --demo --http-port 0 $(ARGS)
 
 # The container tests need a Docker engine: one is started for the run where none answers (and
 # stopped after it), with the local base and PostgreSQL images (deploy/local/, built once).

@@ -14,7 +14,7 @@ from hmsproxy import __version__
 from hmsproxy.clients.lookup_cli import add_lookup_parser
 from hmsproxy.clients.token_cli import add_token_parser
 from hmsproxy.jobs.cli import add_job_parser
-from hmsproxy.ops.reload import DEFAULT_PID_FILE
+from hmsproxy.ops.pid_file import DEFAULT_PID_FILE
 from hmsproxy.protocol.sasl_options import add_sasl_options, sasl_principal
 from hmsproxy.streaming.cli import add_stream_parser
 
@@ -23,6 +23,11 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="hmsproxy YAML file")
     p.add_argument("--server-config", help="Waggle Dance's waggle-dance-server.yml")
     p.add_argument("--federation-config", help="Waggle Dance's waggle-dance-federation.yml")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unknown key in Waggle Dance's files is an error, not a warning (hmsproxy's own file: always)",
+    )
 
 
 def _load(args):
@@ -36,6 +41,7 @@ def _load(args):
         server_config=args.server_config,
         federation_config=args.federation_config,
         feature_sections=config_sections(),
+        strict=args.strict,
     )
 
 
@@ -62,15 +68,18 @@ def _serve_config(args):
 
 def cmd_serve(args) -> int:
     from hmsproxy.config import ConfigError
-    from hmsproxy.ops.reload import remove_pid_file, write_pid_file
+    from hmsproxy.ops.pid_file import refuse_if_running, remove_pid_file, write_pid_file
 
     config = _serve_config(args)
+    refuse_if_running(args.pid_file)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a reload before the server is up must not kill it
-    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` signals this process
+    pid_file = Path(args.pid_file)
     try:
         if config.server.workers > 1:
             from hmsproxy.ops.workers import supervise
 
+            _listen(config.server, reuse_port=True).close()  # taken: said here, once, not by each worker
+            write_pid_file(pid_file)  # `hmsproxy reload` signals this (the supervising) process
             latest = [config]  # the last valid config: a restarted worker starts with it
 
             def reread():
@@ -81,12 +90,22 @@ def cmd_serve(args) -> int:
 
             print(f"hmsproxy {__version__} starting {config.server.workers} workers", flush=True)
             return supervise(config.server.workers, lambda i: _serve_one(args, latest[0], worker=i), on_hup=reread)
-        return _serve_one(args, config)
+        return _serve_one(args, config, on_listening=lambda: write_pid_file(pid_file))
     finally:
         remove_pid_file(pid_file)
 
 
-def _serve_one(args, config, worker: int | None = None) -> int:
+def _listen(server_config, *, reuse_port: bool = False):
+    """A socket listening on the configured address; one line (no traceback) when it is taken."""
+    import socket
+
+    try:
+        return socket.create_server((server_config.host, server_config.port), reuse_port=reuse_port, backlog=128)
+    except OSError as e:
+        raise SystemExit(f"hmsproxy: can't start: {server_config.host}:{server_config.port} is not free ({e.strerror or e})") from None
+
+
+def _serve_one(args, config, worker: int | None = None, on_listening=lambda: None) -> int:
     import os
 
     from hmsproxy.app import build_handler
@@ -105,7 +124,16 @@ def _serve_one(args, config, worker: int | None = None) -> int:
     except SaslError as e:  # the keytab lacks the principal: said at start, not to the first client
         handler.close()
         raise SystemExit(f"hmsproxy: can't start: server.sasl: {e}") from None
-    ops = _start_ops_http(handler, config.http, worker or 0)
+    except OSError as e:  # the address is taken: one line naming it, no traceback
+        handler.close()
+        raise SystemExit(f"hmsproxy: can't start: {s.host}:{s.port} is not free ({e.strerror or e})") from None
+    try:
+        ops = _start_ops_http(handler, config.http, worker or 0)
+    except SystemExit:
+        server.stop()
+        handler.close()
+        raise
+    on_listening()
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
     print(
         f"hmsproxy {__version__}{who} serving {server.uri}{' (TLS)' if s.tls else ''}{' (Kerberos)' if s.sasl and s.sasl.enabled else ''}",
@@ -126,7 +154,11 @@ def _start_ops_http(handler, http, offset: int = 0):
 
     if http.port is None:
         return None
-    ops = OpsHttpServer(handler, http.host, http.port + offset if http.port else 0).start()
+    port = http.port + offset if http.port else 0
+    try:
+        ops = OpsHttpServer(handler, http.host, port).start()
+    except OSError as e:  # the operations port is taken: one line naming it, no traceback
+        raise SystemExit(f"hmsproxy: can't start: the operations endpoint's {http.host}:{port} is not free ({e.strerror or e})") from None
     print(f"operations endpoint {ops.url} (/metrics, /healthz, /readyz)", flush=True)
     return ops
 
@@ -324,8 +356,10 @@ def cmd_dev_up(args) -> int:
     from hmsproxy.dev.federation import parse_backends, start_federation
     from hmsproxy.dev.kept_ports import PortTaken
     from hmsproxy.dev.maven import FetchError
-    from hmsproxy.ops.reload import reload_config, remove_pid_file, write_pid_file
+    from hmsproxy.ops.pid_file import refuse_if_running, remove_pid_file, write_pid_file
+    from hmsproxy.ops.reload import reload_config
 
+    refuse_if_running(args.pid_file)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # `hmsproxy reload` while the metastores start must not kill it
     try:
         backends = parse_backends(args.backends)

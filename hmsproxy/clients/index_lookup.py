@@ -109,8 +109,10 @@ def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -
     base = found.get(table)
     if base is None:
         connections.run(lambda ms: ms.get_table(db, table))  # says which table is missing, as the metastore says it
+    if base.tableType == "VIRTUAL_VIEW":  # before its partitions: a view's have no files
+        raise ValueError(_not_a_table(db, table, base.parameters or {}))
     base_partitions = raised(base_partitions)
-    plan = LookupPlan(base, data_format(base), None, wanted)
+    plan = LookupPlan(base, data_format(base, need="a lookup reads Parquet and ORC files"), None, wanted)
     unknown = sorted(set(wanted) - set(plan.columns) - set(plan.keys))
     if unknown:
         raise ValueError(f"{db}.{table} has no column {', '.join(unknown)} (columns: {', '.join(plan.columns + plan.keys)})")
@@ -144,6 +146,16 @@ def plan_lookup(connections: Any, db: str, table: str, equals: dict[str, Any]) -
             plan.reads.append(PartitionRead(values, location, FRESH, files))
     plan.index_files_opened = index_side.files_opened if index_side is not None else 0
     return plan
+
+
+def _not_a_table(db: str, table: str, parameters: dict) -> str:
+    """Why a lookup can't read a view, and where the rows are instead."""
+    source = parameters.get("hmsproxy.dependent.depends-on")
+    if source is None:
+        return f"{db}.{table} is a view: a lookup reads a table's files; look the rows up in the table it reads"
+    keys = parameters.get("hmsproxy.dependent.partitioned-by", "")
+    day = f", with --where {keys.split(',')[0]}=… for a published partition" if keys else ""
+    return f"{db}.{table} is a dependent table (a view over {source}): look the rows up in {source}{day}"
 
 
 def _partitions(ms: Any, db: str, table: str, wanted: dict[str, list], filtered: bool) -> list:

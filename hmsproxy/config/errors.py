@@ -41,6 +41,8 @@ class Ctx:
     file: str
     #: hmsproxy's own format: unknown keys are errors.  Waggle Dance's: warnings.
     strict: bool
+    #: `--strict`: unknown keys are errors in Waggle Dance's files too (spellings stay forgiving).
+    refuse_unknown: bool = False
 
     def error(self, path: str, reason: str) -> ConfigError:
         return ConfigError(self.file, path, reason)

@@ -208,7 +208,7 @@ def read_section(
 
     In strict mode keys must be spelt exactly as in `known`; otherwise camelCase and
     snake_case spellings are accepted.  Keys in `ignored` are handed to their handler (which
-    validates and warns).  Any other key is an error in strict mode, else a warning.
+    validates and warns).  Any other key is an error in strict mode (or with `refuse_unknown`), else a warning.
     """
     known = tuple(known)
     ignored = ignored or {}
@@ -228,12 +228,12 @@ def read_section(
             result[canonical] = value
         elif canonical in ignored:
             ignored[canonical](ctx, join_key(path, key), value)
-        elif ctx.strict:
-            raise ctx.error(join_key(path, key), "unknown key" + _suggest(key, (*known, *ignored)))
+        elif ctx.strict or ctx.refuse_unknown:
+            raise ctx.error(join_key(path, key), f"unknown key{'' if ctx.strict else ' (--strict)'}" + _suggest(key, (*known, *ignored)))
         else:
             ctx.warn(
                 join_key(path, key),
-                "unknown key, ignored" + _suggest(key, (*known, *ignored)),
+                "unknown key, ignored" + _suggest(key, (*known, *ignored)) + "; --strict refuses it",
             )
     return result
 

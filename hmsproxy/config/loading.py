@@ -18,10 +18,12 @@ def load_from_paths(
     server_config: str | PathLike[str] | None = None,
     federation_config: str | PathLike[str] | None = None,
     feature_sections: Sequence[ConfigSection] = (),
+    strict: bool = False,
 ) -> Config:
     """hmsproxy's own file (`config`), or Waggle Dance's pair; not both.
 
     `server_config` alone is not enough: Waggle Dance's metastores live in the federation file.
+    `strict`: unknown keys are errors in Waggle Dance's files too (in hmsproxy's own they always are).
     """
     where = "command line"
     if config is not None and (server_config is not None or federation_config is not None):
@@ -33,7 +35,7 @@ def load_from_paths(
     if config is not None:
         return load_config(config, feature_sections)
     if federation_config is not None:
-        return load_waggle_dance(server_config, federation_config)
+        return load_waggle_dance(server_config, federation_config, refuse_unknown=strict)
     if server_config is not None:
         raise ConfigError(
             where,
@@ -55,4 +57,5 @@ def load(args: Any, feature_sections: Sequence[ConfigSection] = ()) -> Config:
         server_config=getattr(args, "server_config", None),
         federation_config=getattr(args, "federation_config", None),
         feature_sections=feature_sections,
+        strict=getattr(args, "strict", False),
     )

@@ -73,13 +73,13 @@ _WD_FEDERATION_IGNORED = {key: _misplaced_server_key for key in _WD_SERVER_USED}
 
 
 def _parse_wd_server(
-    server_yml: str | PathLike[str] | None,
+    server_yml: str | PathLike[str] | None, refuse_unknown: bool = False
 ) -> tuple[int, DatabaseResolution, dict[str, str], Ctx | None]:
     """(port, resolution, the Hive properties of `configuration-properties`, the file's context)."""
     if server_yml is None:
         return WAGGLE_DANCE_DEFAULT_PORT, WAGGLE_DANCE_DEFAULT_RESOLUTION, {}, None
     data = read_yaml(server_yml)
-    ctx = Ctx(str(server_yml), strict=False)
+    ctx = Ctx(str(server_yml), strict=False, refuse_unknown=refuse_unknown)
     section = read_section(ctx, "", data, _WD_SERVER_USED, _WD_SERVER_IGNORED)
     port = WAGGLE_DANCE_DEFAULT_PORT
     if present(section, "port"):
@@ -91,15 +91,18 @@ def _parse_wd_server(
     return port, resolution, props, ctx
 
 
-def load_waggle_dance(server_yml: str | PathLike[str] | None, federation_yml: str | PathLike[str]) -> Config:
+def load_waggle_dance(
+    server_yml: str | PathLike[str] | None, federation_yml: str | PathLike[str], *, refuse_unknown: bool = False
+) -> Config:
     """Load a Waggle Dance configuration pair as Waggle Dance would read it.
 
     `server_yml` may be None, which means all of Waggle Dance's server defaults
     (port 48869, MANUAL resolution).  hmsproxy listens on all interfaces, like Waggle Dance.
+    `refuse_unknown` (`--strict`): an unknown key is an error, not a warning.
     """
-    port, resolution, server_props, server_ctx = _parse_wd_server(server_yml)
+    port, resolution, server_props, server_ctx = _parse_wd_server(server_yml, refuse_unknown)
     data = read_yaml(federation_yml)
-    ctx = Ctx(str(federation_yml), strict=False)
+    ctx = Ctx(str(federation_yml), strict=False, refuse_unknown=refuse_unknown)
     primary, federated, section = parse_federation(ctx, data, "", _WD_FEDERATION_TOP, waggle_dance=True, ignored_top=_WD_FEDERATION_IGNORED)
     check_federation(ctx, resolution, [primary, *federated])
     if server_ctx is not None:

@@ -77,8 +77,9 @@ def matches(values: dict[str, str], specs: list[dict[str, str]]) -> bool:
     return not specs or any(all(values.get(k) == v for k, v in spec.items()) for spec in specs)
 
 
-def data_format(table) -> str:
-    """'parquet' or 'orc': the formats whose files the jobs can rewrite without losing anything."""
+def data_format(table, need: str = "only Parquet and ORC tables can be rewritten") -> str:
+    """'parquet' or 'orc': the formats whose files the jobs can rewrite without losing anything (and
+    lookups read); JobError saying `need` for any other."""
     params = table.parameters or {}
     provider = (params.get("spark.sql.sources.provider") or "").lower()
     sd = table.sd
@@ -87,7 +88,7 @@ def data_format(table) -> str:
         if provider == fmt or (not provider and fmt in hive_format):
             return fmt
     found = provider or sd.inputFormat or "unknown"
-    raise JobError(f"table {table.dbName}.{table.tableName} is stored as {found}; only Parquet and ORC tables can be rewritten")
+    raise JobError(f"table {table.dbName}.{table.tableName} is stored as {found}; {need}")
 
 
 def refuse_fileless_or_managed(table, job: str) -> None:

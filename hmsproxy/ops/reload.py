@@ -17,12 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the command line imports this module for DEFAULT_PID_FILE: no config loaders then
+if TYPE_CHECKING:  # no config loaders at import
     from hmsproxy.config.model import Config
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PID_FILE = ".state/hmsproxy.pid"
 
 _RESTART_ONLY = {
     "server.host": lambda c: c.server.host,
@@ -54,22 +53,6 @@ def reload_config(handler, load: Callable[[], Config]) -> bool:
     if pending:
         log.warning("reload: %s changed; that takes effect after a restart", ", ".join(pending))
     return True
-
-
-def write_pid_file(path: str | os.PathLike) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(f"{os.getpid()}\n")
-    return p
-
-
-def remove_pid_file(path: Path) -> None:
-    # Only our own: another server may have taken the file over since.
-    try:
-        if path.read_text().strip() == str(os.getpid()):
-            path.unlink()
-    except OSError:
-        pass
 
 
 def signal_reload(pid_file: str | os.PathLike) -> int:

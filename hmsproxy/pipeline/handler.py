@@ -284,7 +284,8 @@ class Handler:
         if spec.creates_table:
             return
         if table and not route.naming.table_visible(route.backend_db, table):
-            raise NotFound(f"hmsproxy: table {route.outbound(route.backend_db)}.{table} is not mapped (mapped-tables)")
+            # Waggle Dance's words (a client may look for them), in the database name the client used.
+            raise NotFound(f"hmsproxy: {route.outbound(route.backend_db)}.{table} table not found in any mappings (mapped-tables)")
 
     @staticmethod
     def _check_same_metastore(spec: MethodSpec, router: Router, route: Route, args) -> None:
@@ -326,7 +327,7 @@ class Handler:
         for m in self.config.metastores:
             st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
-            version = self.backends.version(m.name) or "?"
+            version = self.backends.version_label(m.name) or "?"
             err = f" (last error: {st.last_error})" if st.up is False and st.last_error else ""
             lines.append(f"  {m.name}: {state}, hive {version}{err}")
             cache = self.backends.caches.get(m.name)

@@ -37,6 +37,9 @@ class Route:
     #: (the metastore's table, the client's) for each table this route renames (a remote table's
     #: local name), so that its error messages name the client's (pipeline/error_names.py).
     renamed_tables: tuple[tuple[str, str], ...] = ()
+    #: The database name the client used (lower case), given back for backend_db in answers: under
+    #: database-name-mapping a client may use the alias or the metastore's own name (as in Waggle Dance).
+    client_db: str | None = None
 
     @property
     def metastore(self):
@@ -49,7 +52,11 @@ class Route:
 
     def outbound(self, backend_name: str) -> str:
         catalog, db = split_catalog(backend_name)
-        return join_catalog(catalog, self.naming.to_client(db)) if db else backend_name
+        if not db:
+            return backend_name
+        if self.client_db is not None and db.lower() == self.backend_db:
+            return join_catalog(catalog, self.client_db)
+        return join_catalog(catalog, self.naming.to_client(db))
 
 
 #: Routes a Router keeps before it starts over (client database names are few; this bounds the odd client).
@@ -109,9 +116,9 @@ class Router:
         catalog, client_db = split_catalog(client_name)
         if not self.prefixed:  # MANUAL: may depend on which databases the metastores have right now
             naming = self._owner_manual(client_db)
-            return Route(naming, naming.to_backend(client_db), catalog)
+            return Route(naming, naming.to_backend(client_db), catalog, client_db=client_db.lower())
         naming = self._owner_prefixed(client_db)
-        route = Route(naming, naming.to_backend(client_db), catalog)
+        route = Route(naming, naming.to_backend(client_db), catalog, client_db=client_db.lower())
         if len(self._routes) >= MAX_REMEMBERED_ROUTES:
             self._routes.clear()
         self._routes[client_name] = route

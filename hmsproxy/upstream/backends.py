@@ -35,6 +35,10 @@ from hmsproxy.upstream.wire import BackendUnavailable, Connection, SaslSettings,
 log = logging.getLogger(__name__)
 
 
+#: What fb303 getVersion answers from every Hive metastore before 4 (HMSHandler returns it as a constant).
+AMBIGUOUS_VERSION = "3.0"
+
+
 @lru_cache(maxsize=64)
 def version_tuple(version: str | None) -> tuple[int, ...]:
     """(4, 0, 0) from "4.0": always three parts, so "4.0" compares equal to 4.0.0, not below it."""
@@ -202,6 +206,19 @@ class Backends:
 
     def version(self, name: str) -> str | None:
         return self.metastore(name).hive_version or self.state(name).probed_version
+
+    def version_label(self, name: str) -> str | None:
+        """The metastore's Hive version for people (`hmsproxy status`): never a guess stated as fact.
+        Every Hive before 4 answers getVersion with "3.0", so then whether it has catalogs tells
+        3.x from older ones."""
+        configured = self.metastore(name).hive_version
+        st = self.state(name)
+        if configured or st.probed_version != AMBIGUOUS_VERSION:
+            return configured or st.probed_version
+        said = f'getVersion says "{AMBIGUOUS_VERSION}"'
+        if st.knows_catalogs is None:
+            return f"unknown ({said}: any Hive before 4 does)"
+        return f"3 or later ({said}; it has catalogs)" if st.knows_catalogs else f"before 3, e.g. 2.3 ({said}; it has no catalogs)"
 
     def translation_for(self, name: str, method: str) -> Translation | None:
         """The translation to use for `method` on metastore `name`, if it lacks the method."""
@@ -390,7 +407,8 @@ class Backends:
         return st.knows_catalogs
 
     def probe_version(self, conn: Connection) -> None:
-        """Record what the backend reports as its version (fb303 getVersion), once."""
+        """Record what the backend reports as its version (fb303 getVersion), once; where that says
+        nothing (AMBIGUOUS_VERSION), whether it has catalogs too."""
         st = self.state(conn.metastore)
         if st.probed_version is not None:
             return
@@ -398,3 +416,5 @@ class Backends:
             st.probed_version = conn.call("getVersion", idl.HmsProxy.getVersion_args()).success
         except TApplicationException:
             st.probed_version = "unknown"
+        if st.probed_version == AMBIGUOUS_VERSION and not self.metastore(conn.metastore).hive_version:
+            self.knows_catalogs(conn)

@@ -114,6 +114,42 @@ def test_check_config_names_file_key_and_reason(tmp_path):
     assert str(bad) in out.stderr and "acces-control-type" in out.stderr and "access-control-type" in out.stderr
 
 
+def test_check_config_warns_as_documented_and_strict_refuses_unknown_keys(tmp_path):
+    """docs/waggle-dance.md: a warning per unknown key (with the closest known one) and per ignored key
+    whose value asks for something hmsproxy does not do; `--strict` makes unknown keys an error."""
+    federation = tmp_path / "waggle-dance-federation.yml"
+    federation.write_text(
+        "primary-meta-store:\n"
+        "  name: primary\n"
+        "  remote-meta-store-uris: thrift://127.0.0.1:1\n"
+        "  acess-control-type: READ_AND_WRITE_AND_CREATE\n"  # misspelt: read-only without it
+        "  impersonation-enabled: false\n"  # Waggle Dance's default: nothing to warn about
+        "  hive-metastore-filter-hook: com.example.Hook\n"  # asks for what hmsproxy can't do
+    )
+    lenient = subprocess.run(
+        [*HMSPROXY, "check-config", "--federation-config", str(federation)], capture_output=True, text=True, timeout=60
+    )
+    assert lenient.returncode == 0, lenient.stderr
+    warnings = [line.split(" hmsproxy.config: ", 1)[1] for line in lenient.stderr.splitlines() if "WARNING" in line]
+    assert warnings == [
+        f"{federation}: primary-meta-store.acess-control-type: unknown key, ignored (did you mean 'access-control-type'?); --strict refuses it",
+        f"{federation}: primary-meta-store.hive-metastore-filter-hook: accepted but not acted on: "
+        "hmsproxy cannot run Hive MetaStoreFilterHook classes; results are not filtered by it",
+    ]
+    assert "READ_ONLY" in lenient.stdout  # what the misspelling costs
+
+    for command in ("check-config", "serve"):
+        strict = subprocess.run(
+            [*HMSPROXY, command, "--strict", "--federation-config", str(federation)], capture_output=True, text=True, timeout=60
+        )
+        assert strict.returncode != 0, command
+        assert "Traceback" not in strict.stderr
+        assert (
+            f"{federation}: primary-meta-store.acess-control-type: unknown key (--strict) (did you mean 'access-control-type'?)"
+            in strict.stderr.strip().splitlines()[-1]
+        ), strict.stderr
+
+
 def test_serve_refuses_invalid_config_at_start(tmp_path):
     bad = tmp_path / "hmsproxy.yml"
     bad.write_text("primary-meta-store:\n  name: p\n  remote-meta-store-uris: http://nope\n")

@@ -5,6 +5,7 @@ metastore JVM, writes the pid file `hmsproxy reload` reads, and says where its o
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import thriftpy2.rpc
 
 from hmsproxy.dev.kept_ports import PORTS_FILE
@@ -118,3 +120,51 @@ def test_a_busy_port_fails_before_any_metastore_starts(tmp_path):
     assert "starting" not in out.stdout  # no "starting 2 local metastores"
     assert not list(state.glob("hms*/metastore.log")) and not pid_file.exists()
     print(f"dev up on a busy port failed after {took:.1f}s")  # reported (-s), not asserted: no JVM started
+
+
+def test_make_up_serves_the_operations_endpoint_on_a_kept_port(tmp_path):
+    """`make up`, as the README says to start: its proxy has /metrics, /healthz and /readyz on the
+    port kept for it, and says where (it said "Operations endpoint: off")."""
+    state, pid_file, port, log = tmp_path / "state", tmp_path / "hmsproxy.pid", free_port(), tmp_path / "make-up.log"
+    args = f"--port {port} --state-dir {state} --pid-file {pid_file}"
+    with open(log, "w") as out:
+        up = subprocess.Popen(
+            ["make", "--no-print-directory", "up", f"ARGS={args}"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+        )
+    served_by = None
+    try:
+        out = wait_for_output(up, log, READY, 240)
+        served_by = int(pid_file.read_text())  # `hmsproxy dev up`, make's child
+        kept = json.loads((state / PORTS_FILE).read_text())["http"]
+        endpoint = f"http://127.0.0.1:{kept}"
+        assert f"Operations endpoint: {endpoint} (/metrics, /healthz, /readyz)" in out, out
+        for path in ("/healthz", "/readyz", "/metrics"):
+            with urllib.request.urlopen(f"{endpoint}{path}", timeout=30) as answer:
+                assert answer.status == 200, path
+                body = answer.read().decode()
+        assert "hmsproxy_requests_total" in body
+    finally:
+        # Ctrl-C reaches the whole group (make, dev up and its metastores), as in a terminal.
+        os.killpg(up.pid, signal.SIGINT)
+        try:
+            up.wait(timeout=120)
+        finally:
+            if served_by is not None:
+                deadline = time.monotonic() + 120
+                while _alive(served_by) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                if _alive(served_by):
+                    os.killpg(up.pid, signal.SIGKILL)
+                    pytest.fail(f"dev up (pid {served_by}) still ran 120 s after Ctrl-C")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

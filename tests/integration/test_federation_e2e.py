@@ -21,6 +21,8 @@ from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop
 from tests.integration.test_proxy_calls import make_table
 from tests.integration.test_readme_examples import wait_for_output
+from tests.support.federation import prefixed_config, sqlite_store
+from tests.support.served import served
 
 hive = idl.hive
 
@@ -78,11 +80,11 @@ def test_a_mapped_database_is_reachable_under_both_names(proxy_config, proxy_cli
         assert "waggle_sales_eu" in listed
         assert "waggle_sales" in listed  # like Waggle Dance, the original name keeps working
         assert proxy_client.get_databases("waggle_sales_e*") == ["waggle_sales_eu"]
-        assert proxy_client.get_database("waggle_sales_eu").name == "waggle_sales_eu"
         for name in ("waggle_sales_eu", "waggle_sales"):
+            # Answers carry the name the client used (#45; tests/integration/test_aliases_waggle_dance.py).
+            assert proxy_client.get_database(name).name == name
             table = proxy_client.get_table(name, sales_table)
-            # Answers always carry the name the mapping gives.
-            assert (table.dbName, table.tableName) == ("waggle_sales_eu", sales_table)
+            assert (table.dbName, table.tableName) == (name, sales_table)
             assert sales_table in proxy_client.get_all_tables(name)
         metas = proxy_client.get_table_meta("waggle_sales_eu", sales_table, None)
         assert [(m.dbName, m.tableName) for m in metas] == [("waggle_sales_eu", sales_table)]
@@ -212,6 +214,27 @@ def test_status_prints_the_federation_and_each_backends_state_and_version(metast
     assert metastores[0].uri in out and metastores[1].uri in out and f"127.0.0.1:{dead_port}" in out
     lines = {line.strip().split(":", 1)[0]: line.strip() for line in out.split("backends:", 1)[1].splitlines() if line.strip()}
     assert lines["primary"] == "primary: up, hive 2.3", out
-    assert lines["waggle"] == f"waggle: up, hive {reported_version(metastores[1])}", out
+    # Not configured: getVersion's "3.0" is no version (Hive 2.3 says it too); it has no catalogs.
+    assert reported_version(metastores[1]) == "3.0"
+    assert lines["waggle"] == 'waggle: up, hive before 3, e.g. 2.3 (getVersion says "3.0"; it has no catalogs)', out
     assert lines["gone"].startswith("gone: DOWN"), out
     assert "last error" in lines["gone"]
+
+
+def test_status_never_states_a_hive_version_getversion_does_not_tell(metastores, newer_metastores, tmp_path):
+    """Hive 2.3 and 3.1 both answer getVersion with "3.0": with no hive-version configured, status
+    says what the proxy could tell (catalogs or not), never "hive 3.0" as a fact."""
+    h31 = newer_metastores["3.1"]
+    config = dataclasses.replace(prefixed_config(metastores[0].uri, h31.uri), store=sqlite_store(tmp_path))
+    with served(config) as proxy:
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=30000)
+        try:  # one fan-out call contacts every backend
+            client.get_all_databases()
+        finally:
+            client.close()
+        done = subprocess.run([*HMSPROXY, "status", "--uri", proxy.uri], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (reported_version(metastores[0]), reported_version(h31)) == ("3.0", "3.0")
+    backends = done.stdout.split("backends:", 1)[1]
+    assert 'primary: up, hive before 3, e.g. 2.3 (getVersion says "3.0"; it has no catalogs)' in backends, done.stdout
+    assert 'waggle: up, hive 3 or later (getVersion says "3.0"; it has catalogs)' in backends, done.stdout

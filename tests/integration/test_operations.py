@@ -22,6 +22,7 @@ from hmsproxy.dev.ports import free_port
 from hmsproxy.ops.http import OpsHttpServer
 from hmsproxy.protocol import idl
 from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.integration.test_proxy_calls import make_table
 from tests.support.federation import federation_yaml, leave_out_after, prefixed_config
 from tests.support.ops import handler_metric, http_get, http_json, make_test_certs, metric_sum
 from tests.support.served import served
@@ -76,6 +77,13 @@ def test_metrics_count_calls_by_method_backend_and_outcome(proxy, proxy_client, 
     assert handler_metric(h, "hmsproxy_backend_up", backend="waggle") == 1
     assert handler_metric(h, "hmsproxy_client_connections") >= 1
     assert "hmsproxy_store_errors_total 0.0" in h.features.get("metrics").render()[0].decode()
+
+    # A write access control refuses counts as `denied` (docs/operations.md lists it).
+    denied = dict(method="create_table", backend="waggle", outcome="denied")
+    denied_before = handler_metric(h, "hmsproxy_requests_total", **denied)
+    with pytest.raises(hive.MetaException, match="not allowed"):
+        proxy_client.create_table(make_table("waggle_hr", "denied_for_metrics"))
+    assert handler_metric(h, "hmsproxy_requests_total", **denied) == denied_before + 1
 
 
 def test_client_connections_gauge_follows_connects_and_disconnects(own_proxy, metastores):

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from hmsproxy.clients.spark import sql
+from hmsproxy.clients.spark import read, sql
 
 pytestmark = pytest.mark.spark
 
@@ -97,6 +97,14 @@ def test_the_seed_scenario_in_spark(spark, seed):
     dependencies = sql(spark, f"SHOW DEPENDENCIES OF {daily} PARTITION (ds='1')").collect()
     assert [r.covers for r in dependencies] == sorted(f"ds=1/hr={h}" for h in [*HOURS, "25"])
     assert {r.depends_on for r in dependencies} == {ev}
+
+    # Spark refuses SHOW PARTITIONS of any view itself (no metastore call), saying it is a view; its
+    # helper runs it in the proxy (through Thrift and Hive's CLI: tests/integration/test_dependent_partitions.py).
+    with pytest.raises(Exception, match=r"'SHOW PARTITIONS' expects a table but .*events_daily_\w+` is a view"):
+        spark.sql(f"SHOW PARTITIONS {daily}").collect()
+    assert [r.partition for r in sql(spark, f"SHOW PARTITIONS {daily}").collect()] == ["ds=1", "ds=2", "ds=4"]  # the helper can
+    assert len(sql(spark, f"SHOW PARTITIONS {ev}").collect()) == 3 * 24 + 1  # an ordinary table's: Spark's own statement
+    assert read(spark, daily, ds="1").count() == 49  # the Spark helper reads it through its source
 
     # Writing into it fails, and nothing is written anywhere.
     with pytest.raises(Exception, match=r"(?i)view"):

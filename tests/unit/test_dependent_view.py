@@ -54,8 +54,10 @@ def test_nothing_served_names_no_table():
 
 def test_the_table_clients_get():
     table = view.as_table(ROUTER, "shop", TABLE, published((EVENTS, ("1",))))
-    assert (table.tableType, table.dbName, table.tableName, table.partitionKeys) == ("VIRTUAL_VIEW", "shop", "daily", [])
-    assert [(c.name, c.type) for c in table.sd.cols] == [("key", "string"), ("value", "int"), ("ds", "string")]
+    assert (table.tableType, table.dbName, table.tableName) == ("VIRTUAL_VIEW", "shop", "daily")
+    # A partitioned view, as Hive keeps one: data columns in the storage descriptor, partition columns apart.
+    assert [(c.name, c.type) for c in table.partitionKeys] == [("ds", "string")]
+    assert [(c.name, c.type) for c in table.sd.cols] == [("key", "string"), ("value", "int")]
     assert table.viewOriginalText == table.viewExpandedText
     assert table.parameters["hmsproxy.dependent.depends-on"] == "shop.events"
     assert table.parameters["hmsproxy.dependent.on-change"] == "restrict"

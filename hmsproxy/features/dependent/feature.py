@@ -4,7 +4,7 @@ protection and lineage (see the modules of this package for each)."""
 from __future__ import annotations
 
 from hmsproxy.features.catalog import VirtualTable
-from hmsproxy.features.dependent import lineage, view
+from hmsproxy.features.dependent import lineage, partitions, view
 from hmsproxy.features.dependent.config import SECTION
 from hmsproxy.features.dependent.protection import Protection
 from hmsproxy.features.dependent.runners import Runners
@@ -30,7 +30,7 @@ class Dependent(Feature):
         self._protection = Protection(self)
 
     def wants(self, spec: MethodSpec) -> bool:
-        return spec.writes
+        return spec.writes or spec.name in partitions.READS
 
     # -- shared by the parts ----------------------------------------------------------------
 
@@ -56,6 +56,8 @@ class Dependent(Feature):
         return Runners(self).runners()
 
     def on_routed(self, call: Call):
+        if call.spec.name in partitions.READS:  # a dependent table's partitions are the proxy's to answer
+            return partitions.on_routed(call, self.snapshot())
         return self._protection.on_routed(call)
 
     def needs_result(self, call: Call) -> bool:

@@ -56,6 +56,7 @@ class Runners:
             st.SetProperties: self.set_properties,
             st.ShowDependencies: self.show_dependencies,
             st.ShowDependents: self.show_dependents,
+            st.ShowPartitions: self.show_partitions,
         }
 
     # -- helpers ---------------------------------------------------------------------------
@@ -318,6 +319,20 @@ class Runners:
         self.feature.repository.set_policy(dep.ref, policy)
         self.feature.changed()
         return status(f"{db}.{table}: {model.POLICY_KEY} = {policy}")
+
+    def show_partitions(self, s: st.ShowPartitions, ctx: StatementContext) -> ResultSet:
+        """The published partitions, as every client's get_partition_names(_ps) has them (partitions.py)."""
+        db, dep = self._require(ctx, s.table, "SHOW PARTITIONS", hive_has_it=True)
+        if s.partition is None:
+            names = ctx.client.call("get_partition_names", db_name=db, tbl_name=dep.ref.table, max_parts=-1)
+        else:
+            given = dict(s.partition)
+            unknown = sorted(set(given) - set(dep.partition_names))
+            if unknown:
+                raise InvalidRequest(f"hmsproxy: {db}.{dep.ref.table} has no partition column {', '.join(unknown)}")
+            values = [given.get(c, "") for c in dep.partition_names]
+            names = ctx.client.call("get_partition_names_ps", db_name=db, tbl_name=dep.ref.table, part_vals=values, max_parts=-1)
+        return ResultSet(["partition"], [[n] for n in names])
 
     def show_dependencies(self, s: st.ShowDependencies, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "SHOW DEPENDENCIES")

@@ -1,5 +1,5 @@
 """CREATE / DROP DEPENDENT TABLE, ADD / DROP PARTITION and DEPENDS ON of a dependent table,
-SET TBLPROPERTIES, SHOW DEPENDENCIES OF, SHOW DEPENDENTS OF.
+SET TBLPROPERTIES, SHOW DEPENDENCIES OF, SHOW DEPENDENTS OF, SHOW PARTITIONS of a dependent table.
 
 Names are lower-cased; partition values kept as written (Hive's are strings: ds=1 and ds='1'
 are the same partition). A missing database is the caller's current one: None until executed.
@@ -78,6 +78,14 @@ class ShowDependents(Statement):
     table: Name
 
 
+@dataclass(frozen=True)
+class ShowPartitions(Statement):
+    """SHOW PARTITIONS of a dependent table (of an ordinary one: Spark's or Hive's statement)."""
+
+    table: Name
+    partition: Spec | None = None
+
+
 # -- parse tree -> statement ---------------------------------------------------------------
 
 
@@ -137,6 +145,9 @@ STATEMENTS = StatementSet.from_file(
         ),
         "dep_show_dependencies": _show_dependencies,
         "dep_show_dependents": lambda tree, source: ShowDependents(_names(tree)[0], source=source),
+        "dep_show_partitions": lambda tree, source: ShowPartitions(
+            _names(tree)[0], _spec(trees.find(tree, "dep_partition")) if trees.find(tree, "dep_partition") else None, source=source
+        ),
     },
     starts=STARTS,
     soft_keywords=(
@@ -145,6 +156,7 @@ STATEMENTS = StatementSet.from_file(
         "DEPENDENCIES",
         "DEPENDENTS",
         "OF",
+        "PARTITIONS",
         "ADD",
         "ALLOW",
         "EMPTY",
@@ -155,6 +167,6 @@ STATEMENTS = StatementSet.from_file(
     ),
     summary=(
         "CREATE/DROP DEPENDENT TABLE, ALTER TABLE ... ADD/DROP PARTITION / [PARTITION (...)] DEPENDS ON TABLE ... / "
-        "SET TBLPROPERTIES, SHOW DEPENDENCIES OF ..., SHOW DEPENDENTS OF ..."
+        "SET TBLPROPERTIES, SHOW DEPENDENCIES OF ..., SHOW DEPENDENTS OF ..., SHOW PARTITIONS ..."
     ),
 )

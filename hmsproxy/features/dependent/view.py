@@ -55,10 +55,29 @@ def view_text(router: Router, table: DependentTable, partitions: tuple[Dependent
     return "\nUNION ALL\n".join(branches)
 
 
+def _fields(columns) -> list:
+    return [hive.FieldSchema(name=c.name, type=c.type, comment=c.comment) for c in columns]
+
+
+def storage(columns) -> object:
+    """The storage descriptor of the view and of its partitions: no location, as Hive's views have."""
+    return hive.StorageDescriptor(
+        cols=_fields(columns),
+        location=None,
+        inputFormat="org.apache.hadoop.mapred.SequenceFileInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
+        compressed=False,
+        numBuckets=-1,
+        serdeInfo=hive.SerDeInfo(name=None, serializationLib=None, parameters={}),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
+
+
 def as_table(router: Router, client_db: str, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> object:
     """The Table a client gets for a dependent table: a view over what it depends on now."""
     text = view_text(router, table, partitions)
-    cols = [hive.FieldSchema(name=c.name, type=c.type, comment=c.comment) for c in (*table.columns, *table.partition_columns)]
     served = [p for p in partitions if not p.target_gone]
     parameters = {
         MARK: "true",
@@ -75,19 +94,10 @@ def as_table(router: Router, client_db: str, table: DependentTable, partitions: 
         createTime=int(table.created_at),
         lastAccessTime=0,
         retention=0,
-        sd=hive.StorageDescriptor(
-            cols=cols,
-            location=None,
-            inputFormat="org.apache.hadoop.mapred.SequenceFileInputFormat",
-            outputFormat="org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
-            compressed=False,
-            numBuckets=-1,
-            serdeInfo=hive.SerDeInfo(name=None, serializationLib=None, parameters={}),
-            bucketCols=[],
-            sortCols=[],
-            parameters={},
-        ),
-        partitionKeys=[],
+        sd=storage(table.columns),
+        # A partitioned view, as Hive's CREATE VIEW … PARTITIONED ON keeps one: the data columns in
+        # the storage descriptor, the partition columns last (clients' schema: the two joined).
+        partitionKeys=_fields(table.partition_columns),
         parameters=parameters,
         viewOriginalText=text,
         viewExpandedText=text,
