@@ -100,6 +100,7 @@ class Progress:
 
 
 def cmd_stream(args) -> int:
+    from hmsproxy.files.locations import StorageError
     from hmsproxy.streaming import HiveEndPoint, SerializationError, StreamingError
     from hmsproxy.streaming.metastore import Metastore
     from hmsproxy.streaming.target import describe_table
@@ -173,7 +174,7 @@ def cmd_stream(args) -> int:
                     batch.abort()  # nothing to commit: the id is given back
             batch.close()
             batch = None
-    except StreamingError as e:
+    except (StreamingError, StorageError) as e:
         progress.show(final=True)
         print(f"hmsproxy: stream: {e} (everything committed before stays)", file=sys.stderr)
         return 1
