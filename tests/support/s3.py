@@ -1,0 +1,100 @@
+"""A real S3 API server for the tests: s3proxy 3.0.0 over a local directory (jclouds' filesystem
+provider), on a free loopback port, with one key pair; fetched once with Maven
+(hmsproxy.dev.storage_jars). `s3_server` is shared by the whole session.
+
+`s3a_conf()` is what Hadoop, Spark (with `spark.hadoop.` in front) and the metastore need to reach
+it: S3A's endpoint and keys, path-style addressing, and no bulk delete (S3A's carries a checksum
+header s3proxy answers 501 to). Python reaches it through hmsproxy's own door, given the same keys
+in a core-site.xml (`conf_dir`).
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from hmsproxy.dev import maven, storage_jars
+from hmsproxy.dev.jvm import java_executable
+from hmsproxy.dev.ports import free_port
+from tests.support.jvm_child import JvmChild
+from tests.support.required import unavailable
+
+ACCESS_KEY, SECRET_KEY = "hmsproxy-test", "hmsproxy-test-secret"
+START_TIMEOUT_S = 60
+
+
+class S3Server:
+    def __init__(self, root: Path, port: int, jar: Path):
+        self.root, self.port = root, port
+        self.data = root / "data"
+        self.data.mkdir(parents=True, exist_ok=True)
+        properties = root / "s3proxy.properties"
+        properties.write_text(
+            f"s3proxy.endpoint=http://127.0.0.1:{port}\n"
+            "s3proxy.authorization=aws-v2-or-v4\n"
+            f"s3proxy.identity={ACCESS_KEY}\ns3proxy.credential={SECRET_KEY}\n"
+            "jclouds.provider=filesystem\n"
+            f"jclouds.filesystem.basedir={self.data}\n"
+        )
+        cmd = [java_executable(), "-Xmx256m", "-jar", str(jar), "--properties", str(properties)]
+        self.child = JvmChild("s3proxy", cmd, root / "s3proxy.log", root)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> S3Server:
+        self.child.start(self._answers, START_TIMEOUT_S)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            urllib.request.urlopen(self.endpoint, timeout=2)
+        except urllib.error.HTTPError:
+            return True  # it answered (403 for an anonymous request)
+        except (TimeoutError, urllib.error.URLError, ConnectionError):
+            return False
+        return True
+
+    def stop(self) -> None:
+        self.child.stop()
+
+    def make_bucket(self, name: str) -> str:
+        """A bucket (the filesystem provider's bucket is a directory of its base); returns its name."""
+        (self.data / name).mkdir(exist_ok=True)
+        return name
+
+    def s3a_conf(self) -> dict[str, str]:
+        return {
+            "fs.s3a.endpoint": self.endpoint,
+            "fs.s3a.access.key": ACCESS_KEY,
+            "fs.s3a.secret.key": SECRET_KEY,
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "false",
+            "fs.s3a.endpoint.region": "us-east-1",
+            "fs.s3a.multiobjectdelete.enable": "false",
+            "fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        }
+
+
+def start_s3(root: Path) -> S3Server:
+    """The server, fetched and started; `unavailable` (skip, or fail in CI) when it can't be."""
+    try:
+        jar = storage_jars.s3proxy_jar()
+    except maven.FetchError as exc:
+        unavailable(f"cannot fetch s3proxy with Maven: {exc}")
+    server = S3Server(root, free_port(), jar)
+    try:
+        return server.start()
+    except (RuntimeError, OSError) as exc:
+        unavailable(f"s3proxy did not start: {exc}")
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    server = start_s3(tmp_path_factory.mktemp("s3proxy"))
+    yield server
+    server.stop()
