@@ -1,5 +1,5 @@
-"""A real S3 API server for the tests: s3proxy 3.0.0 over a local directory (jclouds' filesystem
-provider), on a free loopback port, with one key pair; fetched once with Maven
+"""A real S3 API server for the tests: s3proxy 3.0.0 keeping objects in memory (its `transient`
+provider: see S3Server for why not on disk), on a free loopback port, with one key pair; fetched once with Maven
 (hmsproxy.dev.storage_jars). `s3_server` is shared by the whole session.
 
 `s3a_conf()` is what Hadoop, Spark (with `spark.hadoop.` in front) and the metastore need to reach
@@ -29,17 +29,18 @@ START_TIMEOUT_S = 60
 class S3Server:
     def __init__(self, root: Path, port: int, jar: Path):
         self.root, self.port = root, port
-        self.data = root / "data"
-        self.data.mkdir(parents=True, exist_ok=True)
         properties = root / "s3proxy.properties"
         properties.write_text(
             f"s3proxy.endpoint=http://127.0.0.1:{port}\n"
             "s3proxy.authorization=aws-v2-or-v4\n"
             f"s3proxy.identity={ACCESS_KEY}\ns3proxy.credential={SECRET_KEY}\n"
-            "jclouds.provider=filesystem\n"
-            f"jclouds.filesystem.basedir={self.data}\n"
+            # In memory, keyed by name as S3 is. Both on-disk providers map keys to directories:
+            # `filesystem` answers 404 for an empty directory's marker (S3A's mkdirs: the metastore's
+            # CREATE TABLE fails), `filesystem-nio2` answers a directory's name as a file (S3A then
+            # refuses to make directories under it).
+            "jclouds.provider=transient\n"
         )
-        cmd = [java_executable(), "-Xmx256m", "-jar", str(jar), "--properties", str(properties)]
+        cmd = [java_executable(), "-Xmx512m", "-jar", str(jar), "--properties", str(properties)]
         self.child = JvmChild("s3proxy", cmd, root / "s3proxy.log", root)
 
     @property
@@ -63,8 +64,14 @@ class S3Server:
         self.child.stop()
 
     def make_bucket(self, name: str) -> str:
-        """A bucket (the filesystem provider's bucket is a directory of its base); returns its name."""
-        (self.data / name).mkdir(exist_ok=True)
+        """A bucket, made with S3's own call; returns its name."""
+        from pyarrow import fs
+
+        store = fs.S3FileSystem(
+            access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=f"127.0.0.1:{self.port}", scheme="http",
+            region="us-east-1", allow_bucket_creation=True,
+        )  # fmt: skip
+        store.create_dir(name)
         return name
 
     def s3a_conf(self) -> dict[str, str]:
