@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h | kerberos
@@ -95,6 +95,10 @@ bench-index: $(BIN)/.installed
 # Streaming ingest: rows/s per writer (CSV, JSON) and commit latency through the proxy vs direct (docs/benchmark.md); ARGS="--quick" for a smoke run.
 bench-stream: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_stream $(ARGS)
+
+# Streaming on each store: rows/s per writer and commit() p50/p99 on local files, S3 (s3proxy) and HDFS (a minicluster), all started here (docs/storage.md); ARGS="--quick" for a smoke run.
+bench-storage: $(BIN)/.installed hive-jars
+	$(BIN)/python -m tests.bench.bench_storage $(ARGS)
 
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed

@@ -175,8 +175,10 @@ def cmd_stream(args) -> int:
             batch.close()
             batch = None
     except (StreamingError, StorageError) as e:
-        progress.show(final=True)
-        print(f"hmsproxy: stream: {e} (everything committed before stays)", file=sys.stderr)
+        if progress.rows or progress.commits:  # a failure before any row is the error's line alone
+            progress.show(final=True)
+        kept = " (everything committed before stays)" if progress.commits else ""
+        print(f"hmsproxy: stream: {e}{kept}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\nhmsproxy: stream: interrupted; the open transaction is aborted", file=sys.stderr)

@@ -7,16 +7,14 @@ shared by the whole session; `stop()`/`start()` keep its data (a NameNode that i
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from hmsproxy.dev import maven, storage_jars
+from hmsproxy.dev import storage_jars
 from hmsproxy.dev.jvm import java_executable
 from hmsproxy.dev.ports import free_port
-from tests.support.jvm_child import JvmChild
-from tests.support.required import unavailable
+from tests.support.jvm_child import JvmChild, start_or_unavailable
 
 START_TIMEOUT_S = 120
 
@@ -67,17 +65,8 @@ class HdfsServer:
 
 
 def start_hdfs(root: Path) -> HdfsServer:
-    try:
-        classpath = storage_jars.minicluster_classpath()
-    except maven.FetchError as exc:
-        unavailable(f"cannot fetch the Hadoop minicluster with Maven: {exc}")
-    if not shutil.which(java_executable()):
-        unavailable("no java for the HDFS minicluster")
-    server = HdfsServer(root, classpath)
-    try:
-        return server.start()
-    except (RuntimeError, OSError) as exc:
-        unavailable(f"the HDFS minicluster did not start: {exc}")
+    """The minicluster, fetched and started; `unavailable` (skip, or fail in CI) when it can't be."""
+    return start_or_unavailable("the HDFS minicluster", storage_jars.minicluster_classpath, lambda cp: HdfsServer(root, cp).start())
 
 
 @pytest.fixture(scope="session")

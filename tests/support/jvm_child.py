@@ -7,9 +7,27 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from hmsproxy.dev import maven
 from hmsproxy.dev.jvm import LEAKY_ENV_VARS
 from tests.support.children import terminate_group
+from tests.support.required import unavailable
+
+Fetched = TypeVar("Fetched")
+Server = TypeVar("Server")
+
+
+def start_or_unavailable(what: str, fetch: Callable[[], Fetched], start: Callable[[Fetched], Server]) -> Server:
+    """`start(fetch())`; `unavailable` (skip, or fail in CI) when Maven can't fetch it or it does not start."""
+    try:
+        fetched = fetch()
+    except maven.FetchError as exc:
+        unavailable(f"cannot fetch {what} with Maven: {exc}")
+    try:
+        return start(fetched)
+    except (RuntimeError, OSError) as exc:
+        unavailable(f"{what} did not start: {exc}")
 
 
 class JvmChild:

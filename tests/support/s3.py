@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.dev import maven, storage_jars
+from hmsproxy.dev import storage_jars
 from hmsproxy.dev.jvm import java_executable
 from hmsproxy.dev.ports import free_port
-from tests.support.jvm_child import JvmChild
-from tests.support.required import unavailable
+from tests.support.jvm_child import JvmChild, start_or_unavailable
 
 ACCESS_KEY, SECRET_KEY = "hmsproxy-test", "hmsproxy-test-secret"
 START_TIMEOUT_S = 60
@@ -89,15 +88,7 @@ class S3Server:
 
 def start_s3(root: Path) -> S3Server:
     """The server, fetched and started; `unavailable` (skip, or fail in CI) when it can't be."""
-    try:
-        jar = storage_jars.s3proxy_jar()
-    except maven.FetchError as exc:
-        unavailable(f"cannot fetch s3proxy with Maven: {exc}")
-    server = S3Server(root, free_port(), jar)
-    try:
-        return server.start()
-    except (RuntimeError, OSError) as exc:
-        unavailable(f"s3proxy did not start: {exc}")
+    return start_or_unavailable("s3proxy", storage_jars.s3proxy_jar, lambda jar: S3Server(root, free_port(), jar).start())
 
 
 @pytest.fixture(scope="session")
