@@ -31,14 +31,24 @@ def conf_dir(environ: dict[str, str] | None = None) -> Path | None:
     return None
 
 
+_read: dict[Path, tuple[int, dict[str, str]]] = {}  # path -> (mtime_ns, settings): the door asks per file
+
+
 def read_site(path: Path) -> dict[str, str]:
     """The name -> value pairs of one Hadoop *-site.xml (a missing file is empty; a broken one raises ValueError)."""
-    if not path.is_file():
-        return {}
     try:
-        return parse_site(path.read_text())
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return {}
+    kept = _read.get(path)
+    if kept is not None and kept[0] == mtime:
+        return kept[1]
+    try:
+        found = parse_site(path.read_text())
     except ET.ParseError as exc:
         raise ValueError(f"{path}: not a Hadoop configuration file ({exc})") from exc
+    _read[path] = (mtime, found)
+    return found
 
 
 def parse_site(text: str) -> dict[str, str]:
@@ -57,7 +67,7 @@ def load(environ: dict[str, str] | None = None) -> dict[str, str]:
     directory = conf_dir(environ)
     if directory is not None:
         for name in SITE_FILES:
-            merged.update(read_site(directory / name))
+            merged.update(read_site(directory / name))  # copied: callers may not change the kept dicts
     with _lock:
         merged.update(_from_spark)
     return merged
