@@ -168,3 +168,31 @@ def test_local_locations_need_no_settings(tmp_path):
     fs, inner = filesystems.filesystem(f"file:{tmp_path}")
     assert inner == str(tmp_path)
     assert [i.base_name for i in fs.get_file_info(FileSelector(inner))] == ["a.txt"]
+
+
+def test_a_spark_sessions_hadoop_keys_overlay_the_site_files_and_renew_the_file_systems(tmp_path, monkeypatch):
+    """What a driver registers (its `spark.hadoop.*` file system keys) wins over core-site.xml; a change
+    drops the file systems made with the old settings. (A stand-in session: only its conf is read.)"""
+
+    class Conf:
+        getAll = {
+            "spark.hadoop.fs.s3a.endpoint": "http://spark:1",
+            "spark.hadoop.hive.metastore.uris": "thrift://x:1",
+            "spark.app.name": "a",
+        }
+
+    class Session:
+        conf = Conf()
+
+    (tmp_path / "core-site.xml").write_text(
+        "<configuration><property><name>fs.s3a.endpoint</name><value>http://site:1</value></property></configuration>"
+    )
+    monkeypatch.setattr(hadoop_conf, "_from_spark", {})
+    forgotten = []
+    monkeypatch.setattr(filesystems, "forget", lambda: forgotten.append(True))
+    hadoop_conf.use_spark(Session())
+    assert hadoop_conf.load({"HADOOP_CONF_DIR": str(tmp_path)}) == {"fs.s3a.endpoint": "http://spark:1"}
+    hadoop_conf.use_spark(Session())  # the same keys again: the kept file systems stay
+    assert forgotten == [True]
+    hadoop_conf.forget_spark()
+    assert hadoop_conf.load({"HADOOP_CONF_DIR": str(tmp_path)}) == {"fs.s3a.endpoint": "http://site:1"}
