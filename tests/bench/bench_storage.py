@@ -21,40 +21,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from tests.bench.bench_stream import COLUMNS, log, percentile, records, stream_rate
+from tests.bench.bench_stream import COLUMNS, commit_latencies, log, percentile, stream_rate
 
 STORES = ("local", "s3", "hdfs")
-
-
-def commit_latencies(uri: str, tables: dict[str, str], rounds: int) -> dict[str, list[float]]:
-    """Seconds each commit() of a 1,000-row transaction took, per store's table, alternated round by round."""
-    from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
-
-    data = records("csv", 1000)
-    opened = {}
-    for store, table in tables.items():
-        ep = HiveEndPoint(uri, "default", table)
-        conn = ep.new_connection()
-        opened[store] = (conn, conn.fetch_transaction_batch(rounds + 1, DelimitedInputWriter([c for c, _ in COLUMNS], ",", ep)))
-    times: dict[str, list[float]] = {store: [] for store in tables}
-    try:
-        for n in range(rounds + 1):
-            for store in list(opened) if n % 2 == 0 else list(reversed(opened)):
-                batch = opened[store][1]
-                batch.begin_next_transaction()
-                batch.write_many(data)
-                started = time.perf_counter()
-                batch.commit()
-                if n:  # the first round warms up
-                    times[store].append(time.perf_counter() - started)
-    finally:
-        for conn, batch in opened.values():
-            batch.close()
-            conn.close()
-    return times
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             rate = stream_rate(uri, f"rates_{store}", "csv", 100_000, txns)
             results["rows_per_s"][store] = rate
             log(f"{store:5} csv 100,000 rows/txn: {rate:>9,.0f} rows/s")
-        times = commit_latencies(uri, {store: f"commits_{store}" for store in STORES}, 10 if args.quick else 100)
+        times = commit_latencies({store: (uri, f"commits_{store}") for store in STORES}, 10 if args.quick else 100)
         for store, values in times.items():
             results["commit_s"][store] = {"p50": statistics.median(values), "p99": percentile(values, 0.99), "n": len(values)}
         print()
