@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h | kerberos
@@ -63,9 +63,9 @@ docker: $(BIN)/.installed
 	@PYTHON=$(BIN)/python deploy/local/compose-plugin.sh || echo "warning: no docker compose plugin; the container tests will skip (and fail with CI=true)"
 
 # Hive 3.1 and 4.0 metastores for the mixed-version tests, and Waggle Dance for its harness test (and
-# `make bench`, which fetches it itself too): fetched with Maven once (hmsproxy/dev/poms/).
+# `make bench`, which fetches it itself too), and real storage (S3A, s3proxy, the HDFS minicluster: docs/storage.md): fetched with Maven once (hmsproxy/dev/poms/).
 hive-jars: $(BIN)/.installed
-	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars or Waggle Dance's; their tests will skip (and fail with CI=true)"
+	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars, Waggle Dance's or real storage's (S3A, s3proxy, HDFS minicluster); their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)
@@ -97,6 +97,10 @@ bench-index: $(BIN)/.installed
 # Streaming ingest: rows/s per writer (CSV, JSON) and commit latency through the proxy vs direct (docs/benchmark.md); ARGS="--quick" for a smoke run.
 bench-stream: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_stream $(ARGS)
+
+# Streaming on each store: rows/s per writer and commit() p50/p99 on local files, S3 (s3proxy) and HDFS (a minicluster), all started here (docs/storage.md); ARGS="--quick" for a smoke run.
+bench-storage: $(BIN)/.installed hive-jars
+	$(BIN)/python -m tests.bench.bench_storage $(ARGS)
 
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed

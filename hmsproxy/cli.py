@@ -333,8 +333,14 @@ def cmd_dev_fetch(args) -> int:
     from hmsproxy.dev.versions import HIVE_VERSIONS, hive_version
 
     try:
-        # "waggle-dance": the benchmark's comparison (hmsproxy.dev.waggle_dance); fetched by default too.
-        wanted = [v for v in args.versions if v != "waggle-dance"]
+        # "waggle-dance": the benchmark's comparison (hmsproxy.dev.waggle_dance); "storage": S3A, s3proxy and
+        # the HDFS minicluster (hmsproxy.dev.storage_jars); both fetched by default too.
+        if not args.versions or "storage" in args.versions:
+            from hmsproxy.dev import storage_jars
+
+            for line in storage_jars.fetch_all(say=lambda m: print(m, flush=True)):
+                print(line, flush=True)
+        wanted = [v for v in args.versions if v not in ("waggle-dance", "storage")]
         versions = [hive_version(v) for v in wanted] or ([] if args.versions else list(HIVE_VERSIONS.values()))
         if not args.versions or "waggle-dance" in args.versions:
             print(f"Waggle Dance {waggle_dance.VERSION}: {waggle_dance.fetch(say=lambda m: print(m, flush=True))}", flush=True)
@@ -451,14 +457,15 @@ def _add_dev_parser(sub, full: bool) -> None:
     )
     hms.set_defaults(func=cmd_dev_hms)
     fetch = dsub.add_parser(
-        "fetch", help="download the jars of Hive metastore versions not in pyspark, and Waggle Dance's (once; later starts are offline)"
+        "fetch",
+        help="download the jars of Hive metastore versions not in pyspark, Waggle Dance's and real storage's (once; later starts are offline)",
     )
     fetch.add_argument(
         "versions",
         nargs="*",
         metavar="VERSION",
-        help="e.g. 3.1 4.0, or waggle-dance (the benchmark's Waggle Dance jar); "
-        "default: every version, each one's notification listener, and Waggle Dance",
+        help="e.g. 3.1 4.0, waggle-dance (the benchmark's Waggle Dance jar) or storage (S3A, s3proxy, the HDFS minicluster); "
+        "default: every version, each one's notification listener, Waggle Dance and storage",
     )
     fetch.set_defaults(func=cmd_dev_fetch)
 

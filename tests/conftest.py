@@ -38,6 +38,9 @@ pytest_plugins = [
     "tests.support.mixed_versions",
     "tests.support.ha_pair",
     "tests.support.kdc",
+    "tests.support.s3",
+    "tests.support.hdfs",
+    "tests.support.storage_stack",
 ]
 
 

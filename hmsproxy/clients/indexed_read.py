@@ -18,7 +18,10 @@ def lookup(spark, table: str, **equals) -> Any:
     from hmsproxy.clients.kept_connections import kept
     from hmsproxy.clients.pruned_read import files_frame, spark_schema
     from hmsproxy.clients.spark import metastore_principal, metastore_uris
+    from hmsproxy.files import hadoop_conf
     from hmsproxy.jobs.tables import split_table_name
+
+    hadoop_conf.use_spark(spark)  # the plan lists files in this driver, with the session's S3A/HDFS keys
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())
     uris, user = ",".join(metastore_uris(spark)), spark.sparkContext.sparkUser()

@@ -185,6 +185,7 @@ class LocalMetastore:
     benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS`.
     ``hive_version`` is "2.3" (pyspark's jars), "3.1" or "4.0" (fetched on first start).
     ``notifications=False`` never adds the notification listener (see the module notes).
+    ``extra_classpath``: jars put after the version's own (S3A's, for a warehouse on s3a://).
     ``jdbc_url`` (``jdbc:postgresql://host:port/db?user=...``) keeps the metastore's state in that
     PostgreSQL database instead of Derby, so several metastores can share it (an HA pair); the
     driver is fetched once (:func:`postgresql_driver_jars`). DataNucleus creates the schema: start
@@ -209,8 +210,11 @@ class LocalMetastore:
         notifications: bool = True,
         jdbc_url: str | None = None,
         kerberos: MetastoreKerberos | None = None,
+        extra_classpath: Sequence[str | Path] = (),
     ) -> None:
         self.jdbc_url = jdbc_url
+        #: Jars after the version's own (S3A's, for warehouses on s3a://: hmsproxy.dev.storage_jars).
+        self.extra_classpath = tuple(str(p) for p in extra_classpath)
         #: SASL GSSAPI only (dev/kerberos.py); its readiness check connects with kerberos.client.
         self.kerberos = kerberos
         self.version = version_facts(hive_version)  # ValueError for an unknown version, before anything starts
@@ -364,6 +368,7 @@ class LocalMetastore:
         classpath = self.version.classpath(self.conf_dir, with_listener=self.notifications_enabled)
         if self.jdbc_url is not None:
             classpath += f":{postgresql_driver_jars() / '*'}"
+        classpath = ":".join([classpath, *self.extra_classpath])
         cmd += ["-cp", classpath]
         return cmd
 

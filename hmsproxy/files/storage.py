@@ -3,7 +3,7 @@
 Going through Hadoop (not the local file system) means any scheme the cluster
 reads (hdfs://, s3a://, abfs://, file:) works the same, with Spark's credentials.
 Where no Spark runs (the proxy, `hmsproxy lookup`) pyarrow's file systems list
-the same locations; an index's staleness is always decided with pyarrow's
+the same locations (S3 and HDFS included: `filesystems`, docs/storage.md); an index's staleness is always decided with pyarrow's
 listing, at build and at check alike, so both see one clock (HIVE-15282).
 The swap only needs the small `Storage` protocol, so its logic is tested with a
 local stand-in.
@@ -87,13 +87,11 @@ def storage_for(spark: Any, locations: list[str]) -> Storage:
 
 
 def arrow_filesystem(location: str):
-    """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, file:///x, /x, hdfs://..., s3a://...)."""
-    from pyarrow import fs
+    """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, /x, hdfs://..., s3a://...):
+    the one door, `hmsproxy.files.filesystems`."""
+    from hmsproxy.files.filesystems import filesystem
 
-    parsed = urlparse(location)
-    if parsed.scheme in ("", "file"):
-        return fs.LocalFileSystem(), parsed.path
-    return fs.FileSystem.from_uri(location)
+    return filesystem(location)
 
 
 def join(location: str, name: str) -> str:

@@ -57,6 +57,9 @@ class JobContext:
         self._owns_spark = False
         if spark is not None:
             check_same_metastore(spark, uri)
+            from hmsproxy.files import hadoop_conf
+
+            hadoop_conf.use_spark(spark)
 
     @property
     def spark_started(self) -> bool:
@@ -66,6 +69,9 @@ class JobContext:
     def spark(self) -> Any:
         if self._spark is None:
             self._spark, self._owns_spark = build_session(self.requested_uri, self.spark_conf)
+            from hmsproxy.files import hadoop_conf
+
+            hadoop_conf.use_spark(self._spark)  # files the driver reads itself (index footers, listings) use its S3A/HDFS keys
         return self._spark
 
     @property

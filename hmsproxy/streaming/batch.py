@@ -149,7 +149,7 @@ class TransactionBatch:
         try:
             for bucket, rows in sorted(self._buffers.items()):
                 if len(rows):
-                    write_file(rows.to_arrow(), files.staged_path(bucket), self.target.file_format)
+                    write_file(rows.to_arrow(), files.staged_path(bucket), self.target.file_format, files.fs)
             self._call("commit_txn", hive.CommitTxnRequest(txnid=txnid))
         except BaseException:
             self._abort_current()

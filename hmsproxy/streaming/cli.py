@@ -100,6 +100,7 @@ class Progress:
 
 
 def cmd_stream(args) -> int:
+    from hmsproxy.files.locations import StorageError
     from hmsproxy.streaming import HiveEndPoint, SerializationError, StreamingError
     from hmsproxy.streaming.metastore import Metastore
     from hmsproxy.streaming.target import describe_table
@@ -173,9 +174,11 @@ def cmd_stream(args) -> int:
                     batch.abort()  # nothing to commit: the id is given back
             batch.close()
             batch = None
-    except StreamingError as e:
-        progress.show(final=True)
-        print(f"hmsproxy: stream: {e} (everything committed before stays)", file=sys.stderr)
+    except (StreamingError, StorageError) as e:
+        if progress.rows or progress.commits:  # a failure before any row is the error's line alone
+            progress.show(final=True)
+        kept = " (everything committed before stays)" if progress.commits else ""
+        print(f"hmsproxy: stream: {e}{kept}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\nhmsproxy: stream: interrupted; the open transaction is aborted", file=sys.stderr)

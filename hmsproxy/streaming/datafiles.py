@@ -38,13 +38,22 @@ class RowBuffer:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
-def write_file(table: pa.Table, path: str | os.PathLike, file_format: str) -> None:
-    """Write ``table`` to ``path`` as one file of ``file_format`` ("parquet" or "orc")."""
+def write_file(table: pa.Table, path: str | os.PathLike, file_format: str, filesystem=None) -> None:
+    """Write ``table`` to ``path`` as one file of ``file_format`` ("parquet" or "orc"); ``path`` is in
+    ``filesystem`` (a pyarrow file system: S3, HDFS, …) when given, a local path otherwise."""
+    if file_format not in ("parquet", "orc"):
+        raise ValueError(f"unknown file format {file_format!r} (one of {', '.join(FILE_FORMATS)})")
+    if filesystem is None:
+        _write(table, path, file_format)
+        return
+    with filesystem.open_output_stream(str(path)) as sink:
+        _write(table, sink, file_format)
+
+
+def _write(table: pa.Table, where, file_format: str) -> None:
     if file_format == "parquet":
         # INT96 timestamps: Hive 2.3's Parquet reader knows no other; Spark reads them as well.
         # Decimals stay fixed-length byte arrays (pyarrow's default), the only form Hive 2.3 reads.
-        pq.write_table(table, path, compression="snappy", use_deprecated_int96_timestamps=True)
-    elif file_format == "orc":
-        orc.write_table(table, path, compression="snappy")
+        pq.write_table(table, where, compression="snappy", use_deprecated_int96_timestamps=True)
     else:
-        raise ValueError(f"unknown file format {file_format!r} (one of {', '.join(FILE_FORMATS)})")
+        orc.write_table(table, where, compression="snappy")

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hmsproxy.files.storage import arrow_filesystem
 from hmsproxy.streaming.batch import TransactionBatch
 from hmsproxy.streaming.errors import InvalidPartition
 from hmsproxy.streaming.metastore import Metastore
@@ -64,6 +65,8 @@ class StreamingConnection:
             self.target = describe_table(self.ms, endpoint.database, endpoint.table)
             if self.partition_vals and not self.target.partition_keys:
                 raise InvalidPartition(f"{endpoint.database}.{endpoint.table} is not partitioned: give no partition values")
+            # The store answers (keys, bucket, NameNode) before the metastore is changed: StorageError otherwise.
+            arrow_filesystem(self.target.table_struct.sd.location)
             self.location(self.ms)  # the partition exists (or is made now), and the values fit
         except BaseException:
             self.ms.close()

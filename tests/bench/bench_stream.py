@@ -63,17 +63,18 @@ def stream_rate(uri: str, table: str, fmt: str, rows_per_txn: int, txns: int) ->
     return rows_per_txn * txns / elapsed
 
 
-def commit_latencies(uris: dict[str, str], table: str, rounds: int) -> dict[str, list[float]]:
-    """Seconds each commit() of a 1,000-row transaction took, per way, alternated round by round."""
+def commit_latencies(targets: dict[str, tuple[str, str]], rounds: int) -> dict[str, list[float]]:
+    """Seconds each commit() of a 1,000-row transaction took, per way (name -> (metastore URI, table in
+    `default`)), alternated round by round."""
     from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 
     data = records("csv", 1000)
     opened = {}
-    for way, uri in uris.items():
+    for way, (uri, table) in targets.items():
         ep = HiveEndPoint(uri, "default", table)
         conn = ep.new_connection()
         opened[way] = (conn, conn.fetch_transaction_batch(rounds + 1, DelimitedInputWriter([c for c, _ in COLUMNS], ",", ep)))
-    times: dict[str, list[float]] = {way: [] for way in uris}
+    times: dict[str, list[float]] = {way: [] for way in targets}
     try:
         for n in range(rounds + 1):
             order = list(opened) if n % 2 == 0 else list(reversed(opened))
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 rate = stream_rate(uris["proxy"], "rates", fmt, rows_per_txn, txns)
                 results["rows_per_s"][f"{fmt}@{rows_per_txn}"] = rate
                 log(f"{fmt:4} {rows_per_txn:>7,} rows/txn: {rate:>9,.0f} rows/s")
-        times = commit_latencies(uris, "commits", 10 if quick else 100)
+        times = commit_latencies({way: (uri, "commits") for way, uri in uris.items()}, 10 if quick else 100)
         for way, values in times.items():
             results["commit_s"][way] = {"p50": statistics.median(values), "p99": percentile(values, 0.99), "n": len(values)}
         print()

@@ -1,0 +1,65 @@
+"""The jars real storage needs, fetched with Maven once into the cache like the Hive jars.
+
+- S3A (``hadoop-aws`` and its AWS SDK bundle, ~530 MiB) at the Hadoop version of pyspark's wheel:
+  Spark's and the local metastores' way to s3a:// (a metastore makes the directories of databases
+  and managed tables itself, so it needs S3A as much as Spark does).
+- s3proxy 3.0.0: an S3 API server over a local directory, for the tests and `dev` stacks.
+- hadoop-client-minicluster: a real NameNode and DataNode in one JVM (MiniDFSCluster).
+
+Each has a pom in ``poms/`` named ``<artifact>-<version>.xml``; a pyspark whose Hadoop has no pom
+here is a clear FetchError naming the version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from hmsproxy.dev import maven
+from hmsproxy.dev.jvm import pyspark_jars_dir
+
+S3PROXY_VERSION = "3.0.0"
+S3PROXY_JAR = f"s3proxy-{S3PROXY_VERSION}-jar-with-dependencies.jar"
+
+Say = Callable[[str], None] | None
+
+
+def pyspark_hadoop_version() -> str:
+    """The Hadoop version pyspark's wheel carries (its hadoop-client-api jar)."""
+    for jar in sorted(pyspark_jars_dir().glob("hadoop-client-api-*.jar")):
+        found = re.fullmatch(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar", jar.name)
+        if found:
+            return found.group(1)
+    raise maven.FetchError(f"no hadoop-client-api jar in {pyspark_jars_dir()}: cannot tell pyspark's Hadoop version")
+
+
+def _fetch(name: str, goal: str, label: str, say: Say) -> Path:
+    if not maven._pom(name).is_file():
+        raise maven.FetchError(f"{label}: no pom {name}.xml in {maven.POMS_DIR} (pyspark's Hadoop is {pyspark_hadoop_version()})")
+    return maven.fetch_pom(name, (goal,), label=label, say=say) / "lib"
+
+
+def s3a_jars(say: Say = None) -> list[Path]:
+    """hadoop-aws and the AWS SDK bundle matching pyspark's Hadoop (for spark.jars and a metastore's classpath)."""
+    version = pyspark_hadoop_version()
+    lib = _fetch(f"hadoop-aws-{version}", "dependency:copy-dependencies@lib", f"hadoop-aws {version}", say)
+    return sorted(lib.glob("*.jar"))
+
+
+def s3proxy_jar(say: Say = None) -> Path:
+    return _fetch(f"s3proxy-{S3PROXY_VERSION}", "dependency:copy@jar", f"s3proxy {S3PROXY_VERSION}", say) / S3PROXY_JAR
+
+
+def minicluster_classpath(say: Say = None) -> str:
+    version = pyspark_hadoop_version()
+    return str(_fetch(f"hadoop-minicluster-{version}", "dependency:copy-dependencies@lib", f"Hadoop minicluster {version}", say) / "*")
+
+
+def fetch_all(say: Say = None) -> list[str]:
+    """Everything above; returns a line per part (what `hmsproxy dev fetch` prints)."""
+    return [
+        f"S3A (hadoop-aws {pyspark_hadoop_version()}): {s3a_jars(say)[0].parent}",
+        f"s3proxy {S3PROXY_VERSION}: {s3proxy_jar(say)}",
+        f"HDFS minicluster: {minicluster_classpath(say)}",
+    ]

@@ -1,0 +1,168 @@
+"""The one door to table files outside Spark: a location -> (pyarrow FileSystem, path in it).
+
+S3 (s3a://, s3://, s3n://) goes through pyarrow's S3FileSystem with S3A's settings
+(`s3_settings`); HDFS through `hdfs-native`, a Rust client speaking the NameNode's and DataNodes'
+RPC (no JVM, no libhdfs: pyarrow's own HDFS needs both, and no pip install brings them), wrapped as
+a pyarrow FileSystem so Parquet/ORC readers and writers take it unchanged. Settings come from
+`hadoop_conf` (site files, a Spark driver's Hadoop configuration).
+
+One file system is made per bucket or NameNode and kept; the first use of each is checked with one
+cheap call (the bucket's or the root's status), so a wrong key, a missing bucket or a NameNode that
+does not answer is one `StorageError` line naming the location and what to set, before anything
+is written.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+from hmsproxy.files import hadoop_conf
+from hmsproxy.files.hdfs_settings import client_config, namenode_addresses
+from hmsproxy.files.locations import Place, StorageError, place
+from hmsproxy.files.s3_settings import CHECKSUM_ENV, S3Settings, s3_settings
+
+_lock = threading.Lock()
+_made: dict[tuple[str, str], Any] = {}
+#: How long a NameNode may take to accept a connection before its location is reported down.
+NAMENODE_CONNECT_TIMEOUT_S = 5.0
+
+
+def filesystem(location: str) -> tuple[Any, str]:
+    """(pyarrow FileSystem, path in it) for a location in any of Hadoop's forms (`locations`)."""
+    conf = hadoop_conf.load()
+    where = place(location, conf.get("fs.defaultFS"))
+    if where.kind == "local":
+        from pyarrow import fs
+
+        return fs.LocalFileSystem(), where.path
+    if where.kind == "arrow":
+        from pyarrow import fs
+
+        try:
+            return fs.FileSystem.from_uri(location)
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"{location}: {one_line(exc)}") from exc
+    key = (where.kind, where.authority)
+    with _lock:
+        made = _made.get(key)
+    if made is None:
+        made = _s3(where, conf) if where.kind == "s3" else _hdfs(where, conf)
+        with _lock:
+            made = _made.setdefault(key, made)
+    return made, where.path
+
+
+def forget() -> None:
+    """Drop the kept file systems (new settings; tests that restart a server)."""
+    with _lock:
+        _made.clear()
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+# -- S3 ---------------------------------------------------------------------------------------------
+
+_env_lock = threading.Lock()
+
+
+def _s3(where: Place, conf: dict[str, str]) -> Any:
+    settings = s3_settings(where.authority, conf, dict(os.environ))
+    filesystem = _new_s3(settings)
+    _check_bucket(filesystem, where, settings)
+    return filesystem
+
+
+def _new_s3(settings: S3Settings) -> Any:
+    from pyarrow import fs
+
+    # The AWS SDK reads the checksum setting from the environment when the client is made.
+    with _env_lock:
+        before = os.environ.get(CHECKSUM_ENV)
+        if settings.checksum_calculation:
+            os.environ[CHECKSUM_ENV] = settings.checksum_calculation
+        try:
+            return fs.S3FileSystem(**settings.options)
+        finally:
+            if before is None:
+                os.environ.pop(CHECKSUM_ENV, None)
+            else:
+                os.environ[CHECKSUM_ENV] = before
+
+
+def _check_bucket(filesystem: Any, where: Place, settings: S3Settings) -> None:
+    from pyarrow import fs
+
+    endpoint = settings.endpoint or "AWS S3"
+    try:
+        info = filesystem.get_file_info(where.authority)
+    except OSError as exc:
+        text = one_line(exc)
+        if any(s in text for s in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "credentials")):
+            raise StorageError(
+                f"{where.location}: {endpoint} refused the keys from {settings.keys_from} for bucket {where.authority}: "
+                f"set fs.s3a.access.key/fs.s3a.secret.key (or fs.s3a.bucket.{where.authority}.*) in core-site.xml, "
+                "or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
+            ) from exc
+        raise StorageError(
+            f"{where.location}: S3 endpoint {endpoint} did not answer for bucket {where.authority} ({text}): "
+            f"check fs.s3a.endpoint (or fs.s3a.bucket.{where.authority}.endpoint) in core-site.xml"
+        ) from exc
+    if info.type == fs.FileType.NotFound:
+        raise StorageError(f"{where.location}: bucket {where.authority} does not exist at {endpoint}: create it or fix the location")
+
+
+# -- HDFS -------------------------------------------------------------------------------------------
+
+
+def _hdfs(where: Place, conf: dict[str, str]) -> Any:
+    from pyarrow import fs
+
+    try:
+        from hdfs_native.fsspec import HdfsFileSystem
+    except ImportError as exc:
+        raise StorageError(f"{where.location}: HDFS needs the hdfs-native package (pip install hdfs-native)") from exc
+
+    class WithTimes(HdfsFileSystem):
+        """hdfs-native's fsspec view, with the modification times pyarrow's FileInfo carries."""
+
+        def _convert_file_status(self, status):
+            info = super()._convert_file_status(status)
+            info["mtime"] = datetime.fromtimestamp(status.modification_time / 1000, tz=UTC)
+            return info
+
+    _check_namenodes(where, conf)
+    host, _, port = where.authority.partition(":")
+    try:
+        client = WithTimes(host=host, port=int(port) if port else None, skip_instance_cache=True, **client_config(conf))
+        filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
+        filesystem.get_file_info("/")
+    except Exception as exc:  # noqa: BLE001 - hdfs-native raises its own RuntimeErrors and OSErrors
+        raise StorageError(f"{where.location}: HDFS at {where.authority} refused the client ({one_line(exc)}){_HDFS_HINT}") from exc
+    return filesystem
+
+
+_HDFS_HINT = (
+    ": check the location's host:port, or fs.defaultFS and the HA nameservice keys (dfs.nameservices, dfs.ha.namenodes.*, "
+    "dfs.namenode.rpc-address.*) in HADOOP_CONF_DIR"
+)
+
+
+def _check_namenodes(where: Place, conf: dict[str, str]) -> None:
+    """One NameNode of the location accepts connections, or StorageError within seconds."""
+    addresses = namenode_addresses(where.authority, conf)
+    if not addresses:
+        raise StorageError(f"{where.location}: nameservice {where.authority} lists no NameNode{_HDFS_HINT}")
+    errors = []
+    for host, port in addresses:
+        try:
+            socket.create_connection((host, port), timeout=NAMENODE_CONNECT_TIMEOUT_S).close()
+            return
+        except OSError as exc:
+            errors.append(f"{host}:{port}: {one_line(exc)}")
+    raise StorageError(f"{where.location}: no NameNode answers ({'; '.join(errors)}){_HDFS_HINT}")

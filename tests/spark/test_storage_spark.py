@@ -1,0 +1,145 @@
+"""Every data feature on S3 (s3proxy) and on HDFS (a minicluster), through the proxy, each answer
+compared with Spark's own: streaming ingest of CSV and JSON into a partitioned table, CREATE INDEX +
+rebuild-index + `hmsproxy lookup` + lookup() + staleness after an INSERT + --only-stale, skew-layout +
+read(), compact. Spark runs in its own process (tests/support/storage_spark_job.py): its session needs
+S3A's jars. Bad input through the CLIs (no Spark) is at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hmsproxy.protocol import idl
+from tests.spark.test_index_entry_points_spark import env, run
+from tests.support.storage_stack import s3a_jars
+
+pytestmark = pytest.mark.spark
+
+HMSPROXY = str(Path(sys.executable).with_name("hmsproxy"))
+
+
+def run_features(proxy, root: str, tmp_path: Path) -> dict:
+    jars = ",".join(str(j) for j in s3a_jars())
+    argv = [sys.executable, "-m", "tests.support.storage_spark_job", proxy.uri, root, str(tmp_path / "warehouse"), jars]
+    done = run(argv, tmp_path, timeout=900)
+    out, err = done.stdout, done.stderr
+    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, err[-6000:]
+    (tmp_path / "result.json").write_text(lines[-1][len("RESULT ") :])  # all of it, for a failure's reader
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+@pytest.mark.parametrize("store", ["s3", "hdfs"])
+def test_every_data_feature_on_the_store_through_the_proxy(store, storage_conf, storage_proxy, tmp_path):
+    root = storage_conf.root(store, "warehouse")
+    result = run_features(storage_proxy, root, tmp_path)
+    scheme = "s3a://" if store == "s3" else "hdfs://"
+
+    streamed = result["streaming"]
+    assert streamed["exits"] == [0, 0], streamed["errors"]
+    assert streamed["spark"] == streamed["written"]  # Spark reads exactly the rows streamed, CSV and JSON
+    assert streamed["location"].startswith(scheme + root.split("://")[1])
+    assert len(streamed["files"]) == 3 and all("_stream-" in name for name in streamed["files"])  # 40 rows, 15 a txn
+
+    index = result["indexes"]
+    assert index["rebuild"][0] == 0, index["rebuild"][1]
+    assert set(index["states"].values()) == {"fresh"} and len(index["states"]) == 2
+    assert index["cli"][0] == 0, index["cli"][2]
+    assert index["expected"] and index["cli"][1] == index["expected"] and index["lookup"] == index["expected"]
+    assert "index user_idx; partitions: 2 fresh; read 1 data file(s)" in index["cli"][2]  # user 7's rows are in one file
+    assert sorted(index["stale"].values()) == ["fresh", "stale"]  # the INSERT's partition, seen from the store's listing
+    assert len(index["expected_after_insert"]) == len(index["expected"]) + 1
+    assert index["cli_after_insert"] == index["expected_after_insert"] == index["lookup_after_insert"]
+    assert index["only_stale"][0] == 0 and "1 built, 1 fresh and skipped" in index["only_stale"][1], index["only_stale"][1]
+    assert set(index["states_after_rebuild"].values()) == {"fresh"}
+
+    skew = result["skew"]
+    assert skew["status"][0] == 0, skew["status"][1]
+    assert skew["after"] == skew["before"] and len(skew["before"]) == 300
+    assert skew["read_us"] == skew["expected_us"] and len(skew["read_us"]) == 100
+    assert skew["read_files"] and all(name.startswith("skew-0-US-") for name in skew["read_files"])
+    assert skew["read_other"] == skew["expected_other"] and skew["read_other"]
+
+    compacted = result["compact"]
+    assert compacted["status"][0] == 0, compacted["status"][1]
+    assert compacted["after"] == compacted["before"]
+    assert compacted["files"][0] > 1 and compacted["files"][1] == 1
+
+
+@contextlib.contextmanager
+def thrift_client(proxy):
+    import thriftpy2.rpc
+
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def bad_table(proxy, db: str, name: str, location: str, made_at: Path, partitioned: bool = True) -> None:
+    """A Parquet table (partitioned by ds) at `location`, made with plain Thrift: created at `made_at` (the
+    metastore makes a new table's directory) and then pointed at `location` (it opens nothing then)."""
+    with thrift_client(proxy) as ms:
+        if db not in ms.get_all_databases():
+            ms.create_database(idl.hive.Database(name=db, description="", locationUri=None, parameters={}))
+        serde = idl.hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", parameters={})
+        sd = idl.hive.StorageDescriptor(
+            cols=[idl.hive.FieldSchema("id", "int", None)],
+            location=made_at.as_uri(),
+            inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+            outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+            serdeInfo=serde,
+            parameters={},
+        )
+        table = idl.hive.Table(
+            tableName=name,
+            dbName=db,
+            owner="test",
+            sd=sd,
+            partitionKeys=[idl.hive.FieldSchema("ds", "string", None)] if partitioned else [],
+            parameters={},
+            tableType="EXTERNAL_TABLE",
+        )
+        ms.create_table(table)
+        table = ms.get_table(db, name)
+        table.sd.location = location
+        ms.alter_table(db, name, table)
+
+
+def partitions(proxy, db: str, name: str) -> list:
+    with thrift_client(proxy) as ms:
+        return ms.get_partition_names(db, name, -1)
+
+
+@pytest.mark.parametrize(
+    "location, words",
+    [
+        # A scheme Hadoop serves (the metastore takes the location) and hmsproxy does not.
+        ("ftp://127.0.0.1:1/t", ["no file system for scheme 'ftp'"]),
+        ("s3a://no-such-bucket/t", ["bucket no-such-bucket does not exist"]),
+        ("hdfs://127.0.0.1:1/t", ["no NameNode answers", "fs.defaultFS"]),
+    ],
+)
+def test_stream_and_lookup_on_a_store_that_cannot_be_reached_fail_in_one_line(storage_conf, storage_proxy, tmp_path, location, words):
+    name = f"bad_{abs(hash(location)) % 10**8}"
+    bad_table(storage_proxy, "storage_bad", name, location, tmp_path / name)
+    bad_table(storage_proxy, "storage_bad", f"{name}_flat", location, tmp_path / f"{name}_flat", partitioned=False)
+    for argv, stdin in (
+        (["stream", f"storage_bad.{name}", "--uri", storage_proxy.uri, "--partition", "ds=1"], "1\n2\n"),
+        (["lookup", f"storage_bad.{name}_flat", "--uri", storage_proxy.uri, "--where", "id=1"], ""),
+    ):
+        started = time.monotonic()
+        done = subprocess.run([HMSPROXY, *argv], input=stdin, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env())
+        took = time.monotonic() - started
+        assert done.returncode == 1, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and location in lines[0] and all(w in lines[0] for w in words), done.stderr
+        assert took < 10, took
+    assert partitions(storage_proxy, "storage_bad", name) == []  # the metastore unchanged: no partition made

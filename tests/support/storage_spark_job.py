@@ -1,0 +1,165 @@
+"""Every data feature on one real store, through the proxy, with a real SparkSession; run in its own
+process (this one's SparkSession needs S3A's jars, which the suite's shared session does not load).
+
+`python -m tests.support.storage_spark_job PROXY_URI ROOT WAREHOUSE JARS` (JARS: comma-separated,
+S3A's; HADOOP_CONF_DIR gives the store's settings to Spark and to hmsproxy alike). In database
+`storage_<tag>` at ROOT (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
+`hmsproxy stream`, builds a compact index with the rebuild-index job, looks up with `hmsproxy lookup`
+and `lookup()`, inserts with Spark and looks the index stale, lays a table out with skew-layout and
+reads it with `read()`, compacts it; each answer beside Spark's own for the same question. Prints
+one line `RESULT {json}`; the test compares.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from hmsproxy.clients.spark import lookup, read, sql
+from hmsproxy.files import hadoop_conf
+from hmsproxy.files.storage import ArrowStorage, data_files
+from hmsproxy.jobs.cli import build_parser, run_job_command
+from hmsproxy.jobs.context import JobContext
+from hmsproxy.jobs.skew_layout import open_metastore
+from hmsproxy.protocol import idl
+from tests.support.spark import make_spark
+
+HMSPROXY = str(Path(sys.executable).with_name("hmsproxy"))
+DAYS = ("2026-11-01", "2026-11-02")
+
+
+def rows_of(frame) -> list[list]:
+    return sorted([_plain(v) for v in r] for r in frame.collect())
+
+
+def _plain(value):
+    return value if value is None or isinstance(value, (int, float, str, bool)) else str(value)
+
+
+def spark_rows(spark, table: str, where: str = "true") -> list[list]:
+    spark.catalog.refreshTable(table)
+    return rows_of(spark.sql(f"SELECT * FROM {table} WHERE {where}"))
+
+
+def hmsproxy(argv: list[str], stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([HMSPROXY, *argv], input=stdin, capture_output=True, text=True, timeout=300)
+
+
+def job(spark, uri: str, argv: list[str]) -> tuple[int, str]:
+    ctx = JobContext(uri, spark=spark, stdout=io.StringIO(), stderr=io.StringIO())
+    status = run_job_command(build_parser().parse_args(argv), ctx)
+    return status, ctx.stdout.getvalue() + ctx.stderr.getvalue()
+
+
+def streaming(spark, uri: str, db: str) -> dict:
+    table = f"{db}.events"
+    spark.sql(f"CREATE TABLE {table} (user_id INT, action STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    csv_rows = [[u, "view" if u % 2 else "buy", u * 10] for u in range(40)]
+    json_rows = [[u, "json", u] for u in range(40, 60)]
+    as_csv = "".join(f"{u},{a},{m}\n" for u, a, m in csv_rows)
+    as_json = "".join(json.dumps({"user_id": u, "action": a, "amount": m}) + "\n" for u, a, m in json_rows)
+    csv_done = hmsproxy(["stream", table, "--uri", uri, "--partition", f"ds={DAYS[0]}", "--rows-per-txn", "15"], as_csv)
+    json_done = hmsproxy(["stream", table, "--uri", uri, "--partition", f"ds={DAYS[1]}", "--format", "json"], as_json)
+    written = sorted([*[[*r, DAYS[0]] for r in csv_rows], *[[*r, DAYS[1]] for r in json_rows]])
+    location = spark.sql(f"DESCRIBE FORMATTED {table} PARTITION (ds='{DAYS[0]}')").where("col_name = 'Location'").first().data_type
+    return {
+        "table": table,
+        "exits": [csv_done.returncode, json_done.returncode],
+        "errors": csv_done.stderr[-2000:] + json_done.stderr[-2000:],
+        "written": written,
+        "spark": spark_rows(spark, table),
+        "location": location,
+        "files": [f.name for f in data_files(ArrowStorage().list(location))],
+    }
+
+
+def indexes(spark, uri: str, table: str) -> dict:
+    sql(spark, f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+    status, said = job(spark, uri, ["rebuild-index", f"{table}.user_idx"])
+    states = {r.partition: r.state for r in sql(spark, f"SHOW FORMATTED INDEX ON {table}").collect()}
+    found = hmsproxy(["lookup", table, "--uri", uri, "--where", "user_id=7", "--format", "json"])
+    cli = sorted([_plain(v) for v in r.values()] for r in json.loads(found.stdout or "[]"))
+    looked = rows_of(lookup(spark, table, user_id=7))
+    expected = spark_rows(spark, table, "user_id = 7")
+    spark.sql(f"INSERT INTO {table} PARTITION (ds='{DAYS[0]}') VALUES (7, 'late', 1)")
+    stale = {r.partition: r.state for r in sql(spark, f"SHOW FORMATTED INDEX ON {table}").collect()}
+    after = hmsproxy(["lookup", table, "--uri", uri, "--where", "user_id=7", "--format", "json"])
+    only_stale, said_stale = job(spark, uri, ["rebuild-index", f"{table}.user_idx", "--only-stale"])
+    return {
+        "rebuild": [status, said[-2000:]],
+        "states": states,
+        "cli": [found.returncode, cli, found.stderr[-1000:]],
+        "lookup": looked,
+        "expected": expected,
+        "stale": stale,
+        "cli_after_insert": sorted([_plain(v) for v in r.values()] for r in json.loads(after.stdout or "[]")),
+        "expected_after_insert": spark_rows(spark, table, "user_id = 7"),
+        "lookup_after_insert": rows_of(lookup(spark, table, user_id=7)),
+        "only_stale": [only_stale, said_stale[-2000:]],
+        "states_after_rebuild": {r.partition: r.state for r in sql(spark, f"SHOW FORMATTED INDEX ON {table}").collect()},
+    }
+
+
+def skew(spark, uri: str, db: str) -> dict:
+    table = f"{db}.skewed"
+    spark.sql(f"CREATE TABLE {table} (id INT, country STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    rows = [(i, "US" if i % 3 == 0 else f"C{i % 7}", DAYS[0]) for i in range(300)]
+    spark.createDataFrame(rows, "id INT, country STRING, ds STRING").repartition(3).createOrReplaceTempView("skew_src")
+    spark.sql(f"INSERT INTO {table} SELECT * FROM skew_src")
+    db_name, name = table.split(".")
+    with open_metastore(uri) as ms:
+        t = ms.get_table(db_name, name)
+        t.sd.skewedInfo = idl.hive.SkewedInfo(["country"], [["US"]], {})
+        ms.alter_table(db_name, name, t)
+    before = spark_rows(spark, table)
+    status, said = job(spark, uri, ["skew-layout", table])
+    pruned = read(spark, table, ds=DAYS[0], country="US")
+    return {
+        "status": [status, said[-2000:]],
+        "before": before,
+        "after": spark_rows(spark, table),
+        "read_us": rows_of(pruned),
+        "expected_us": spark_rows(spark, table, "country = 'US'"),
+        "read_files": sorted(Path(f).name for f in pruned.inputFiles()),
+        "read_other": rows_of(read(spark, table, country="C1")),
+        "expected_other": spark_rows(spark, table, "country = 'C1'"),
+    }
+
+
+def compact(spark, uri: str, table: str) -> dict:
+    before = spark_rows(spark, table)
+    location = spark.sql(f"DESCRIBE FORMATTED {table} PARTITION (ds='{DAYS[0]}')").where("col_name = 'Location'").first().data_type
+    files_before = len(data_files(ArrowStorage().list(location)))
+    status, said = job(spark, uri, ["compact", table, "--partition", f"ds={DAYS[0]}", "--files", "1"])
+    location = spark.sql(f"DESCRIBE FORMATTED {table} PARTITION (ds='{DAYS[0]}')").where("col_name = 'Location'").first().data_type
+    return {
+        "status": [status, said[-2000:]],
+        "before": before,
+        "after": spark_rows(spark, table),
+        "files": [files_before, len(data_files(ArrowStorage().list(location)))],
+    }
+
+
+def main(uri: str, root: str, warehouse: str, jars: str) -> None:
+    conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
+    spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
+    db = f"storage_{uuid.uuid4().hex[:8]}"
+    try:
+        spark.sql(f"CREATE DATABASE {db} LOCATION '{root}/{db}.db'")
+        result = {"db": db, "streaming": streaming(spark, uri, db)}
+        table = result["streaming"]["table"]
+        result["indexes"] = indexes(spark, uri, table)
+        result["skew"] = skew(spark, uri, db)
+        result["compact"] = compact(spark, uri, table)
+        spark.sql(f"DROP DATABASE {db} CASCADE")
+    finally:
+        spark.stop()
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
