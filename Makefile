@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[spark,test]'
+	$(BIN)/python -m pip install --quiet -e '.[spark,connect,test]'
 	touch $@
 
 up: $(BIN)/.installed
