@@ -39,9 +39,7 @@ class ConnectServer:
 def connect_available() -> str | None:
     """Why a Connect client can't run here (its Python packages are missing), or None."""
     try:
-        from pyspark.sql.connect.utils import check_dependencies
-
-        check_dependencies("pyspark.sql.connect.session")
+        import pyspark.sql.connect.session  # noqa: F401  (it checks grpc, pandas, pyarrow on import)
     except Exception as e:  # ImportError or PySparkImportError: the connect extra is not installed
         return f"Spark Connect's client needs pyspark[connect] (pip install 'hmsproxy[connect]'): {e}"
     return None
