@@ -13,11 +13,12 @@ SPARK_OLDEST ?= 4.0.5
 SPARK_NEWEST ?= 4.3.0
 NEWEST_VENV := .venv-spark-$(SPARK_NEWEST)
 EXTENSION_SOURCES := setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h
-# The end-to-end Spark scenarios run on both versions: federation, DDL, indexes, skew, the jobs
-# (local, on a standalone cluster, on Spark Connect), streaming.
-SPARK_SCENARIOS := tests/spark/test_federation_spark.py tests/spark/test_ddl_spark.py tests/spark/test_indexes_spark.py \
-	tests/spark/test_index_rebuild_spark.py tests/spark/test_skew_layout_spark.py tests/spark/test_jobs_spark.py \
-	tests/spark/test_jobs_on_cluster_spark.py tests/spark/test_spark_connect_spark.py tests/spark/test_streaming_spark.py
+# The end-to-end Spark scenarios that run on both versions, chosen to fit the suite's hour on 2 cores:
+# federation through Spark, indexes built and read, every job on a local session vs a standalone
+# cluster and under spark-submit, the helpers and jobs on Spark Connect (about 15 min measured on
+# 4.3.0 for the last two on a shared machine).
+SPARK_SCENARIOS := tests/spark/test_federation_spark.py tests/spark/test_index_rebuild_spark.py \
+	tests/spark/test_jobs_on_cluster_spark.py tests/spark/test_spark_connect_spark.py
 
 $(BIN)/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(VENV)
