@@ -15,8 +15,8 @@ NEWEST_VENV := .venv-spark-$(SPARK_NEWEST)
 EXTENSION_SOURCES := setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h
 # The end-to-end Spark scenarios that run on both versions, chosen to fit the suite's hour on 2 cores:
 # federation through Spark, indexes built and read, every job on a local session vs a standalone
-# cluster and under spark-submit, the helpers and jobs on Spark Connect (about 15 min measured on
-# 4.3.0 for the last two on a shared machine).
+# cluster and under spark-submit, the helpers and jobs on Spark Connect. Measured on 4.3.0, on a
+# 2-core machine shared with other test runs: 22 tests in about 18 min, plus 2-3 min to make the venv.
 SPARK_SCENARIOS := tests/spark/test_federation_spark.py tests/spark/test_index_rebuild_spark.py \
 	tests/spark/test_jobs_on_cluster_spark.py tests/spark/test_spark_connect_spark.py
 
