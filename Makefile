@@ -4,14 +4,37 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
-$(BIN)/.installed: pyproject.toml setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h | kerberos
+# pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
+# second venv the newest, where `make test` runs the Spark scenarios again (test-spark-newest).
+SPARK_OLDEST ?= 4.0.5
+SPARK_NEWEST ?= 4.3.0
+NEWEST_VENV := .venv-spark-$(SPARK_NEWEST)
+EXTENSION_SOURCES := setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/_hits.c hmsproxy/protocol/_thriftwalk.h
+# The end-to-end Spark scenarios that run on both versions, chosen to fit the suite's hour on 2 cores:
+# federation through Spark, indexes built and read, the helpers and jobs on Spark Connect. The jobs on a
+# standalone cluster (about 10 minutes a pass) run on the newest only: the oldest pass leaves them out.
+SPARK_SCENARIOS := tests/spark/test_federation_spark.py tests/spark/test_index_rebuild_spark.py \
+	tests/spark/test_spark_connect_spark.py
+NEWEST_ONLY := tests/spark/test_jobs_on_cluster_spark.py
+
+$(BIN)/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[spark,test]'
+	$(BIN)/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_OLDEST)'
 	touch $@
+
+$(NEWEST_VENV)/bin/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
+	$(PYTHON) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(NEWEST_VENV)/bin/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_NEWEST)'
+	touch $@
+
+# The Spark scenarios on the newest supported pyspark (its own JVM jars: Spark $(SPARK_NEWEST), Hadoop 3.5).
+test-spark-newest: $(NEWEST_VENV)/bin/.installed
+	$(NEWEST_VENV)/bin/python -m pytest -q -rs $(SPARK_SCENARIOS) $(NEWEST_ONLY)
 
 # The operations endpoint (/metrics, /healthz, /readyz) on a port kept in .state/dev/ports.json, printed
 # at start; ARGS adds options of `hmsproxy dev up` (ARGS="--port 9183").
@@ -20,10 +43,11 @@ up: $(BIN)/.installed
 
 # The container tests need a Docker engine: one is started for the run where none answers (and
 # stopped after it), with the local base and PostgreSQL images (deploy/local/, built once).
-test: kerberos $(BIN)/.installed sshd postgresql hive-jars docker lint
+test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql hive-jars docker lint
 	@deploy/local/engine.sh start && deploy/local/images.sh || \
 		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
-	$(BIN)/python -m pytest -q -rs; status=$$?; deploy/local/engine.sh stop; exit $$status
+	$(BIN)/python -m pytest -q -rs $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
+		$(MAKE) --no-print-directory test-spark-newest || status=1; exit $$status
 
 # Unit and contract tests, under a minute: no metastore is started, so sshd, PostgreSQL and the Hive
 # 3.1/4.0 jars are not needed (the few tests that use PostgreSQL or Maven's jars skip without them).

@@ -10,6 +10,9 @@ from __future__ import annotations
 from functools import reduce
 from typing import Any
 
+from hmsproxy.jobs.local_frames import frame_of
+from hmsproxy.jobs.spark_sessions import spark_user
+
 
 def lookup(spark, table: str, **equals) -> Any:
     from pyspark.sql import functions as F
@@ -24,7 +27,7 @@ def lookup(spark, table: str, **equals) -> Any:
     hadoop_conf.use_spark(spark)  # the plan lists files in this driver, with the session's S3A/HDFS keys
 
     db, name = split_table_name(table, spark.catalog.currentDatabase())
-    uris, user = ",".join(metastore_uris(spark)), spark.sparkContext.sparkUser()
+    uris, user = ",".join(metastore_uris(spark)), spark_user(spark)
     plan = plan_lookup(kept(uris, user, metastore_principal(spark)), db, name, equals)
     schema = spark_schema(spark, plan.table)
     types = {f.name.lower(): f.dataType for f in schema.fields}
@@ -42,7 +45,7 @@ def lookup(spark, table: str, **equals) -> Any:
             full = full.where(reduce(lambda a, b: a | b, [_is_partition(r.values, types) for r in scanned]))
         frames.append(where(full))
     if not frames:
-        return spark.createDataFrame([], schema)
+        return frame_of(spark, [], schema)
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 

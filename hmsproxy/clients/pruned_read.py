@@ -15,6 +15,8 @@ from typing import Any
 
 from hmsproxy.clients.kept_connections import deferred, kept
 from hmsproxy.features.skew.layout import from_parameters, matches_files, select_groups, value_text
+from hmsproxy.jobs.local_frames import frame_of
+from hmsproxy.jobs.spark_sessions import spark_user
 
 
 def spark_schema(spark, meta) -> Any:
@@ -47,7 +49,7 @@ def read(spark, table: str, **equals):
     texts = {k: [value_text(v)] for k, v in wanted.items()}  # None (a null) matches no partition name
     # The table, and its partitions' names then the partitions asked for, at the same time, each on
     # a connection of its own: two round trips' time, not three.
-    connections = kept(",".join(metastore_uris(spark)), spark.sparkContext.sparkUser(), metastore_principal(spark))
+    connections = kept(",".join(metastore_uris(spark)), spark_user(spark), metastore_principal(spark))
     meta, pieces = connections.together(
         lambda ms: ms.get_table(db, name), lambda ms: deferred(lambda: ms.partitions_matching(db, name, texts))
     )
@@ -90,7 +92,7 @@ def read(spark, table: str, **equals):
             partition_values = dict(zip(keys, getattr(piece, "values", None) or ()))  # a Table has none
             frames.append(where(files_frame(spark, fmt, schema, keys, partition_values, files), list(data_equals)))
     if not frames:
-        return spark.createDataFrame([], schema)
+        return frame_of(spark, [], schema)
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 

@@ -15,15 +15,13 @@ from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.features import is_hmsproxy_statement
+from hmsproxy.jobs.spark_sessions import hadoop_setting, is_connect, spark_user
 
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 
 
 def metastore_uris(spark) -> list[str]:
-    # The session's conf holds every spark.* setting it started with, in one call (getConf() copies them all).
-    uris = spark.conf.get(METASTORE_URIS_CONF, None) or spark.sparkContext.getConf().get(METASTORE_URIS_CONF)
-    if not uris:
-        uris = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
+    uris = hadoop_setting(spark, "hive.metastore.uris")
     if not uris:
         raise RuntimeError(f"{METASTORE_URIS_CONF} is not set: Spark is not using a metastore (hmsproxy) over Thrift")
     return [u.strip() for u in uris.split(",") if u.strip()]
@@ -33,19 +31,14 @@ def metastore_principal(spark) -> str | None:
     """The Kerberos principal of the session's metastore when the session speaks SASL to it
     (hive.metastore.sasl.enabled): this process's own connections then authenticate as the caller's
     ticket cache (kinit / KRB5CCNAME), as Spark's do after kinit. None: plain Thrift."""
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-
-    def setting(key: str) -> str | None:
-        return spark.conf.get(f"spark.hadoop.{key}", None) or hadoop.get(key)
-
-    if (setting("hive.metastore.sasl.enabled") or "").strip().lower() != "true":
+    if (hadoop_setting(spark, "hive.metastore.sasl.enabled") or "").strip().lower() != "true":
         return None
-    return setting("hive.metastore.kerberos.principal")
+    return hadoop_setting(spark, "hive.metastore.kerberos.principal")
 
 
 def execute(spark, statement: str) -> list[ResultSet]:
     """Run hmsproxy statements through Spark's metastore; the first URI that answers is used."""
-    user = spark.sparkContext.sparkUser()
+    user = spark_user(spark)
     database = spark.catalog.currentDatabase()
     principal = metastore_principal(spark)
     last_error: Exception | None = None
@@ -66,6 +59,8 @@ def sql(spark, statement: str):
         return spark.sql(statement)
     from pyspark.sql.types import StringType, StructField, StructType
 
+    from hmsproxy.jobs.local_frames import frame_of
+
     try:
         results = execute(spark, statement)
     except HmsProxyError as e:
@@ -74,7 +69,7 @@ def sql(spark, statement: str):
         raise
     rs = results[-1] if results else ResultSet(["result"], [])
     schema = StructType([StructField(c, StringType(), True) for c in rs.columns])
-    return spark.createDataFrame([tuple(r) for r in rs.rows], schema)
+    return frame_of(spark, [tuple(r) for r in rs.rows], schema)
 
 
 def read(spark, table: str, **equals):
@@ -122,8 +117,14 @@ def read_subdirectories(spark, enabled: bool = True) -> None:
     A default SparkSession reads no file below a partition directory; these settings make it
     read them all, at the cost of Spark's vectorized Parquet/ORC readers for Hive tables.
     """
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in SUBDIRECTORY_SQL_CONF.items():
         spark.conf.set(key, value if enabled else "true")
+    if is_connect(spark):
+        # No context to reach: the session's own conf, which Spark copies into the Hadoop
+        # configuration of every scan it plans (SessionState.newHadoopConf).
+        for key, value in SUBDIRECTORY_HADOOP_CONF.items():
+            spark.conf.set(key, value if enabled else "false")
+        return
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in SUBDIRECTORY_HADOOP_CONF.items():
         hadoop.set(key, value if enabled else "false")

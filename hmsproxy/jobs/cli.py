@@ -43,6 +43,18 @@ def _add_common(parser: argparse.ArgumentParser, default) -> None:
         metavar="KEY=VALUE",
         help="a Spark setting for the job's local session (repeatable)",
     )
+    parser.add_argument(
+        "--master",
+        default=default,
+        metavar="URL",
+        help="the Spark master of the job's session: spark://HOST:PORT, yarn, k8s://…, local[N] (default: local[*]; under spark-submit, its --master)",
+    )
+    parser.add_argument(
+        "--remote",
+        default=default,
+        metavar="sc://HOST:PORT",
+        help="run on a Spark Connect server (default: SPARK_REMOTE if set); its metastore must be the proxy",
+    )
     add_sasl_options(parser, default)  # a Kerberized proxy port: the job's connections and its Spark
 
 
@@ -79,7 +91,9 @@ def run_job_command(args: argparse.Namespace, context: JobContext | None = None)
     except ValueError as e:
         print(f"hmsproxy job {job.name}: {e}", file=(context.stderr if context else sys.stderr), flush=True)
         return EXIT_USAGE
-    ctx = context or JobContext(args.uri, spark_conf=dict(args.conf or []), sasl_principal=principal)
+    ctx = context or JobContext(
+        args.uri, spark_conf=dict(args.conf or []), sasl_principal=principal, master=args.master, remote=args.remote
+    )
     logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every gateway call at INFO
     try:
         return job.run(args, ctx)

@@ -12,11 +12,13 @@ import argparse
 import math
 from typing import Any
 
-from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files
+from hmsproxy.files.storage import Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.errors import JobError, one_line
+from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.spark_sessions import is_connect
 from hmsproxy.jobs.swap import Catalog, Written, swap_in
 from hmsproxy.jobs.tables import (
     Target,
@@ -40,6 +42,8 @@ def compact_frame(df: Any, files: int) -> Any:
     """
     if files < 1:
         raise ValueError(f"files must be at least 1, not {files}")
+    if is_connect(df.sparkSession):  # no RDD to count partitions of: always the shuffle, the same rows and files
+        return df.repartition(files)
     return df.coalesce(files) if df.rdd.getNumPartitions() >= files else df.repartition(files)
 
 
@@ -57,7 +61,7 @@ def read_files(spark: Any, fmt: str, paths: list[str]) -> Any:
 def write_files(df: Any, fmt: str, location: str) -> None:
     # errorifexists: the directory is fresh by construction, so anything there means something is wrong.
     # No _SUCCESS marker: Hive's own writes don't leave one in partition directories.
-    writer = df.write.format(fmt).mode("errorifexists")
+    writer = df.write.format(fmt).mode("error")
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(location)
 
 
@@ -138,7 +142,7 @@ def run(args: argparse.Namespace, context) -> int:
     specs = [parse_spec(s) for s in args.partition]
     context.check_first(lambda ms: check_target(ms, db, name, specs))
     spark = context.spark
-    storage = HadoopStorage(spark)
+    storage = job_storage(spark)
     failures: list[tuple[str, str]] = []
     with context.metastore() as ms:
         table = ms.get_table(db, name)

@@ -6,6 +6,7 @@ starts a JVM, and a test can hand in the process's existing SparkSession.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -21,6 +22,7 @@ from hmsproxy.jobs.session import (
     kerberized_conf,
     under_spark_submit,
 )
+from hmsproxy.jobs.spark_sessions import spark_user
 
 
 def _spark_running_here() -> bool:
@@ -43,6 +45,8 @@ class JobContext:
         stderr: TextIO | None = None,
         user: str | None = None,
         sasl_principal: str | None = None,
+        master: str | None = None,
+        remote: str | None = None,
     ):
         #: The proxy as given (--uri); None: the session's metastore, else the local dev proxy.
         self.requested_uri = uri
@@ -50,6 +54,10 @@ class JobContext:
         #: then authenticates as the caller's ticket cache.
         self.sasl_principal = sasl_principal
         self.spark_conf = kerberized_conf(sasl_principal, spark_conf or {}) if sasl_principal else dict(spark_conf or {})
+        #: The Spark master (--master); None: spark.master of the settings, spark-submit's, else local[*].
+        self.master = master
+        #: A Spark Connect server (--remote sc://…, or SPARK_REMOTE): the job's session is its client.
+        self.remote = remote
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.user = user
@@ -68,7 +76,7 @@ class JobContext:
     @property
     def spark(self) -> Any:
         if self._spark is None:
-            self._spark, self._owns_spark = build_session(self.requested_uri, self.spark_conf)
+            self._spark, self._owns_spark = build_session(self.requested_uri, self.spark_conf, master=self.master, remote=self.remote)
             from hmsproxy.files import hadoop_conf
 
             hadoop_conf.use_spark(self._spark)  # files the driver reads itself (index footers, listings) use its S3A/HDFS keys
@@ -101,15 +109,15 @@ class JobContext:
             return None
         if self.requested_uri:
             return self.requested_uri
-        if under_spark_submit():
-            return None
+        if under_spark_submit() or self.remote or os.environ.get("SPARK_REMOTE"):
+            return None  # the server's metastore, known once connected
         return self.spark_conf.get(METASTORE_URIS_CONF) or DEFAULT_URI
 
     def metastore(self) -> MetastoreClient:
         """A new connection to the proxy; close it (it is a context manager)."""
         user = self.user
         if user is None and self._spark is not None:
-            user = self._spark.sparkContext.sparkUser()  # the same user Spark's own metastore calls use
+            user = spark_user(self._spark)  # the same user Spark's own metastore calls use
         return MetastoreClient(self.uri, user=user, sasl_principal=self.sasl_principal)
 
     def progress(self, title: str, total: int, **kwargs) -> Progress:

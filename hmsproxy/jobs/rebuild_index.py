@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
-from hmsproxy.files.storage import ArrowStorage, HadoopStorage, data_files, join
+from hmsproxy.files.storage import ArrowStorage, data_files, join
 from hmsproxy.jobs.arguments import add_partition_option
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
+from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count, format_duration
 from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.spark_sessions import is_connect, spark_user
 from hmsproxy.jobs.swap import Written, new_token, sibling_location, swap_in
 from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name, selected_partition_names
 
@@ -141,6 +143,25 @@ def spark_file_name(spark: Any, path: str) -> str:
     return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).makeQualified(hadoop_path).toUri().toString()
 
 
+def spark_file_names(spark: Any, data: Any, files: list[str]) -> dict[str, str]:
+    """file -> its name in `data`'s `_metadata.file_path`. A classic session qualifies each path in its
+    JVM as Spark does; a Connect client has none, so it asks Spark which names the files' rows carry
+    and matches them by path (Spark's are URI-encoded; a file without rows is missing, and needs none)."""
+    if not is_connect(spark):
+        return {f: spark_file_name(spark, f) for f in files}
+    from urllib.parse import unquote, urlparse
+
+    from pyspark.sql import functions as F
+
+    def key(parsed) -> tuple[str, str]:
+        return (parsed.scheme or "file", parsed.netloc)
+
+    seen = [r[0] for r in data.select(F.col("_metadata.file_path")).distinct().collect()]
+    by_path = {(key(urlparse(n)), unquote(urlparse(n).path)): n for n in seen}
+    named = {f: by_path.get((key(urlparse(f)), urlparse(f).path)) for f in files}
+    return {f: n for f, n in named.items() if n is not None}
+
+
 def footer(path: str, fmt: str) -> Any:
     """A Parquet file's metadata, or an ORC file's reader (read on the driver: footers only)."""
     from hmsproxy.files.storage import arrow_filesystem
@@ -173,16 +194,20 @@ def index_rows(spark: Any, index: Index, files: list[str]) -> Any:
     numbers no rows within ORC files, so an ORC file's rows list every stripe of the file."""
     from pyspark.sql import functions as F
 
+    from hmsproxy.jobs.local_frames import frame_of
+
     columns = list(index.columns)
     data = spark.read.format(index.base_format).load(files)
+    names = spark_file_names(spark, data, files)
+    files = [f for f in files if f in names]
     if index.base_format == "orc":
-        stripes = [(spark_file_name(spark, f), f, footer(f, "orc")) for f in files]
-        known = spark.createDataFrame(stripes, "spark_name string, bucket string, stripes long")
+        stripes = [(names[f], f, footer(f, "orc")) for f in files]
+        known = frame_of(spark, stripes, "spark_name string, bucket string, stripes long")
         located = data.select(*columns, F.col("_metadata.file_path").alias("spark_name")).join(F.broadcast(known), "spark_name")
         offsets = F.first(F.sequence(F.lit(0).cast("long"), F.col("stripes") - 1)).alias(OFFSETS_COLUMN)
         return located.groupBy(*columns, "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
-    bounds = [(spark_file_name(spark, f), f, *group) for f in files for group in row_groups(footer(f, "parquet"))]
-    known = spark.createDataFrame(bounds, "spark_name string, bucket string, rg long, row_from long, row_to long")
+    bounds = [(names[f], f, *group) for f in files for group in row_groups(footer(f, "parquet"))]
+    known = frame_of(spark, bounds, "spark_name string, bucket string, rg long, row_from long, row_to long")
     rows = data.select(*columns, F.col("_metadata.file_path").alias("spark_name"), F.col("_metadata.row_index").alias("row"))
     located = rows.join(
         F.broadcast(known), (rows.spark_name == known.spark_name) & (rows.row >= known.row_from) & (rows.row < known.row_to)
@@ -202,7 +227,7 @@ def write_index(spark: Any, index: Index, files: list[str], location: str) -> in
         parts = max(1, -(-count // ROWS_PER_INDEX_FILE))
         writer = frame.repartitionByRange(parts, *columns).sortWithinPartitions(*columns).write.format(index.format)
         writer = writer.option(BLOCK_SIZE_OPTION[index.format], INDEX_BLOCK_BYTES)
-        writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").mode("errorifexists").save(location)
+        writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").mode("error").save(location)
     finally:
         frame.unpersist()
     written = spark.read.format(index.format).load(location).count()
@@ -273,7 +298,7 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
         return Written(rows, len(written), sum(e.size for e in written))
 
     catalog = BuildCatalog(ms, made)
-    storage = HadoopStorage(spark)
+    storage = job_storage(spark)
     if existing is None:  # never built: the new partition appears with one add_partition
         location = sibling_location(join(t.sd.location, piece.name), NAME, token or new_token())
         try:
@@ -339,7 +364,7 @@ def run(args: argparse.Namespace, context: Any) -> int:
     # What refuses the job without Spark: the index, its tables, the base partitions asked for.
     context.check_first(lambda ms: selected_partition_names(ms, load_index(ms, db, table, index_name).base, specs), connect=open_metastore)
     spark = context.spark
-    with open_metastore(context.uri, user=spark.sparkContext.sparkUser(), sasl_principal=context.sasl_principal) as ms:
+    with open_metastore(context.uri, user=spark_user(spark), sasl_principal=context.sasl_principal) as ms:
         rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)
     return 0
 

@@ -14,7 +14,9 @@ import logging
 import os
 from typing import Any
 
-from hmsproxy.jobs.errors import UsageError
+from hmsproxy.jobs.errors import JobError, UsageError, one_line
+from hmsproxy.jobs.masters import LOCAL_MASTER, MASTER_CONF, check_master_answers, check_remote_answers
+from hmsproxy.jobs.spark_sessions import hadoop_setting
 
 #: The local development proxy (`hmsproxy dev up`).
 DEFAULT_URI = "thrift://127.0.0.1:9083"
@@ -50,11 +52,7 @@ def under_spark_submit() -> bool:
 
 def bound_uri(spark: Any) -> str | None:
     """The metastore URI(s) a session's Hive client uses."""
-    conf = spark.sparkContext.getConf()
-    uri = conf.get(METASTORE_URIS_CONF, None)
-    if not uri:
-        uri = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
-    return uri or None
+    return hadoop_setting(spark, "hive.metastore.uris")
 
 
 def active_session() -> Any | None:
@@ -79,18 +77,44 @@ def check_same_metastore(spark: Any, uri: str | None) -> None:
         )
 
 
-def build_session(uri: str | None, conf: dict[str, str] | None = None, app_name: str = "hmsproxy-job") -> tuple[Any, bool]:
-    """(session, whether this call started it). `uri` None: the session's own, else the dev proxy."""
+def submitted_master() -> str | None:
+    """The master spark-submit was given (its JVM holds the application's settings)."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # joins spark-submit's JVM gateway; starts no context
+    return SparkConf().get(MASTER_CONF, None)
+
+
+def build_session(
+    uri: str | None,
+    conf: dict[str, str] | None = None,
+    app_name: str = "hmsproxy-job",
+    master: str | None = None,
+    remote: str | None = None,
+) -> tuple[Any, bool]:
+    """(session, whether this call started it). `uri` None: the session's own, else the dev proxy.
+    `master` None: spark.master of `conf`, else spark-submit's, else this process (local[*]).
+    `remote` (sc://HOST:PORT, or SPARK_REMOTE): a Spark Connect session instead, whose server
+    fixed its metastore and settings when it started."""
     session = active_session()
     if session is not None:
         check_same_metastore(session, uri)
         return session, False
+    remote = remote or os.environ.get("SPARK_REMOTE") or None
+    if remote:
+        if master:
+            raise UsageError(f"--master {master} and --remote {remote}: a Spark Connect server has its own master; give one of them")
+        return connect_session(remote, uri), True
 
     from pyspark.sql import SparkSession
 
+    master = master or (conf or {}).get(MASTER_CONF) or (submitted_master() if under_spark_submit() else LOCAL_MASTER)
+    if master:
+        check_master_answers(master)  # before the JVM: a dead standalone master is a minute of retries
     builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
     if not under_spark_submit():
-        builder = builder.master("local[*]")
         # The job draws its own per-partition progress; Spark's stage bar would fight it for the line.
         builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
@@ -109,6 +133,28 @@ def build_session(uri: str | None, conf: dict[str, str] | None = None, app_name:
         spark.stop()
         raise UsageError(f"no metastore: give --uri or --conf {METASTORE_URIS_CONF}=thrift://host:port")
     return spark, True
+
+
+def connect_session(remote: str, uri: str | None) -> Any:
+    """A Spark Connect session on `remote`. Its metastore is the server's: a different --uri is a usage
+    error; when the server does not say (hive-site.xml rather than spark.hadoop.*), --uri is needed."""
+    from pyspark.sql import SparkSession
+
+    check_remote_answers(remote)  # a refused client would retry with back-off for minutes
+    try:
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        bound = bound_uri(spark)  # the first call that reaches the server
+    except Exception as e:
+        raise JobError(f"Spark Connect server {remote}: {one_line(e)}") from e
+    if bound is None and uri is None:
+        spark.stop()
+        raise UsageError(f"the Spark Connect server {remote} names no metastore ({METASTORE_URIS_CONF}): give --uri")
+    try:
+        check_same_metastore(spark, uri)
+    except UsageError:
+        spark.stop()
+        raise
+    return spark
 
 
 def _uris(value: str) -> list[str]:

@@ -37,12 +37,14 @@ from hmsproxy.features.skew.layout import (
     now_text,
     to_parameter,
 )
-from hmsproxy.files.storage import HadoopStorage, Storage, data_dirs, data_files, join
+from hmsproxy.files.storage import Storage, data_dirs, data_files, join
 from hmsproxy.jobs.arguments import add_partition_option, positive, share
 from hmsproxy.jobs.compact import read_files, refresh_table
 from hmsproxy.jobs.errors import JobError, UsageError, error_text, one_line
+from hmsproxy.jobs.job_files import job_mover, job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
+from hmsproxy.jobs.spark_sessions import spark_user
 from hmsproxy.jobs.swap import Written, fetch, swap_in
 from hmsproxy.jobs.tables import (
     Target,
@@ -198,22 +200,6 @@ def list_files(storage: Storage, location: str) -> list[tuple[str, int]]:
     return sorted(found)
 
 
-class _FileSystem:
-    """The two Hadoop FileSystem calls the layout needs beyond Storage: mkdirs and rename."""
-
-    def __init__(self, spark: Any):
-        jvm = spark.sparkContext._jvm
-        self._path = jvm.org.apache.hadoop.fs.Path
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
-
-    def move(self, source: str, target: str) -> None:
-        src, dst = self._path(source), self._path(target)
-        fs = src.getFileSystem(self._conf)
-        fs.mkdirs(dst.getParent())
-        if not fs.rename(src, dst):
-            raise JobError(f"could not move {source} to {target}")
-
-
 # --- the Spark side --------------------------------------------------------------------------------
 
 
@@ -294,14 +280,12 @@ def values_for(plan: Plan, target: Any) -> list[tuple[str, ...]]:
 def write_groups(frame: Any, fmt: str, staging: str, columns: tuple[str, ...], values: list[tuple[str, ...]]) -> None:
     """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/`."""
     tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(GROUP_COLUMN)
-    writer = tagged.write.format(fmt).mode("errorifexists").partitionBy(GROUP_COLUMN)
+    writer = tagged.write.format(fmt).mode("error").partitionBy(GROUP_COLUMN)
     writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE).option(BLOCK_SIZE_OPTION[fmt], GROUP_BLOCK_BYTES)
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
 
 
-def place_groups(
-    storage: Storage, fs: _FileSystem, fmt: str, location: str, columns, values, subdirectories: bool
-) -> list[list[LayoutFile]]:
+def place_groups(storage: Storage, fs: Any, fmt: str, location: str, columns, values, subdirectories: bool) -> list[list[LayoutFile]]:
     """Move the staged files to their final names; each group's files, in group order."""
     staging = join(location, STAGING)
     groups: list[list[LayoutFile]] = [[] for _ in range(len(values) + 1)]
@@ -397,7 +381,7 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
 
     [source] = frame.agg(checksum_expr(frame.schema, data_columns).alias("sum"), F.count(F.lit(1)).alias("rows")).collect()
     rows, checksum = source["rows"], int(source["sum"] or 0)
-    fs = _FileSystem(spark)
+    fs = job_mover(spark)
     made: dict[str, Any] = {}
 
     def write(new_location: str) -> Written:
@@ -522,9 +506,9 @@ def run(args: argparse.Namespace, context) -> int:
     specs = [parse_spec(s) for s in args.partition]
     context.check_first(lambda ms: check_target(ms, db, name, specs, args), connect=open_metastore)
     spark = context.spark
-    storage = HadoopStorage(spark)
+    storage = job_storage(spark)
     failures: list[tuple[str, str]] = []
-    with open_metastore(context.uri, user=spark.sparkContext.sparkUser(), sasl_principal=context.sasl_principal) as ms:
+    with open_metastore(context.uri, user=spark_user(spark), sasl_principal=context.sasl_principal) as ms:
         table = ms.get_table(db, name)
         fmt = check_table(table, args.allow_subdirectories)
         plan = make_plan(table, args)

@@ -18,6 +18,7 @@ from hmsproxy.clients.spark import lookup, sql
 from hmsproxy.features.indexes.builds import read_manifest
 from hmsproxy.jobs.skew_layout import open_metastore
 from tests.spark.test_index_rebuild_spark import DAYS, arrow_rows, full_scan, make_events, rebuild_job, rows_of, states
+from tests.support.children import run_in_group
 
 pytestmark = pytest.mark.spark
 
@@ -30,15 +31,7 @@ def env() -> dict[str, str]:
 
 
 def run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env(), start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        try:
-            os.killpg(proc.pid, 9)  # Spark's JVM too, should it outlive its Python
-        except ProcessLookupError:
-            pass
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    return run_in_group(argv, env(), cwd, timeout)  # Spark's JVM too, should it outlive its Python
 
 
 @pytest.fixture(scope="module")

@@ -51,3 +51,17 @@ def _group_alive(group: int) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+def run_in_group(argv: list[str], env: dict[str, str], cwd, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `argv` to its end in a process group of its own, then kill the group: a Spark JVM the
+    command started dies with it even when its Python did not stop it."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -315,6 +315,8 @@ def test_a_given_session_on_another_metastore_is_a_usage_error():
             return "thrift://proxy:9083" if key == "spark.hadoop.hive.metastore.uris" else default
 
     class Spark:
+        conf = Conf()  # the session's own settings hold it (as spark-submit's --conf puts it there)
+
         class sparkContext:
             getConf = staticmethod(Conf)
 
@@ -602,8 +604,9 @@ def test_an_unpartitioned_table_is_swapped_with_alter_table(tmp_path):
 class FakeFrame:
     """Stands in for a DataFrame: records which narrowing/widening compact_frame chose."""
 
-    def __init__(self, partitions):
+    def __init__(self, partitions, session_module: str = "pyspark.sql.classic.session"):
         self.rdd = type("Rdd", (), {"getNumPartitions": lambda _: partitions})()
+        self.sparkSession = type("SparkSession", (), {"__module__": session_module})()
 
     def coalesce(self, n):
         return ("coalesce", n)
@@ -616,6 +619,8 @@ def test_compact_frame_narrows_without_a_shuffle_and_widens_with_one():
     assert compact.compact_frame(FakeFrame(8), 2) == ("coalesce", 2)
     assert compact.compact_frame(FakeFrame(2), 2) == ("coalesce", 2)
     assert compact.compact_frame(FakeFrame(1), 3) == ("repartition", 3)
+    # Spark Connect has no RDD to count partitions of: always the shuffle.
+    assert compact.compact_frame(FakeFrame(8, "pyspark.sql.connect.session"), 2) == ("repartition", 2)
     with pytest.raises(ValueError):
         compact.compact_frame(FakeFrame(1), 0)
 
