@@ -68,7 +68,7 @@ def test_unmapped_tables_are_invisible_everywhere(proxy, proxy_config, proxy_cli
     mapped = (MappedTables("sales", ("orders.*",)),)
     with proxy_config(lambda base: prefixed_config(base.primary.uris[0], base.federated[0].uris[0], mapped_tables=mapped)):
         assert proxy_client.get_table("waggle_sales", "orders_2026").tableName == "orders_2026"
-        with pytest.raises(hive.NoSuchObjectException, match="not mapped"):
+        with pytest.raises(hive.NoSuchObjectException, match=r"waggle_sales\.secret table not found in any mappings"):
             proxy_client.get_table("waggle_sales", "secret")
         assert "secret" not in proxy_client.get_all_tables("waggle_sales")
         assert "secret" not in proxy_client.get_tables("waggle_sales", "*")

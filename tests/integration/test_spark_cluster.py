@@ -22,6 +22,7 @@ APP = textwrap.dedent(
     print("SUM", rows[0][0])
     ids = spark.sparkContext._jsc.sc().getExecutorIds()
     print("EXECUTORS", ids.size())
+    print("APP", spark.sparkContext.applicationId)
     spark.stop()
     """
 )
@@ -42,4 +43,6 @@ def test_an_application_runs_on_two_workers_executors(spark_cluster, tmp_path):
     assert "SUM 49995000" in done.stdout
     assert "EXECUTORS 2" in done.stdout
     assert any(app["name"] == "cluster-smoke" for app in spark_cluster.completed_apps())
-    assert len(spark_cluster.executor_logs()) == 2
+    app_id = next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("APP "))
+    # The cluster is the session's: other tests' applications have executor logs there too.
+    assert len([log for log in spark_cluster.executor_logs() if log.parent.parent.name == app_id]) == 2
