@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import signal
 import sys
@@ -527,14 +528,32 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from hmsproxy.config import ConfigError
 
+    as_command = argv is None  # the `hmsproxy` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     _setup_logging(args.log_level)
     try:
-        return args.func(args)
+        code = args.func(args)
     except ConfigError as e:
         print(f"hmsproxy: invalid configuration: {e}", file=sys.stderr)
         return 2
+    if as_command:
+        _end_before_native_clients_abort(code)
+    return code
+
+
+def _end_before_native_clients_abort(code: int | None) -> None:
+    """After an HDFS client was used, end the command without the interpreter's finalization:
+    pyarrow's I/O threads serving its Python file system handler can abort the process there
+    ("terminate called without an active exception", seen after `hmsproxy lookup` on HDFS had
+    printed its answer), turning a finished command into a crash."""
+    from hmsproxy.files import filesystems
+
+    if filesystems.native_clients_made():
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,12 @@ def forget() -> None:
         _made.clear()
 
 
+def native_clients_made() -> bool:
+    """Has this process made an HDFS client (hdfs-native behind pyarrow's PyFileSystem)?"""
+    with _lock:
+        return any(kind == "hdfs" for kind, _ in _made)
+
+
 def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 

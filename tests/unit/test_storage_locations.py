@@ -60,6 +60,15 @@ def test_a_location_no_file_system_serves_is_one_line_naming_it(location, words)
         assert word in text
 
 
+@pytest.fixture(autouse=True)
+def no_spark_keys():
+    """Start and end without a Spark session's keys: a job or lookup() earlier in the same process
+    (the whole suite runs in one) registers its session's Hadoop configuration module-wide."""
+    hadoop_conf.forget_spark()
+    yield
+    hadoop_conf.forget_spark()
+
+
 def test_site_files_then_spark_keys(tmp_path, monkeypatch):
     (tmp_path / "core-site.xml").write_text(
         "<configuration>"
