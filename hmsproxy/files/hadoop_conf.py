@@ -96,7 +96,7 @@ def _spark_hadoop_keys(spark: Any) -> dict[str, str]:
                 found[key[len("spark.hadoop.") :]] = value
     except Exception:  # noqa: BLE001 - a conf that can't be listed gives nothing, the site files still apply
         pass
-    jsc = getattr(getattr(spark, "sparkContext", None), "_jsc", None) if not _is_connect(spark) else None
+    jsc = getattr(getattr(spark, "sparkContext", None), "_jsc", None) if not is_connect(spark) else None
     if jsc is not None:
         # The whole configuration as one XML string: three JVM calls, not three per key.
         writer = spark.sparkContext._jvm.java.io.StringWriter()
@@ -105,7 +105,9 @@ def _spark_hadoop_keys(spark: Any) -> dict[str, str]:
     return found
 
 
-def _is_connect(spark: Any) -> bool:
+def is_connect(spark: Any) -> bool:
+    """A Spark Connect session (pyspark.sql.connect.session.SparkSession), without importing Connect's
+    client (grpc, pandas) to ask."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 

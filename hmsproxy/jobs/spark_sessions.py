@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmsproxy.files.hadoop_conf import is_connect
 
-def is_connect(spark: Any) -> bool:
-    """A Spark Connect session (pyspark.sql.connect.session.SparkSession), without importing Connect's
-    client (grpc, pandas) to ask."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
+__all__ = ["is_connect", "spark_conf", "hadoop_setting", "spark_user"]
 
 
 def spark_conf(spark: Any, key: str) -> str | None:
