@@ -385,8 +385,8 @@ def cmd_dev_up(args) -> int:
         raise SystemExit(f"hmsproxy: can't serve on {args.host}: {e.strerror or e}") from None
     print(describe(fed.config, config_sections()))
     ops = _start_ops_http(fed.handler, fed.config.http)
+    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` finds this process; before "ready" is said
     print("\n" + fed.usage(), flush=True)
-    pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` finds this process
     try:
         _serve_until_signal(
             fed.server,

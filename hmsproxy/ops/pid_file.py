@@ -43,7 +43,11 @@ def refuse_if_running(path: str | os.PathLike) -> None:
 def write_pid_file(path: str | os.PathLike) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(f"{os.getpid()}\n")
+    # Written aside and renamed: a reader (`hmsproxy reload`, a script waiting for the server) never
+    # sees the file empty or half written.
+    aside = p.with_name(f".{p.name}.{os.getpid()}")
+    aside.write_text(f"{os.getpid()}\n")
+    os.replace(aside, p)
     return p
 
 
