@@ -34,7 +34,7 @@ $(NEWEST_VENV)/bin/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 
 # The Spark scenarios on the newest supported pyspark (its own JVM jars: Spark $(SPARK_NEWEST), Hadoop 3.5).
 test-spark-newest: $(NEWEST_VENV)/bin/.installed
-	$(NEWEST_VENV)/bin/python -m pytest -q -rs $(SPARK_SCENARIOS) $(NEWEST_ONLY)
+	$(NEWEST_VENV)/bin/python -m pytest -q -rs --durations=10 $(SPARK_SCENARIOS) $(NEWEST_ONLY)
 
 # The operations endpoint (/metrics, /healthz, /readyz) on a port kept in .state/dev/ports.json, printed
 # at start; ARGS adds options of `hmsproxy dev up` (ARGS="--port 9183").
@@ -46,7 +46,7 @@ up: $(BIN)/.installed
 test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql hive-jars docker lint
 	@deploy/local/engine.sh start && deploy/local/images.sh || \
 		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
-	$(BIN)/python -m pytest -q -rs $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
+	$(BIN)/python -m pytest -q -rs --durations=25 $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
 		$(MAKE) --no-print-directory test-spark-newest || status=1; exit $$status
 
 # Unit and contract tests, under a minute: no metastore is started, so sshd, PostgreSQL and the Hive

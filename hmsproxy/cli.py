@@ -134,6 +134,7 @@ def _serve_one(args, config, worker: int | None = None, on_listening=lambda: Non
         server.stop()
         handler.close()
         raise
+    signals = _catch_stop_signals()
     on_listening()
     who = "" if worker is None else f" worker {worker} (pid {os.getpid()})"
     print(
@@ -143,6 +144,7 @@ def _serve_one(args, config, worker: int | None = None, on_listening=lambda: Non
     _serve_until_signal(
         server,
         handler,
+        signals,
         on_stop=[ops.stop] if ops else (),
         on_reload=lambda: reload_config(handler, lambda: _serve_config(args)),
     )
@@ -172,12 +174,19 @@ def cmd_reload(args) -> int:
     return 0
 
 
-def _serve_until_signal(server, handler, on_stop=(), on_reload=None) -> None:
+def _catch_stop_signals(reloadable: bool = True) -> tuple[threading.Event, threading.Event]:
+    """(stop, hup) events set by SIGINT/SIGTERM and SIGHUP. Installed before the server says it
+    serves: a SIGTERM sent as soon as "serving" is read then stops it cleanly (exit 0)."""
     stop, hup = threading.Event(), threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    if on_reload is not None:
+    if reloadable:
         signal.signal(signal.SIGHUP, lambda *_: hup.set())
+    return stop, hup
+
+
+def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) -> None:
+    stop, hup = signals
     server.start()
     try:
         while not stop.wait(0.5):
@@ -316,10 +325,8 @@ def cmd_dev_hms(args) -> int:
         hms.start()
     except FetchError as e:
         raise SystemExit(f"hmsproxy: {e}") from None
+    stop, _ = _catch_stop_signals(reloadable=False)
     print(f"Hive {args.hive} metastore ready at {hms.uri} (state in {args.state_dir}); Ctrl-C stops it", flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     try:
         while not stop.wait(0.5) and hms.is_running:
             pass
@@ -385,12 +392,14 @@ def cmd_dev_up(args) -> int:
         raise SystemExit(f"hmsproxy: can't serve on {args.host}: {e.strerror or e}") from None
     print(describe(fed.config, config_sections()))
     ops = _start_ops_http(fed.handler, fed.config.http)
+    signals = _catch_stop_signals()
     pid_file = write_pid_file(args.pid_file)  # `hmsproxy reload` finds this process; before "ready" is said
     print("\n" + fed.usage(), flush=True)
     try:
         _serve_until_signal(
             fed.server,
             fed.handler,
+            signals,
             on_stop=[*([ops.stop] if ops else []), fed.stop_metastores],
             # No config files to read again: a reload applies the dev config anew (routes re-resolved).
             on_reload=lambda: reload_config(fed.handler, lambda: fed.config),

@@ -4,6 +4,7 @@ what is taken, and leaves the first one's pid file alone (`hmsproxy reload` stil
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 
 import pytest
@@ -96,3 +97,19 @@ def test_a_pid_file_left_by_a_dead_server_does_not_stop_a_start(config, tmp_path
             client.close()
     finally:
         assert stop(proc) == 0
+
+
+def test_a_sigterm_as_soon_as_it_says_serving_stops_it_cleanly(config, tmp_path):
+    """The signal handlers come before the "serving" line: a supervisor that stops the server the
+    moment it reads that line gets exit 0 and no pid file left (it was killed by -15 before)."""
+    port = free_port()
+    proc = serve(config, tmp_path, port)
+    try:
+        wait_for_line(proc, f"serving thrift://127.0.0.1:{port}", 90)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not (tmp_path / ".state" / "hmsproxy.pid").exists()
