@@ -205,7 +205,15 @@ class Backends:
             st.fanout_timeouts += 1
 
     def version(self, name: str) -> str | None:
-        return self.metastore(name).hive_version or self.state(name).probed_version
+        """The Hive version to decide by: configured, or probed. getVersion's "3.0" is said by every
+        Hive before 4, so there the catalogs decide: "2.x" without them, "3.x" with them."""
+        configured = self.metastore(name).hive_version
+        st = self.state(name)
+        if configured or st.probed_version != AMBIGUOUS_VERSION:
+            return configured or st.probed_version
+        if st.knows_catalogs is None:
+            return None
+        return "3.x" if st.knows_catalogs else "2.x"
 
     def version_label(self, name: str) -> str | None:
         """The metastore's Hive version for people (`hmsproxy status`): never a guess stated as fact.

@@ -81,3 +81,24 @@ def test_internal_error_keeps_the_connection_and_uses_javas_words(hive4):
         assert client.get_table("sales", "orders").tableName == "orders"
         client.shutdown()  # one-way, a no-op on the proxy
         assert client.getName() == "hmsproxy"
+
+
+class Hive31Like(FakeMetastore):
+    """Answers getVersion "3.0" as Hive 2.3 does, but has Hive 3's get_catalogs."""
+
+    def handle(self, method, args, client):
+        if method == "get_catalogs":
+            return idl.HmsProxy.get_catalogs_result(success=hive.GetCatalogsResponse(names=["hive"]))
+        return super().handle(method, args, client)
+
+
+@pytest.mark.parametrize(("fake", "decided"), [(FakeMetastore, "2.x"), (Hive31Like, "3.x")])
+def test_getversions_three_oh_is_decided_by_the_catalogs(fake, decided):
+    """Hive 2.3 and 3.1 both answer getVersion "3.0": an unconfigured 2.3 must not be taken for a
+    Hive 3 (transactions refuse write ids on Hive before 3 by this version)."""
+    old = fake("new", version="3.0")
+    old.create_database(database("sales"))
+    with serve(config_for(None), old) as (handler, client):
+        assert "sales" in client.get_all_databases()
+        assert handler.backends.state("new").probed_version == "3.0"
+        assert handler.backends.version("new") == decided
