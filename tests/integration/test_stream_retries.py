@@ -185,3 +185,29 @@ def test_a_metastore_killed_and_restarted_mid_stream_loses_and_repeats_nothing(o
         f"{watch.reason}), killed and restarted in {back - killed:.1f} s, breaker closed {watch.closed - went:.1f} s after the "
         f"freeze; {len(retries)} retries; rows 600, each once\n  first retry: {retries[0]}\n  last retry: {retries[-1]}"
     )
+
+
+def test_retries_run_out_the_last_committed_line_is_printed_and_skip_resumes_after_it(outage, tmp_path):
+    ms, server, table = outage
+    lines = range(120)
+    proc = start_stream(server, table, "resume", "--rows-per-txn", "50", "--retries", "1", "--retry-backoff", "0.1", cwd=tmp_path)
+    try:
+        send(proc, lines[:100])
+        wait_until(lambda: len(rows_through_the_proxy(server, table, "resume")) == 100, "the first 100 rows")
+        ms.stop()
+        send(proc, lines[100:])
+        proc.stdin.close()
+        proc.wait(timeout=PATIENCE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        ms.start()
+    err = (tmp_path / "stream-resume.err").read_text()
+    assert proc.returncode == 1, err
+    assert "(gave up after 1 retries)" in err and "retry 1 of 1 in 0.1 s" in err
+    assert err.splitlines()[-1] == "hmsproxy: stream: input lines 1-100 are committed (or dead-lettered); resume with --skip 100"
+    resumed = start_stream(server, table, "resume", "--skip", "100", cwd=tmp_path)
+    send(resumed, lines)  # the same input again, from its first line
+    finish(resumed, tmp_path, "resume")
+    assert rows_through_the_proxy(server, table, "resume") == [(i, f"row {i}") for i in lines]
