@@ -40,7 +40,12 @@ def add_stream_parser(sub) -> None:
     s.add_argument("--columns", help="csv: the input's field names, comma-separated (default: the table's columns)")
     s.add_argument("--regex", help="regex: named groups (or groups in column order) give the columns")
     s.add_argument("--rows-per-txn", type=int, default=10_000, help="commit after this many rows (default 10000)")
-    s.add_argument("--seconds-per-txn", type=float, default=5.0, help="commit after this many seconds (default 5)")
+    s.add_argument(
+        "--seconds-per-txn",
+        type=float,
+        default=5.0,
+        help="commit a line at most this many seconds after it came; an idle input begins no transaction (default 5)",
+    )
     s.add_argument("--txns-per-batch", type=int, default=10, help="transactions asked of the metastore at once (default 10)")
     s.add_argument("--retries", type=int, default=8, help="retries after failures in a row before giving up (default 8)")
     s.add_argument("--retry-backoff", type=float, default=1.0, help="seconds before the first retry, doubled each time (default 1)")
