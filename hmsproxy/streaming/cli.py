@@ -173,6 +173,12 @@ def cmd_stream(args) -> int:
         sasl_principal=principal,
         on_retry=retrying,
     )
+    try:
+        stream.connect()  # a wrong partition, store or login fails now, in one line, and is not retried
+    except (StreamingError, StorageError) as e:
+        print(f"hmsproxy: stream: {e}", file=sys.stderr)
+        stream.close()
+        return 1
     run = _Run(stream, progress, Path(args.dead_letter), skip=args.skip)
     try:
         run.feed(lines, args.rows_per_txn, args.seconds_per_txn)

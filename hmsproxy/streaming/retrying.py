@@ -94,6 +94,12 @@ class RetryingWriter:
         """Records written since the last commit (sent again after a failure; lost only to close())."""
         return len(self._held)
 
+    def connect(self) -> None:
+        """Open the connection now (the table checked, the partition made if asked), not retried: for a
+        caller that wants a wrong table, store or login to fail at once, before any record."""
+        if self._conn is None:
+            self._conn = self.endpoint.new_connection(**self._connect)
+
     def write(self, record: bytes) -> None:
         """Into the open transaction (one is begun if needed). SerializationError: the record is left out
         and nothing else changes; other failures are retried as the module doc says."""

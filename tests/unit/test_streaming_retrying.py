@@ -178,6 +178,15 @@ def test_batches_roll_over_and_close_drops_the_held_records():
     assert stream.held == 0 and stream.commit() == 0
 
 
+def test_connect_is_not_retried():
+    stream, pauses = writer_of(Table("connect"))
+    with pytest.raises(TransactionError, match="connect failed"):
+        stream.connect()
+    stream.connect()
+    stream.write(b"1")
+    assert pauses == [] and stream.failures == 0
+
+
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="backoff_max_s below backoff_s"):
         RetryingWriter(FakeEndPoint(Table()), None, backoff_s=5, backoff_max_s=1)
