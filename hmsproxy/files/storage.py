@@ -47,6 +47,8 @@ class Storage(Protocol):
 
     def delete(self, location: str) -> None: ...
 
+    def move(self, source: str, target: str) -> None: ...
+
 
 class HadoopStorage:
     def __init__(self, spark: Any):
@@ -76,6 +78,11 @@ class HadoopStorage:
         fs, path = self._fs(location)
         if not fs.delete(path, True) and fs.exists(path):
             raise OSError(f"could not delete {location}")
+
+    def move(self, source: str, target: str) -> None:
+        fs, path = self._fs(source)
+        if not fs.rename(path, self._path(target)):
+            raise OSError(f"could not move {source} to {target}")
 
 
 def storage_for(spark: Any, locations: list[str]) -> Storage:
@@ -121,3 +128,7 @@ class ArrowStorage:
     def delete(self, location: str) -> None:
         filesystem, inner = arrow_filesystem(location)
         filesystem.delete_dir(inner)
+
+    def move(self, source: str, target: str) -> None:
+        filesystem, inner = arrow_filesystem(source)
+        filesystem.move(inner, arrow_filesystem(target)[1])

@@ -14,6 +14,7 @@ from typing import Any
 
 from hmsproxy.files.storage import Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
+from hmsproxy.jobs.buckets import Buckets, buckets_of, one_file_per_bucket, write_buckets
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
@@ -86,8 +87,10 @@ def compact_target(
     token: str | None = None,
     *,
     target_file_mb: int | None = None,
+    buckets: Buckets | None = None,
 ) -> ItemResult:
-    """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was."""
+    """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was.
+    A bucketed table's (`buckets`) becomes one file per bucket (jobs/buckets.py), whatever `files` says."""
     if not target.location:
         raise JobError("it has no location")
     if not storage.exists(target.location):
@@ -97,14 +100,21 @@ def compact_target(
     if subdirs:
         raise JobError(f"it has subdirectories ({', '.join(e.name for e in subdirs[:3])}); a flat rewrite would drop their data")
     snapshot = data_files(entries)
-    files = files_for(sum(e.size for e in snapshot), target_file_mb, files)
-    if len(snapshot) <= files:
-        return ItemResult(SKIPPED, note=f"{len(snapshot)} file(s) already, at most {files} wanted")
+    if buckets is not None:
+        if one_file_per_bucket(snapshot):
+            return ItemResult(SKIPPED, note=f"{len(snapshot)} file(s) already, one per bucket")
+    else:
+        files = files_for(sum(e.size for e in snapshot), target_file_mb, files)
+        if len(snapshot) <= files:
+            return ItemResult(SKIPPED, note=f"{len(snapshot)} file(s) already, at most {files} wanted")
 
     def write(new_location: str) -> Written:
         frame = read_files(spark, fmt, [e.path for e in snapshot])
         rows = frame.count()
-        write_files(compact_frame(frame, files), fmt, new_location)
+        if buckets is not None:
+            write_buckets(frame, fmt, new_location, storage, buckets)
+        else:
+            write_files(compact_frame(frame, files), fmt, new_location)
         written = data_files(storage.list(new_location))
         check = count_rows(spark, fmt, new_location)
         if check != rows:  # never swap in a file set that lost or gained rows
@@ -156,7 +166,7 @@ def run(args: argparse.Namespace, context) -> int:
             for target in targets:
                 progress.start(target.name)
                 try:
-                    result = compact_beside_writers(spark, storage, ms, fmt, target, args, context)
+                    result = compact_beside_writers(spark, storage, ms, fmt, target, args, context, buckets_of(table))
                 except Exception as e:  # this partition failed and was left as it was; go on with the others
                     result = ItemResult(FAILED, note=one_line(e))
                     failures.append((target.name, result.note))
@@ -174,7 +184,9 @@ def run(args: argparse.Namespace, context) -> int:
     return 0
 
 
-def compact_beside_writers(spark: Any, storage: Storage, ms, fmt: str, target: Target, args, context) -> ItemResult:
+def compact_beside_writers(
+    spark: Any, storage: Storage, ms, fmt: str, target: Target, args, context, buckets: Buckets | None = None
+) -> ItemResult:
     """Under the target's exclusive lock (jobs/locks.py): streaming writers in flight finish first, what
     dead ones left is published or deleted, then the rewrite and swap."""
     from hmsproxy.jobs.locks import exclusive_lock, txn_states  # Thrift: not for `hmsproxy --help`
@@ -184,7 +196,7 @@ def compact_beside_writers(spark: Any, storage: Storage, ms, fmt: str, target: T
         raise JobError("it has no location")
     with exclusive_lock(ms, target, context.metastore):
         recover(target.location, txn_states(ms))
-        return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb)
+        return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb, buckets=buckets)
 
 
 def refresh_table(spark: Any, table: str) -> None:

@@ -91,9 +91,10 @@ def data_format(table, need: str = "only Parquet and ORC tables can be rewritten
     raise JobError(f"table {table.dbName}.{table.tableName} is stored as {found}; {need}")
 
 
-def refuse_fileless_or_managed(table, job: str) -> None:
+def refuse_fileless_or_managed(table, job: str, *, hive_buckets: bool = False) -> None:
     """Tables no job may rewrite: views (no files), ACID tables (Hive's compactor owns their
-    files) and bucketed ones (rewriting breaks the buckets); `job` says what the job would do."""
+    files) and bucketed ones (rewriting breaks the buckets), unless `hive_buckets` (the job keeps a
+    Hive-bucketed table's buckets: jobs/buckets.py says which); `job` says what the job would do."""
     name = f"{table.dbName}.{table.tableName}"
     params = {k.lower(): (v or "").lower() for k, v in (table.parameters or {}).items()}
     sd = table.sd
@@ -102,12 +103,16 @@ def refuse_fileless_or_managed(table, job: str) -> None:
     if params.get("transactional") == "true":
         raise JobError(f"{name} is a transactional (ACID) table; its files are managed by Hive's compactor")
     if (sd.numBuckets or 0) > 0 or sd.bucketCols or params.get("spark.sql.sources.schema.numbucketcols"):
-        raise JobError(f"{name} is bucketed; {job} would break its buckets")
+        if not hive_buckets:
+            raise JobError(f"{name} is bucketed; {job} would break its buckets")
+        from hmsproxy.jobs.buckets import refuse_unbucketable
+
+        refuse_unbucketable(table)
 
 
 def refuse_unsupported(table) -> None:
     """Layouts whose meaning lives in the file set itself: rewriting them into N plain files would break them."""
-    refuse_fileless_or_managed(table, "rewriting it into N files")
+    refuse_fileless_or_managed(table, "rewriting it into N files", hive_buckets=True)
     name = f"{table.dbName}.{table.tableName}"
     sd = table.sd
     if sd.storedAsSubDirectories or (sd.skewedInfo and sd.skewedInfo.skewedColNames):

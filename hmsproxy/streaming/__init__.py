@@ -15,7 +15,8 @@ are ordinary Parquet and ORC tables, which Spark reads (publish.py says how a co
 Rooms: endpoint.py (end points, connections), batch.py (transaction batches), publish.py (staging,
 publishing, recovery), heartbeats.py, target.py (the table and partition), metastore.py (the
 connection), writers.py + types.py (records into typed rows), datafiles.py (Parquet/ORC files),
-buckets.py (Hive's bucket function), errors.py; cli.py is `hmsproxy stream`.
+buckets.py (Hive's bucket function), errors.py, retrying.py (the seed's error handling: retries with
+backoff, the failed transaction's records sent again); cli.py is `hmsproxy stream`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _HOMES = {
     "TxnState": "batch",
     "HiveEndPoint": "endpoint",
     "StreamingConnection": "endpoint",
+    "GaveUp": "retrying",
     "InvalidPartition": "errors",
     "InvalidTable": "errors",
     "LockTimeout": "errors",
@@ -36,6 +38,7 @@ _HOMES = {
     "TransactionError": "errors",
     "DelimitedInputWriter": "writers",
     "RecordWriter": "writers",
+    "RetryingWriter": "retrying",
     "SerializationError": "writers",
     "StrictJsonWriter": "writers",
     "StrictRegexWriter": "writers",

@@ -154,9 +154,16 @@ class TransactionBatch:
         except BaseException:
             self._abort_current()
             raise
-        files.publish()  # marked first: from here on, recover finishes it should we die
+        try:
+            files.mark()  # from here on the rows are the table's: recover finishes it should we die
+        except BaseException:
+            self._abort_current()  # unmarked, they never become visible: the caller sends them again
+            raise
+        # A caller that gets an error from here on sees the state COMMITTED and must not send the rows
+        # again: the next batch's recover renames what this one could not.
         with self._guard:
             self._state = TxnState.COMMITTED
+        files.move_in()
 
     def abort(self) -> None:
         """Abort the open transaction (nothing of it is ever visible); a no-op when none is open."""

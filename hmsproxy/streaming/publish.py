@@ -62,11 +62,18 @@ class TxnFiles:
 
     def publish(self) -> list[str]:
         """The metastore committed: mark the staged files committed, then rename them into the location."""
-        if not self._made:
-            return []
-        with self.fs.open_output_stream(f"{self.staging}/{COMMITTED}"):
-            pass
-        return _publish(self.fs, self.staging, self.root)
+        self.mark()
+        return self.move_in()
+
+    def mark(self) -> None:
+        """From here on the files are the table's: recover publishes a marked directory, never deletes it."""
+        if self._made:
+            with self.fs.open_output_stream(f"{self.staging}/{COMMITTED}"):
+                pass
+
+    def move_in(self) -> list[str]:
+        """Rename the marked files into the location."""
+        return _publish(self.fs, self.staging, self.root) if self._made else []
 
     def discard(self) -> None:
         if self._made or _exists(self.fs, self.staging):

@@ -7,6 +7,7 @@ query must see exactly the committed rows: never an open or aborted transaction'
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -284,3 +285,47 @@ def test_a_bucketed_table_gets_a_file_per_bucket_by_hives_function(spark, proxy,
     for f in files:
         assert {bucket_of([i], ["int"], 4) for i in pq.read_table(f).column("id").to_pylist()} == {int(f.name[:6])}
     assert committed(spark, f"{stream_db}.{name}") == [(i, f"row {i}") for i in range(-50, 150)]
+
+
+def test_compact_keeps_a_bucketed_tables_buckets_one_file_each(spark, proxy, stream_db, tmp_path):
+    """Streaming adds a file per bucket per transaction; compact leaves one per bucket, every row in the
+    bucket Hive's function gives it (two bucket columns, string then int), and Spark reads them all once."""
+    import pyarrow.parquet as pq
+    import thriftpy2.rpc
+
+    from hmsproxy.jobs import compact
+    from hmsproxy.jobs.cli import build_parser
+    from hmsproxy.streaming.buckets import bucket_of
+    from hmsproxy.testing.builders import parquet_table
+    from tests.spark.test_jobs_spark import context
+
+    name = f"bucketed_{uuid.uuid4().hex[:8]}"
+    made = parquet_table(
+        stream_db, name, (tmp_path / name).as_uri(), columns=(("id", "int"), ("msg", "string")), partition_keys=(("ds", "string"),)
+    )
+    made.sd.bucketCols, made.sd.numBuckets = ["msg", "id"], 4
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        client.create_table(made)
+    finally:
+        client.close()
+    rows = [f"{i},row {i % 7}" for i in range(-40, 80)]
+    commit_rows(HiveEndPoint(proxy.uri, stream_db, name, ["2026-11-28"]), rows, txns=3)
+    location = tmp_path / name / "ds=2026-11-28"
+    assert len([p for p in location.iterdir() if p.is_file()]) == 12  # 3 transactions x 4 buckets
+
+    table = f"{stream_db}.{name}"
+    args = build_parser().parse_args(["compact", table])
+    assert compact.JOB.run(args, context(spark, proxy)) == 0
+    with contextlib.closing(thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)) as c:
+        new_location = Path(urlparse(c.get_partition(stream_db, name, ["2026-11-28"]).sd.location).path)
+    files = sorted(p for p in new_location.iterdir() if not p.name.startswith(("_", ".")))
+    assert [f.name for f in files] == [f"{b:06d}_0.parquet" for b in range(4)]
+    for f in files:
+        got = pq.read_table(f).to_pylist()
+        assert {bucket_of([r["msg"], r["id"]], ["string", "int"], 4) for r in got} == {int(f.name[:6])}
+    expected = sorted((i, f"row {i % 7}", "2026-11-28") for i in range(-40, 80))
+    assert committed(spark, table) == expected
+    again = build_parser().parse_args(["compact", table])
+    assert compact.JOB.run(again, context(spark, proxy)) == 0  # one file per bucket already: skipped
+    assert sorted(p.name for p in new_location.iterdir() if not p.name.startswith(("_", "."))) == [f.name for f in files]

@@ -70,7 +70,7 @@ class LocalStorage:
 
 
 def parquet_sd(location: str, **kw) -> hive.StorageDescriptor:
-    kw = {"numBuckets": -1, **kw}
+    kw = {"numBuckets": -1, "bucketCols": [], **kw}
     return hive.StorageDescriptor(
         cols=[hive.FieldSchema(name="id", type="int")],
         location=location,
@@ -79,7 +79,6 @@ def parquet_sd(location: str, **kw) -> hive.StorageDescriptor:
         serdeInfo=hive.SerDeInfo(
             serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", parameters={"serialization.format": "1"}
         ),
-        bucketCols=[],
         parameters={},
         **kw,
     )
@@ -446,8 +445,9 @@ def test_formats():
     "make, reason",
     [
         (lambda: table(params={"transactional": "TRUE"}), "transactional"),
-        (lambda: table(numBuckets=4), "bucketed"),
-        (lambda: table(params={"spark.sql.sources.schema.numBucketCols": "1"}), "bucketed"),
+        (lambda: table(numBuckets=4), "bucketed but lacks its bucket columns"),
+        (lambda: table(params={"spark.sql.sources.schema.numBucketCols": "1"}), "bucketed by Spark"),
+        (lambda: table(numBuckets=4, bucketCols=["id"], sortCols=[hive.Order(col="id", order=1)]), "sorted"),
         (lambda: table(storedAsSubDirectories=True), "skewed"),
         (lambda: hive.Table(dbName="db", tableName="t", sd=parquet_sd(None), tableType="VIRTUAL_VIEW"), "view"),
         (lambda: table(location=None), "no location"),
@@ -457,6 +457,22 @@ def test_layouts_the_rewrite_would_break_are_refused(make, reason):
     refuse_unsupported(table())
     with pytest.raises(JobError, match=reason):
         refuse_unsupported(make())
+
+
+def test_a_hive_bucketed_table_is_compacted_by_its_buckets():
+    from hmsproxy.files.storage import Entry
+    from hmsproxy.jobs.buckets import Buckets, buckets_of, one_file_per_bucket
+
+    bucketed = table(numBuckets=4, bucketCols=["ID"], params={"bucketing_version": "2"})
+    refuse_unsupported(bucketed)
+    assert buckets_of(bucketed) == Buckets(("id",), ("int",), 4, 2)
+    assert buckets_of(table()) is None
+    with pytest.raises(JobError, match="bucket column.*nope"):
+        buckets_of(table(numBuckets=2, bucketCols=["nope"]))
+    named = [Entry(f"/p/{n}", n, 1, False, 0) for n in ("000000_0.parquet", "000003_stream-9.parquet")]
+    assert one_file_per_bucket(named)
+    assert not one_file_per_bucket([*named, Entry("/p/x", "000003_0.parquet", 1, False, 0)])
+    assert not one_file_per_bucket([Entry("/p/part-0", "part-00000.parquet", 1, False, 0)])
 
 
 def test_list_targets():
