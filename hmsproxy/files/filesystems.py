@@ -15,6 +15,7 @@ is written.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from datetime import UTC, datetime
@@ -149,8 +150,24 @@ def _hdfs(where: Place, conf: dict[str, str]) -> Any:
         filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
         filesystem.get_file_info("/")
     except Exception as exc:  # noqa: BLE001 - hdfs-native raises its own RuntimeErrors and OSErrors
-        raise StorageError(f"{where.location}: HDFS at {where.authority} refused the client ({one_line(exc)}){_HDFS_HINT}") from exc
+        raise StorageError(_refusal(where, one_line(exc))) from exc
     return filesystem
+
+
+#: What hdfs-native's errors say when the Kerberos login, not the address, is what failed.
+_KERBEROS_SIGNS = ("GSSAPI", "GSS_S_", "Kerberos", "SASL")
+
+
+def _refusal(where: Place, reason: str) -> str:
+    if any(sign in reason for sign in _KERBEROS_SIGNS):
+        # A GSSAPIError's repr ends with Kerberos' own sentence in quotes: keep that, not the codes.
+        reason = (re.findall(r'"([^"]+)"', reason) or [reason])[-1]
+        cache = os.environ.get("KRB5CCNAME", "the default ticket cache")
+        return (
+            f"{where.location}: HDFS at {where.authority} needs a Kerberos ticket and found none usable in {cache} ({reason}): "
+            "run kinit (or kinit -kt KEYTAB PRINCIPAL) into the cache KRB5CCNAME names; KRB5_CONFIG names the realm's krb5.conf"
+        )
+    return f"{where.location}: HDFS at {where.authority} refused the client ({reason}){_HDFS_HINT}"
 
 
 _HDFS_HINT = (
