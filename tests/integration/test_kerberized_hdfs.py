@@ -103,7 +103,7 @@ def test_stream_and_lookup_through_the_proxy_on_a_table_on_kerberized_hdfs(kerbe
     assert sorted(row["id"] for row in json.loads(done.stdout)) == [7, 29]
 
 
-def test_without_a_ticket_the_door_and_the_cli_say_kinit_in_one_line(kerberized_hdfs, no_ticket, proxy, tmp_path):
+def test_without_a_ticket_the_door_and_the_cli_say_kinit_in_one_line(kerberized_hdfs, kdc, no_ticket, proxy, tmp_path):
     location = f"{kerberized_hdfs.uri}/warehouse/no-ticket"
     with pytest.raises(StorageError) as raised:
         filesystems.filesystem(location)
@@ -119,6 +119,10 @@ def test_without_a_ticket_the_door_and_the_cli_say_kinit_in_one_line(kerberized_
         assert done.returncode == 1 and len(lines) == 1, done.stderr
         assert location in lines[0] and "kinit" in lines[0] and "KRB5CCNAME" in lines[0], lines[0]
         assert took < 10, took
+    kdc.kinit(USER, no_ticket)  # now look: the stream wrote nothing, not even its staging directory
+    filesystems.forget()
+    filesystem, path = filesystems.filesystem(f"{location}/{name}")
+    assert filesystem.get_file_info(path).type == pafs.FileType.NotFound
 
 
 def test_a_client_without_the_kerberos_setting_is_told_to_set_it_in_one_line(kerberized_hdfs, ticket, proxy, tmp_path):
