@@ -15,6 +15,7 @@ is written.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from datetime import UTC, datetime
@@ -29,6 +30,8 @@ _lock = threading.Lock()
 _made: dict[tuple[str, str], Any] = {}
 #: How long a NameNode may take to accept a connection before its location is reported down.
 NAMENODE_CONNECT_TIMEOUT_S = 5.0
+#: How long the first call to a NameNode that accepted the connection may take (login included).
+FIRST_ANSWER_TIMEOUT_S = 5.0
 
 
 def filesystem(location: str) -> tuple[Any, str]:
@@ -147,10 +150,57 @@ def _hdfs(where: Place, conf: dict[str, str]) -> Any:
     try:
         client = WithTimes(host=host, port=int(port) if port else None, skip_instance_cache=True, **client_config(conf))
         filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
-        filesystem.get_file_info("/")
+        _first_answer(filesystem, where, conf)
+    except StorageError:
+        raise
     except Exception as exc:  # noqa: BLE001 - hdfs-native raises its own RuntimeErrors and OSErrors
-        raise StorageError(f"{where.location}: HDFS at {where.authority} refused the client ({one_line(exc)}){_HDFS_HINT}") from exc
+        raise StorageError(_refusal(where, one_line(exc))) from exc
     return filesystem
+
+
+def _first_answer(filesystem: Any, where: Place, conf: dict[str, str]) -> None:
+    """The root's status, or StorageError within `FIRST_ANSWER_TIMEOUT_S`: hdfs-native retries without
+    end when a NameNode refuses its login (a Kerberized one refusing SIMPLE), so it is asked from a
+    thread that is left behind (a daemon: it does not hold the process) if no answer comes."""
+    outcome: list[BaseException | None] = []
+
+    def ask() -> None:
+        try:
+            filesystem.get_file_info("/")
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(exc)
+
+    asker = threading.Thread(target=ask, name=f"hdfs-first-answer-{where.authority}", daemon=True)
+    asker.start()
+    asker.join(FIRST_ANSWER_TIMEOUT_S)
+    if not outcome:
+        if conf.get("hadoop.security.authentication", "simple").lower() != "kerberos":
+            raise StorageError(
+                f"{where.location}: HDFS at {where.authority} did not answer in {FIRST_ANSWER_TIMEOUT_S:.0f} s; a Kerberized "
+                "NameNode refuses a client without Kerberos and hdfs-native retries without end: set "
+                "hadoop.security.authentication=kerberos (and dfs.data.transfer.protection as the DataNodes have it) in "
+                "HADOOP_CONF_DIR's core-site.xml, and kinit"
+            )
+        raise StorageError(f"{where.location}: HDFS at {where.authority} did not answer in {FIRST_ANSWER_TIMEOUT_S:.0f} s{_HDFS_HINT}")
+    if outcome[0] is not None:
+        raise outcome[0]
+
+
+#: What hdfs-native's errors say when the Kerberos login, not the address, is what failed.
+_KERBEROS_SIGNS = ("GSSAPI", "GSS_S_", "Kerberos", "SASL")
+
+
+def _refusal(where: Place, reason: str) -> str:
+    if any(sign in reason for sign in _KERBEROS_SIGNS):
+        # A GSSAPIError's repr ends with Kerberos' own sentence in quotes: keep that, not the codes.
+        reason = (re.findall(r'"([^"]+)"', reason) or [reason])[-1]
+        cache = os.environ.get("KRB5CCNAME", "the default ticket cache")
+        return (
+            f"{where.location}: HDFS at {where.authority} needs a Kerberos ticket and found none usable in {cache} ({reason}): "
+            "run kinit (or kinit -kt KEYTAB PRINCIPAL) into the cache KRB5CCNAME names; KRB5_CONFIG names the realm's krb5.conf"
+        )
+    return f"{where.location}: HDFS at {where.authority} refused the client ({reason}){_HDFS_HINT}"
 
 
 _HDFS_HINT = (

@@ -2,6 +2,8 @@
 its own CLI `MiniDFSClusterManager` from hadoop-client-minicluster at pyspark's Hadoop version,
 fetched once with Maven: hmsproxy.dev.storage_jars), on free loopback ports. `hdfs_server` is
 shared by the whole session; `stop()`/`start()` keep its data (a NameNode that is down, then back).
+`conf` and `jvm_options` add Hadoop keys and JVM flags (tests/support/kerberized_hdfs.py uses them);
+`datanodes` > 1 gives a write pipeline of that many replicas (tests/bench/bench_storage.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ START_TIMEOUT_S = 120
 
 
 class HdfsServer:
-    def __init__(self, root: Path, classpath: str):
+    def __init__(
+        self, root: Path, classpath: str, conf: dict[str, str] | None = None, jvm_options: tuple[str, ...] = (), datanodes: int = 1
+    ):
         self.root, self.classpath = root, classpath
+        self.conf, self.jvm_options, self.datanodes = dict(conf or {}), tuple(jvm_options), datanodes
         self.port = free_port()
         self.details = root / "details.json"
         self.child: JvmChild | None = None
@@ -38,18 +43,21 @@ class HdfsServer:
             "-Xmx512m",
             f"-Dtest.build.data={self.root / 'data'}",
             "-Djava.net.preferIPv4Stack=true",
+            *self.jvm_options,
             "-cp",
             self.classpath,
             "org.apache.hadoop.test.MiniDFSClusterManager",
             "-nnport",
             str(self.port),
             "-datanodes",
-            "1",
+            str(self.datanodes),
             "-writeDetails",
             str(self.details),
             "-D",
             "dfs.permissions.enabled=false",
         ]
+        for key, value in self.conf.items():
+            cmd += ["-D", f"{key}={value}"]
         if not self._formatted:
             cmd.append("-format")
         self.child = JvmChild("HDFS minicluster", cmd, self.root / "minicluster.log", self.root)

@@ -205,3 +205,16 @@ def test_a_spark_sessions_hadoop_keys_overlay_the_site_files_and_renew_the_file_
     assert forgotten == [True]
     hadoop_conf.forget_spark()
     assert hadoop_conf.load({"HADOOP_CONF_DIR": str(tmp_path)}) == {"fs.s3a.endpoint": "http://site:1"}
+
+
+def test_a_kerberos_refusal_says_kinit_and_a_network_one_does_not(monkeypatch):
+    where = place("hdfs://nn:8020/t", None)
+    monkeypatch.setenv("KRB5CCNAME", "FILE:/tmp/cc")
+    gss = 'GSSAPIError(GssMajorCodes { raw: "0x00070000", routine_error: "GSS_S_NO_CRED" }, 1, "No Kerberos credentials available (default cache: FILE:/tmp/cc)")'
+    text = filesystems._refusal(where, gss)
+    assert (
+        text.startswith("hdfs://nn:8020/t: HDFS at nn:8020 needs a Kerberos ticket") and "in FILE:/tmp/cc (No Kerberos credentials" in text
+    )
+    assert "run kinit" in text and "GssMajorCodes" not in text
+    text = filesystems._refusal(where, "Connection reset by peer")
+    assert "refused the client (Connection reset by peer)" in text and "kinit" not in text and "fs.defaultFS" in text
