@@ -71,6 +71,20 @@ def test_every_data_feature_on_the_store_through_the_proxy(store, storage_conf, 
     assert compacted["after"] == compacted["before"]
     assert compacted["files"][0] > 1 and compacted["files"][1] == 1
 
+    bucketed = result["bucketed"]
+    assert bucketed["exit"][0] == 0, bucketed["exit"][1]
+    assert bucketed["spark"] == bucketed["written"]
+    assert bucketed["misplaced"] == []  # every row in the file of its bucket by Hive's function
+    buckets = {name[:6] for name in bucketed["names"]}
+    assert buckets == {"000000", "000001", "000002", "000003"}, bucketed["names"]
+    assert len(set(bucketed["names"])) == 8  # two transactions, a file per bucket each
+
+    live = result["live"]
+    assert live["errors"] == [] and live["alive"] == [False, False], live["errors"]
+    assert [c[0] for c in live["compacts"]] == [0, 0], live["compacts"]
+    assert len(live["written"]) == 160  # 2 writers x 4 batches x 2 transactions x 10 rows
+    assert live["spark"] == live["written"]  # nothing lost, nothing twice
+
 
 @contextlib.contextmanager
 def thrift_client(proxy):

@@ -6,8 +6,9 @@ S3A's; HADOOP_CONF_DIR gives the store's settings to Spark and to hmsproxy alike
 `storage_<tag>` at ROOT (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
 `hmsproxy stream`, builds a compact index with the rebuild-index job, looks up with `hmsproxy lookup`
 and `lookup()`, inserts with Spark and looks the index stale, lays a table out with skew-layout and
-reads it with `read()`, compacts it; each answer beside Spark's own for the same question. Prints
-one line `RESULT {json}`; the test compares.
+reads it with `read()`, compacts it, streams into a bucketed table, and compacts a partition while
+two writers stream into it; each answer beside Spark's own for the same question. Prints one line
+`RESULT {json}`; the test compares.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import io
 import json
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -144,6 +147,85 @@ def compact(spark, uri: str, table: str) -> dict:
     }
 
 
+BUCKETS = 4
+
+
+def bucketed(spark, uri: str, db: str, root: str) -> dict:
+    """`hmsproxy stream` into a table CLUSTERED BY (id) INTO 4 BUCKETS (made over Thrift, as Hive makes
+    one: Spark's own CREATE TABLE ... CLUSTERED BY marks Spark's bucketing, not Hive's)."""
+    from hmsproxy.streaming.buckets import bucket_of
+    from hmsproxy.testing.builders import parquet_table
+
+    name = "bucketed"
+    made = parquet_table(db, name, f"{root}/{db}.db/{name}", columns=(("id", "int"), ("msg", "string")), partition_keys=(("ds", "string"),))
+    made.sd.bucketCols, made.sd.numBuckets = ["id"], BUCKETS
+    with open_metastore(uri) as ms:
+        ms.create_table(made)
+    ids = list(range(-30, 90))
+    done = hmsproxy(
+        ["stream", f"{db}.{name}", "--uri", uri, "--partition", f"ds={DAYS[0]}", "--rows-per-txn", "60"],
+        "".join(f"{i},row {i}\n" for i in ids),
+    )
+    table = f"{db}.{name}"
+    spark.catalog.refreshTable(table)
+    placed = spark.sql(f"SELECT id, input_file_name() AS file FROM {table}").collect()
+    return {
+        "exit": [done.returncode, done.stderr[-2000:]],
+        "written": sorted([i, f"row {i}", DAYS[0]] for i in ids),
+        "spark": spark_rows(spark, table),
+        # Spark's view of which file holds each row: the file's bucket number (its name's first six digits)
+        # against Hive's bucketing function of the row's id.
+        "misplaced": sorted(r.id for r in placed if int(Path(r.file).name[:6]) != bucket_of([r.id], ["int"], BUCKETS)),
+        "names": sorted(Path(r.file).name for r in placed),
+    }
+
+
+def compact_beside_writers(spark, uri: str, db: str) -> dict:
+    """Two writers stream batches of transactions into one partition while `compact` rewrites it twice."""
+    from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
+
+    table = f"{db}.live"
+    spark.sql(f"CREATE TABLE {table} (id INT, msg STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    errors: list[str] = []
+    written: list[list] = []
+    lock = threading.Lock()
+
+    def writer(first: int) -> None:
+        ep = HiveEndPoint(uri, db, "live", [DAYS[0]])
+        try:
+            for batch_no in range(4):
+                with ep.new_connection(auto_create_partition=True) as conn:
+                    batch = conn.fetch_transaction_batch(2, DelimitedInputWriter(["id", "msg"], ",", ep))
+                    for txn in range(2):
+                        batch.begin_next_transaction()
+                        ids = range(first + (batch_no * 2 + txn) * 10, first + (batch_no * 2 + txn + 1) * 10)
+                        batch.write_many([f"{i},w{first}".encode() for i in ids])
+                        batch.commit()
+                        with lock:
+                            written.extend([i, f"w{first}", DAYS[0]] for i in ids)
+                    batch.close()
+                time.sleep(0.2)
+        except Exception as e:  # reported through the result
+            errors.append(f"{type(e).__name__}: {e}")
+
+    writers = [threading.Thread(target=writer, args=(first,)) for first in (0, 1000)]
+    for w in writers:
+        w.start()
+    statuses = []
+    time.sleep(1.0)
+    for _ in range(2):
+        statuses.append(job(spark, uri, ["compact", table, "--partition", f"ds={DAYS[0]}", "--files", "1"]))
+    for w in writers:
+        w.join(300)
+    return {
+        "errors": errors,
+        "alive": [w.is_alive() for w in writers],
+        "compacts": [[status, said[-1500:]] for status, said in statuses],
+        "written": sorted(written),
+        "spark": spark_rows(spark, table),
+    }
+
+
 def main(uri: str, root: str, warehouse: str, jars: str) -> None:
     conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
     spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
@@ -155,6 +237,8 @@ def main(uri: str, root: str, warehouse: str, jars: str) -> None:
         result["indexes"] = indexes(spark, uri, table)
         result["skew"] = skew(spark, uri, db)
         result["compact"] = compact(spark, uri, table)
+        result["bucketed"] = bucketed(spark, uri, db, root)
+        result["live"] = compact_beside_writers(spark, uri, db)
         spark.sql(f"DROP DATABASE {db} CASCADE")
     finally:
         spark.stop()
