@@ -6,8 +6,8 @@ S3A's; HADOOP_CONF_DIR gives the store's settings to Spark and to hmsproxy alike
 `storage_<tag>` at ROOT (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
 `hmsproxy stream`, builds a compact index with the rebuild-index job, looks up with `hmsproxy lookup`
 and `lookup()`, inserts with Spark and looks the index stale, lays a table out with skew-layout and
-reads it with `read()`, compacts it, streams into a bucketed table, and compacts a partition while
-two writers stream into it; each answer beside Spark's own for the same question. Prints one line
+reads it with `read()`, compacts it, streams into a bucketed table, compacts a partition while two
+writers stream into it, reads a dependent table over that one and a remote table whose data is there; each answer beside Spark's own for the same question. Prints one line
 `RESULT {json}`; the test compares.
 """
 
@@ -21,6 +21,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+import thriftpy2.rpc
 
 from hmsproxy.clients.spark import lookup, read, sql
 from hmsproxy.files import hadoop_conf
@@ -159,8 +161,12 @@ def bucketed(spark, uri: str, db: str, root: str) -> dict:
     name = "bucketed"
     made = parquet_table(db, name, f"{root}/{db}.db/{name}", columns=(("id", "int"), ("msg", "string")), partition_keys=(("ds", "string"),))
     made.sd.bucketCols, made.sd.numBuckets = ["id"], BUCKETS
-    with open_metastore(uri) as ms:
-        ms.create_table(made)
+    host, port = uri.removeprefix("thrift://").split(",")[0].rsplit(":", 1)
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, host, int(port), timeout=60_000)
+    try:
+        client.create_table(made)
+    finally:
+        client.close()
     ids = list(range(-30, 90))
     done = hmsproxy(
         ["stream", f"{db}.{name}", "--uri", uri, "--partition", f"ds={DAYS[0]}", "--rows-per-txn", "60"],
@@ -203,22 +209,28 @@ def compact_beside_writers(spark, uri: str, db: str) -> dict:
                         batch.commit()
                         with lock:
                             written.extend([i, f"w{first}", DAYS[0]] for i in ids)
+                    log.append([round(time.monotonic() - t0, 2), first, batch_no, batch._location])
                     batch.close()
                 time.sleep(0.2)
         except Exception as e:  # reported through the result
             errors.append(f"{type(e).__name__}: {e}")
 
+    log: list = []
+    t0 = time.monotonic()
     writers = [threading.Thread(target=writer, args=(first,)) for first in (0, 1000)]
     for w in writers:
         w.start()
     statuses = []
     time.sleep(1.0)
     for _ in range(2):
+        log.append([round(time.monotonic() - t0, 2), "compact"])
         statuses.append(job(spark, uri, ["compact", table, "--partition", f"ds={DAYS[0]}", "--files", "1"]))
+        log.append([round(time.monotonic() - t0, 2), "compacted"])
     for w in writers:
         w.join(300)
     return {
         "errors": errors,
+        "log": log,
         "alive": [w.is_alive() for w in writers],
         "compacts": [[status, said[-1500:]] for status, said in statuses],
         "written": sorted(written),
@@ -226,19 +238,48 @@ def compact_beside_writers(spark, uri: str, db: str) -> dict:
     }
 
 
-def main(uri: str, root: str, warehouse: str, jars: str) -> None:
+def dependent(spark, db: str, base: str) -> dict:
+    """A dependent table over `base` (partitioned by ds, its files on the store), one day published."""
+    sql(spark, f"CREATE DEPENDENT TABLE {db}.daily PARTITIONED BY (ds) DEPENDS ON TABLE {base}")
+    sql(spark, f"ALTER TABLE {db}.daily ADD PARTITION (ds='{DAYS[0]}')")
+    return {
+        "read": spark_rows(spark, f"{db}.daily"),
+        "expected": spark_rows(spark, base, f"ds = '{DAYS[0]}'"),
+        "unpublished": spark_rows(spark, f"{db}.daily", f"ds = '{DAYS[1]}'"),
+    }
+
+
+def remote(spark, db: str, backend_uri: str) -> dict:
+    """A table written by Spark on the store, then reached as a remote table of the proxy: CREATE REMOTE
+    TABLE connected to it in its metastore (the proxy's backend, named directly)."""
+    spark.sql(f"CREATE TABLE {db}.origin (id INT, msg STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {db}.origin VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+    sql(spark, f"CREATE REMOTE TABLE {db}.far CONNECTED TO {db}.origin WITH TBLPROPERTIES ('hive.metastore.uris'='{backend_uri}')")
+    location = spark.sql(f"DESCRIBE FORMATTED {db}.far").where("col_name = 'Location'").first().data_type
+    return {"read": spark_rows(spark, f"{db}.far"), "expected": spark_rows(spark, f"{db}.origin"), "location": location}
+
+
+def main(uri: str, root: str, warehouse: str, jars: str, parts: str = "features,writers", backend_uri: str = "") -> None:
+    """`parts`: "features" (streaming, indexes, skew, compact), "writers" (bucketed, compact beside writers)."""
     conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
     spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
     db = f"storage_{uuid.uuid4().hex[:8]}"
     try:
         spark.sql(f"CREATE DATABASE {db} LOCATION '{root}/{db}.db'")
-        result = {"db": db, "streaming": streaming(spark, uri, db)}
-        table = result["streaming"]["table"]
-        result["indexes"] = indexes(spark, uri, table)
-        result["skew"] = skew(spark, uri, db)
-        result["compact"] = compact(spark, uri, table)
-        result["bucketed"] = bucketed(spark, uri, db, root)
-        result["live"] = compact_beside_writers(spark, uri, db)
+        result = {"db": db}
+        if "features" in parts:
+            result["streaming"] = streaming(spark, uri, db)
+            table = result["streaming"]["table"]
+            result["indexes"] = indexes(spark, uri, table)
+            result["skew"] = skew(spark, uri, db)
+            result["compact"] = compact(spark, uri, table)
+        if "writers" in parts:
+            result["bucketed"] = bucketed(spark, uri, db, root)
+            result["live"] = compact_beside_writers(spark, uri, db)
+            result["dependent"] = dependent(spark, db, f"{db}.live")
+            result["remote"] = remote(spark, db, backend_uri)
+            sql(spark, f"DROP DEPENDENT TABLE {db}.daily")
+            sql(spark, f"DROP REMOTE TABLE {db}.far")
         spark.sql(f"DROP DATABASE {db} CASCADE")
     finally:
         spark.stop()
@@ -246,4 +287,4 @@ def main(uri: str, root: str, warehouse: str, jars: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:7])

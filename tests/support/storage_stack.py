@@ -69,4 +69,5 @@ def storage_proxy(storage_conf, metastore_factory, tmp_path_factory):
     (metastore,) = metastore_factory(1, name="storage_hms", extra_classpath=[str(j) for j in s3a_jars()], hive_conf=storage_conf.s3a)
     config = stored_in(primary_only_config(metastore.uri), tmp_path_factory.mktemp("storage-store"))
     with served(config) as server:
+        server.backend_uri = metastore.uri  # for a remote table connected to it directly
         yield server
