@@ -170,28 +170,29 @@ def write_one(proxy, table: str, rows: list[str]) -> None:
 
 
 @pytest.mark.parametrize("store", ["s3", "hdfs"])
-def test_a_writer_killed_before_the_commit_is_never_visible_and_its_staging_goes(store, proxy, storage_conf):
-    table, location = make_table(proxy, storage_conf, store)
-    txnid = int(kill_a_writer(proxy, table, "before-commit"))
-    assert staged(location) == [str(txnid)]  # its file was staged...
-    assert visible_rows(location) == []  # ...where no reader looks
-    wait_until_the_metastore_forgets(proxy, table, txnid)
-    assert visible_rows(location) == []
-    write_one(proxy, table, ["1,kept"])
-    assert staged(location) == []  # the next writer deleted the aborted transaction's staging
-    assert visible_rows(location) == [(1, "kept")]
+def test_writers_killed_before_the_commit_and_mid_publish(store, proxy, storage_conf):
+    """Two tables, one wait for the metastore's reaper. Killed before the commit: never visible, the next
+    writer deletes its staging. Killed mid-publish (committed, one bucket's file moved): the next writer
+    moves the rest, each row once."""
+    before, before_at = make_table(proxy, storage_conf, store)
+    txnid = int(kill_a_writer(proxy, before, "before-commit"))
+    assert staged(before_at) == [str(txnid)]  # its file was staged...
+    assert visible_rows(before_at) == []  # ...where no reader looks
 
+    mid, mid_at = make_table(proxy, storage_conf, store, buckets=BUCKETS)
+    assert kill_a_writer(proxy, mid, "mid-publish") == "moved"
+    partly = visible_rows(mid_at)  # committed in the metastore; one bucket's file moved before the kill
+    assert partly and len(partly) < 100 and len(data_files(ArrowStorage().list(mid_at))) == 1
 
-@pytest.mark.parametrize("store", ["s3", "hdfs"])
-def test_a_writer_killed_mid_publish_is_finished_by_the_next_one_each_row_once(store, proxy, storage_conf):
-    table, location = make_table(proxy, storage_conf, store, buckets=BUCKETS)
-    assert kill_a_writer(proxy, table, "mid-publish") == "moved"
-    partly = visible_rows(location)  # committed in the metastore; one bucket's file moved before the kill
-    assert partly and len(partly) < 100 and len(data_files(ArrowStorage().list(location))) == 1
-    wait_until_the_metastore_forgets(proxy, table, None)
-    write_one(proxy, table, ["1000,next"])
-    assert staged(location) == []
-    assert visible_rows(location) == sorted([(i, f"lost {i}") for i in range(100)] + [(1000, "next")])
+    wait_until_the_metastore_forgets(proxy, before, txnid)
+    wait_until_the_metastore_forgets(proxy, mid, None)
+    assert visible_rows(before_at) == []
+    write_one(proxy, before, ["1,kept"])
+    assert staged(before_at) == []  # the next writer deleted the aborted transaction's staging
+    assert visible_rows(before_at) == [(1, "kept")]
+    write_one(proxy, mid, ["1000,next"])
+    assert staged(mid_at) == []
+    assert visible_rows(mid_at) == sorted([(i, f"lost {i}") for i in range(100)] + [(1000, "next")])
 
 
 class Reader(threading.Thread):
