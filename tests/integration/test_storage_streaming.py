@@ -40,6 +40,7 @@ from tests.integration.test_streaming_crash import REAPER
 from tests.support.federation import primary_only_config
 from tests.support.served import served
 from tests.support.storage_stack import s3a_jars, site_xml
+from tests.support.storage_stack import thrift_client as metastore
 
 hive = idl.hive
 HMSPROXY = str(Path(sys.executable).with_name("hmsproxy"))
@@ -70,17 +71,6 @@ def make_table(proxy, storage_conf, store: str, buckets: int = 0) -> tuple[str, 
     with metastore(proxy) as ms:
         ms.create_table(table)
     return name, location
-
-
-@contextlib.contextmanager
-def metastore(proxy):
-    import thriftpy2.rpc
-
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 def visible_rows(location: str) -> list[tuple]:

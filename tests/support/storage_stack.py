@@ -9,6 +9,7 @@ hdfs.py), the Hadoop settings that reach them, and a metastore with S3A behind a
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,20 @@ def storage_conf(s3_server, hdfs_server, tmp_path_factory):
     else:
         os.environ["HADOOP_CONF_DIR"] = before
     filesystems.forget()
+
+
+@contextlib.contextmanager
+def thrift_client(proxy):
+    """A plain Thrift client of the proxy (its whole IDL: the metastore's calls and hmsproxy's)."""
+    import thriftpy2.rpc
+
+    from hmsproxy.protocol import idl
+
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def s3a_jars() -> list[Path]:
