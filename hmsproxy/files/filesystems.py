@@ -7,9 +7,10 @@ a pyarrow FileSystem so Parquet/ORC readers and writers take it unchanged. Setti
 `hadoop_conf` (site files, a Spark driver's Hadoop configuration).
 
 One file system is made per bucket or NameNode and kept; the first use of each is checked with one
-cheap call (the bucket's or the root's status), so a wrong key, a missing bucket or a NameNode that
-does not answer is one `StorageError` line naming the location and what to set, before anything
-is written.
+cheap call (the bucket's or the root's status; for S3 one attempt, not retried, so an endpoint that
+does not answer is reported within its connect or request timeout), so a wrong key, a missing
+bucket or a NameNode that does not answer is one `StorageError` line naming the location and what
+to set, before anything is written.
 """
 
 from __future__ import annotations
@@ -82,12 +83,11 @@ _env_lock = threading.Lock()
 
 def _s3(where: Place, conf: dict[str, str]) -> Any:
     settings = s3_settings(where.authority, conf, dict(os.environ))
-    filesystem = _new_s3(settings)
-    _check_bucket(filesystem, where, settings)
-    return filesystem
+    _check_bucket(_new_s3(settings, attempts=1), where, settings)
+    return _new_s3(settings, attempts=settings.attempts)
 
 
-def _new_s3(settings: S3Settings) -> Any:
+def _new_s3(settings: S3Settings, attempts: int) -> Any:
     from pyarrow import fs
 
     # The AWS SDK reads the checksum setting from the environment when the client is made.
@@ -96,7 +96,7 @@ def _new_s3(settings: S3Settings) -> Any:
         if settings.checksum_calculation:
             os.environ[CHECKSUM_ENV] = settings.checksum_calculation
         try:
-            return fs.S3FileSystem(**settings.options)
+            return fs.S3FileSystem(**settings.options, retry_strategy=fs.AwsStandardS3RetryStrategy(max_attempts=attempts))
         finally:
             if before is None:
                 os.environ.pop(CHECKSUM_ENV, None)

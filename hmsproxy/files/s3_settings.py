@@ -7,6 +7,8 @@ Hadoop key (or fs.s3a.bucket.NAME.KEY)      -> pyarrow S3FileSystem
   fs.s3a.access.key / secret.key / session.token -> the keys; unset: the AWS chain (environment,
                                                profile, instance role), which pyarrow follows itself
   fs.s3a.connection.establish.timeout (ms)  -> connect_timeout (5 s when unset: errors stay quick)
+  fs.s3a.attempts.maximum                   -> attempts per request (3 when unset; the first check
+                                               of a bucket makes one, so a dead endpoint is quick)
   hmsproxy.s3.request.checksums             -> AWS_REQUEST_CHECKSUM_CALCULATION at the client's creation
 
 S3-compatible stores (s3proxy, Ceph, …) reject the checksums newer AWS SDKs send by default, so
@@ -24,6 +26,9 @@ from hmsproxy.files.hadoop_conf import flag, per_bucket
 CHECKSUMS_KEY = "hmsproxy.s3.request.checksums"
 CHECKSUM_ENV = "AWS_REQUEST_CHECKSUM_CALCULATION"
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
+#: Attempts per request (the AWS SDK's standard retry); S3A's own default (5, with long back-offs)
+#: is not taken over: a store that stopped answering would hold a commit for a minute.
+DEFAULT_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class S3Settings:
     checksum_calculation: str | None = None
     endpoint: str = ""  # as configured, for messages ("" : AWS)
     keys_from: str = "the AWS credential chain"  # where the keys came from, for messages
+    attempts: int = DEFAULT_ATTEMPTS  # per request, the first included
 
 
 def is_aws(endpoint: str) -> bool:
@@ -69,7 +75,15 @@ def s3_settings(bucket: str, conf: dict[str, str], environ: dict[str, str]) -> S
         keys_from = f"fs.s3a.bucket.{bucket}.access.key" if conf.get(f"fs.s3a.bucket.{bucket}.access.key") else "fs.s3a.access.key"
     timeout = get("connection.establish.timeout")
     options["connect_timeout"] = _seconds(timeout) if timeout else DEFAULT_CONNECT_TIMEOUT_S
-    return S3Settings(bucket, options, _checksums(conf.get(CHECKSUMS_KEY), endpoint, environ), endpoint, keys_from)
+    attempts = get("attempts.maximum")
+    return S3Settings(
+        bucket,
+        options,
+        _checksums(conf.get(CHECKSUMS_KEY), endpoint, environ),
+        endpoint,
+        keys_from,
+        max(1, int(attempts)) if attempts and attempts.strip().isdigit() else DEFAULT_ATTEMPTS,
+    )
 
 
 def _checksums(setting: str | None, endpoint: str, environ: dict[str, str]) -> str | None:

@@ -26,6 +26,7 @@ from hmsproxy.jobs.tables import (
     data_format,
     list_targets,
     parse_spec,
+    reachable_store,
     refuse_unsupported,
     selected_partition_names,
     split_table_name,
@@ -145,6 +146,7 @@ def check_target(ms, db: str, name: str, specs: list[dict[str, str]]) -> None:
     refuse_unsupported(table)
     data_format(table)
     selected_partition_names(ms, table, specs)
+    reachable_store(table)
 
 
 def run(args: argparse.Namespace, context) -> int:

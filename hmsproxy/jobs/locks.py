@@ -6,6 +6,12 @@ exclusive lock first, so it waits for writers in flight, and writers of that par
 (writers of other partitions go on: the locks are per partition). While held, the lock is heartbeated
 on a connection of its own, since a rewrite may outlast the metastore's lock timeout.
 Under the lock, what dead writers left behind is published or deleted first (streaming/publish.py).
+
+The metastore's word is checked: Hive 2.3 grants a shared lock asked for while an exclusive one
+waits, and then grants the exclusive one as soon as the locks that were there before it are gone,
+with that later shared lock still held (measured; a writer's batch then published into the
+location the job was replacing, and its rows were lost). So once granted, the job looks at the
+partition's locks; if another one is held it lets its own go and asks again.
 """
 
 from __future__ import annotations
@@ -49,10 +55,28 @@ def exclusive_lock(
     on_wait: Callable[[], None] | None = None,
 ) -> Iterator[int]:
     """Hold the target's exclusive lock for the block; `connect()` opens the heartbeat connection."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        lockid = _acquire(ms, target, deadline, wait_s, on_wait)
+        if not _held_beside(ms, target, lockid):
+            break
+        ms.unlock(lockid)  # granted beside a writer's lock (module doc): let it finish, then ask again
+        if time.monotonic() > deadline:
+            raise JobError(f"waited {wait_s:.0f} s for the lock on {target.name} (writers hold it)")
+        time.sleep(0.5)
+    try:
+        with _heartbeats(connect, lockid, interval_s):
+            yield lockid
+    finally:
+        ms.unlock(lockid)
+
+
+def _acquire(ms, target: Target, deadline: float, wait_s: float, on_wait: Callable[[], None] | None) -> int:
+    """The metastore's grant of a new exclusive lock request, waited for; its id."""
     answer = ms.lock(lock_request(target, ms.user))
     lockid = answer.lockid
     try:
-        deadline, pause = time.monotonic() + wait_s, 0.1
+        pause = 0.1
         while answer.state == hive.LockState.WAITING:
             if on_wait is not None:
                 on_wait()
@@ -63,10 +87,16 @@ def exclusive_lock(
             answer = ms.check_lock(lockid)
         if answer.state != hive.LockState.ACQUIRED:
             raise JobError(f"the metastore refused the lock on {target.name}")
-        with _heartbeats(connect, lockid, interval_s):
-            yield lockid
-    finally:
+    except BaseException:
         ms.unlock(lockid)
+        raise
+    return lockid
+
+
+def _held_beside(ms, target: Target, lockid: int) -> bool:
+    """Does another lock on the target count as acquired next to ours?"""
+    partition = target.name if target.is_partition else None
+    return any(e.lockid != lockid and e.state == hive.LockState.ACQUIRED for e in ms.locks_on(target.db, target.table, partition))
 
 
 @contextlib.contextmanager

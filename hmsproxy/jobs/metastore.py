@@ -136,6 +136,11 @@ class MetastoreClient:
         except hive.NoSuchLockException:  # it timed out meanwhile: nothing to release
             pass
 
+    def locks_on(self, db: str, table: str, partition: str | None) -> list:
+        """show_locks of one table or partition: every lock on it, acquired or waiting."""
+        answer = self._client.show_locks(hive.ShowLocksRequest(dbname=db, tablename=table, partname=partition))
+        return list(answer.locks or [])
+
     def heartbeat_lock(self, lockid: int) -> None:
         self._client.heartbeat(hive.HeartbeatRequest(lockid=lockid))
 

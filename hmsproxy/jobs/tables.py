@@ -121,6 +121,21 @@ def refuse_unsupported(table) -> None:
         raise JobError(f"{name} has no location")
 
 
+def reachable_store(table) -> None:
+    """The table's store answers through hmsproxy's door (keys, bucket, NameNode), or JobError in one
+    line: a job that recovers streaming writers' files there would fail anyway, after Spark's start-up
+    and S3A's own retries (minutes)."""
+    from hmsproxy.files.locations import StorageError
+    from hmsproxy.files.storage import arrow_filesystem
+
+    if not table.sd or not table.sd.location:
+        return
+    try:
+        arrow_filesystem(table.sd.location)
+    except StorageError as e:
+        raise JobError(str(e)) from None
+
+
 def selected_partition_names(ms: MetastoreClient, table, specs: list[dict[str, str]]) -> list[str] | None:
     """The names of the partitions `specs` select (None: the table is not partitioned); UsageError or
     JobError if `specs` don't fit the table or select nothing. Jobs also call it before Spark starts."""

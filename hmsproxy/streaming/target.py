@@ -104,3 +104,10 @@ def location_of(ms: Metastore, target: Target, values: tuple[str, ...], *, creat
         return ms.call("add_partition", partition).sd.location
     except hive.AlreadyExistsException:  # another writer made it first
         return ms.call("get_partition", target.database, target.table, list(values)).sd.location
+    except hive.MetaException as failed:
+        # Also lost to another writer, when the metastore's undo fails: on S3 the loser's metastore
+        # found the directory "made" by itself and could not delete it ("Unable to delete directory").
+        try:
+            return ms.call("get_partition", target.database, target.table, list(values)).sd.location
+        except hive.NoSuchObjectException:
+            raise failed from None

@@ -6,8 +6,8 @@ S3A's jars. Bad input through the CLIs (no Spark) is at the end."""
 
 from __future__ import annotations
 
-import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,7 +17,7 @@ import pytest
 
 from hmsproxy.protocol import idl
 from tests.spark.test_index_entry_points_spark import env, run
-from tests.support.storage_stack import s3a_jars
+from tests.support.storage_stack import s3a_jars, thrift_client
 
 pytestmark = pytest.mark.spark
 
@@ -26,7 +26,18 @@ HMSPROXY = str(Path(sys.executable).with_name("hmsproxy"))
 
 def run_features(proxy, root: str, tmp_path: Path) -> dict:
     jars = ",".join(str(j) for j in s3a_jars())
-    argv = [sys.executable, "-m", "tests.support.storage_spark_job", proxy.uri, root, str(tmp_path / "warehouse"), jars]
+    parts = os.environ.get("HMSPROXY_STORAGE_JOB_PARTS", "features,writers")  # a narrower run while debugging one part
+    argv = [
+        sys.executable,
+        "-m",
+        "tests.support.storage_spark_job",
+        proxy.uri,
+        root,
+        str(tmp_path / "warehouse"),
+        jars,
+        parts,
+        proxy.backend_uri,
+    ]
     done = run(argv, tmp_path, timeout=900)
     out, err = done.stdout, done.stderr
     lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
@@ -41,6 +52,14 @@ def test_every_data_feature_on_the_store_through_the_proxy(store, storage_conf, 
     result = run_features(storage_proxy, root, tmp_path)
     scheme = "s3a://" if store == "s3" else "hdfs://"
 
+    parts = os.environ.get("HMSPROXY_STORAGE_JOB_PARTS", "features,writers")
+    if "features" in parts:
+        features(result, root, scheme)
+    if "writers" in parts:
+        writers(result, scheme)
+
+
+def features(result: dict, root: str, scheme: str) -> None:
     streamed = result["streaming"]
     assert streamed["exits"] == [0, 0], streamed["errors"]
     assert streamed["spark"] == streamed["written"]  # Spark reads exactly the rows streamed, CSV and JSON
@@ -72,15 +91,29 @@ def test_every_data_feature_on_the_store_through_the_proxy(store, storage_conf, 
     assert compacted["files"][0] > 1 and compacted["files"][1] == 1
 
 
-@contextlib.contextmanager
-def thrift_client(proxy):
-    import thriftpy2.rpc
+def writers(result: dict, scheme: str) -> None:
+    bucketed = result["bucketed"]
+    assert bucketed["exit"][0] == 0, bucketed["exit"][1]
+    assert bucketed["spark"] == bucketed["written"]
+    assert bucketed["misplaced"] == []  # every row in the file of its bucket by Hive's function
+    buckets = {name[:6] for name in bucketed["names"]}
+    assert buckets == {"000000", "000001", "000002", "000003"}, bucketed["names"]
+    assert len(set(bucketed["names"])) == 8  # two transactions, a file per bucket each
 
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
-    try:
-        yield client
-    finally:
-        client.close()
+    live = result["live"]
+    assert live["errors"] == [] and live["alive"] == [False, False], live["errors"]
+    assert [c[0] for c in live["compacts"]] == [0, 0], live["compacts"]
+    assert len(live["written"]) == 160  # 2 writers x 4 batches x 2 transactions x 10 rows
+    assert live["spark"] == live["written"]  # nothing lost, nothing twice
+
+    if scheme == "s3a://":
+        dependent = result["dependent"]
+        assert dependent["expected"] and dependent["read"] == dependent["expected"]  # the published day, from S3
+        assert dependent["unpublished"] == []
+    else:
+        remote = result["remote"]
+        assert remote["location"].startswith(scheme)  # its data on HDFS, read by Spark through the proxy
+        assert len(remote["expected"]) == 3 and remote["read"] == remote["expected"]
 
 
 def bad_table(proxy, db: str, name: str, location: str, made_at: Path, partitioned: bool = True) -> None:

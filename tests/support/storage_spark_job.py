@@ -6,8 +6,10 @@ S3A's; HADOOP_CONF_DIR gives the store's settings to Spark and to hmsproxy alike
 `storage_<tag>` at ROOT (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
 `hmsproxy stream`, builds a compact index with the rebuild-index job, looks up with `hmsproxy lookup`
 and `lookup()`, inserts with Spark and looks the index stale, lays a table out with skew-layout and
-reads it with `read()`, compacts it; each answer beside Spark's own for the same question. Prints
-one line `RESULT {json}`; the test compares.
+reads it with `read()`, compacts it, streams into a bucketed table, compacts a partition while two
+writers stream into it, reads a dependent table over that one (S3) or a remote table whose data is
+there (HDFS); each answer beside Spark's own for the same question. Prints one line
+`RESULT {json}`; the test compares.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ import io
 import json
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
+
+import thriftpy2.rpc
 
 from hmsproxy.clients.spark import lookup, read, sql
 from hmsproxy.files import hadoop_conf
@@ -144,17 +150,139 @@ def compact(spark, uri: str, table: str) -> dict:
     }
 
 
-def main(uri: str, root: str, warehouse: str, jars: str) -> None:
+BUCKETS = 4
+
+
+def bucketed(spark, uri: str, db: str, root: str) -> dict:
+    """`hmsproxy stream` into a table CLUSTERED BY (id) INTO 4 BUCKETS (made over Thrift, as Hive makes
+    one: Spark's own CREATE TABLE ... CLUSTERED BY marks Spark's bucketing, not Hive's)."""
+    from hmsproxy.streaming.buckets import bucket_of
+    from hmsproxy.testing.builders import parquet_table
+
+    name = "bucketed"
+    made = parquet_table(db, name, f"{root}/{db}.db/{name}", columns=(("id", "int"), ("msg", "string")), partition_keys=(("ds", "string"),))
+    made.sd.bucketCols, made.sd.numBuckets = ["id"], BUCKETS
+    host, port = uri.removeprefix("thrift://").split(",")[0].rsplit(":", 1)
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, host, int(port), timeout=60_000)
+    try:
+        client.create_table(made)
+    finally:
+        client.close()
+    ids = list(range(-30, 90))
+    done = hmsproxy(
+        ["stream", f"{db}.{name}", "--uri", uri, "--partition", f"ds={DAYS[0]}", "--rows-per-txn", "60"],
+        "".join(f"{i},row {i}\n" for i in ids),
+    )
+    table = f"{db}.{name}"
+    spark.catalog.refreshTable(table)
+    placed = spark.sql(f"SELECT id, input_file_name() AS file FROM {table}").collect()
+    return {
+        "exit": [done.returncode, done.stderr[-2000:]],
+        "written": sorted([i, f"row {i}", DAYS[0]] for i in ids),
+        "spark": spark_rows(spark, table),
+        # Spark's view of which file holds each row: the file's bucket number (its name's first six digits)
+        # against Hive's bucketing function of the row's id.
+        "misplaced": sorted(r.id for r in placed if int(Path(r.file).name[:6]) != bucket_of([r.id], ["int"], BUCKETS)),
+        "names": sorted(Path(r.file).name for r in placed),
+    }
+
+
+def compact_beside_writers(spark, uri: str, db: str) -> dict:
+    """Two writers stream batches of transactions into one partition while `compact` rewrites it twice."""
+    from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
+
+    table = f"{db}.live"
+    spark.sql(f"CREATE TABLE {table} (id INT, msg STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    errors: list[str] = []
+    written: list[list] = []
+    lock = threading.Lock()
+
+    def writer(first: int) -> None:
+        ep = HiveEndPoint(uri, db, "live", [DAYS[0]])
+        try:
+            for batch_no in range(4):
+                with ep.new_connection(auto_create_partition=True) as conn:
+                    batch = conn.fetch_transaction_batch(2, DelimitedInputWriter(["id", "msg"], ",", ep))
+                    for txn in range(2):
+                        batch.begin_next_transaction()
+                        ids = range(first + (batch_no * 2 + txn) * 10, first + (batch_no * 2 + txn + 1) * 10)
+                        batch.write_many([f"{i},w{first}".encode() for i in ids])
+                        batch.commit()
+                        with lock:
+                            written.extend([i, f"w{first}", DAYS[0]] for i in ids)
+                    log.append([round(time.monotonic() - t0, 2), first, batch_no, batch._location])
+                    batch.close()
+                time.sleep(0.2)
+        except Exception as e:  # reported through the result
+            errors.append(f"{type(e).__name__}: {e}")
+
+    log: list = []
+    t0 = time.monotonic()
+    writers = [threading.Thread(target=writer, args=(first,)) for first in (0, 1000)]
+    for w in writers:
+        w.start()
+    statuses = []
+    time.sleep(1.0)
+    for _ in range(2):
+        log.append([round(time.monotonic() - t0, 2), "compact"])
+        statuses.append(job(spark, uri, ["compact", table, "--partition", f"ds={DAYS[0]}", "--files", "1"]))
+        log.append([round(time.monotonic() - t0, 2), "compacted"])
+    for w in writers:
+        w.join(300)
+    return {
+        "errors": errors,
+        "log": log,
+        "alive": [w.is_alive() for w in writers],
+        "compacts": [[status, said[-1500:]] for status, said in statuses],
+        "written": sorted(written),
+        "spark": spark_rows(spark, table),
+    }
+
+
+def dependent(spark, db: str, base: str) -> dict:
+    """A dependent table over `base` (partitioned by ds, its files on the store), one day published."""
+    sql(spark, f"CREATE DEPENDENT TABLE {db}.daily PARTITIONED BY (ds) DEPENDS ON TABLE {base}")
+    sql(spark, f"ALTER TABLE {db}.daily ADD PARTITION (ds='{DAYS[0]}')")
+    return {
+        "read": spark_rows(spark, f"{db}.daily"),
+        "expected": spark_rows(spark, base, f"ds = '{DAYS[0]}'"),
+        "unpublished": spark_rows(spark, f"{db}.daily", f"ds = '{DAYS[1]}'"),
+    }
+
+
+def remote(spark, db: str, backend_uri: str) -> dict:
+    """A table written by Spark on the store, then reached as a remote table of the proxy: CREATE REMOTE
+    TABLE connected to it in its metastore (the proxy's backend, named directly)."""
+    spark.sql(f"CREATE TABLE {db}.origin (id INT, msg STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {db}.origin VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+    sql(spark, f"CREATE REMOTE TABLE {db}.far CONNECTED TO {db}.origin WITH TBLPROPERTIES ('hive.metastore.uris'='{backend_uri}')")
+    location = spark.sql(f"DESCRIBE FORMATTED {db}.far").where("col_name = 'Location'").first().data_type
+    return {"read": spark_rows(spark, f"{db}.far"), "expected": spark_rows(spark, f"{db}.origin"), "location": location}
+
+
+def main(uri: str, root: str, warehouse: str, jars: str, parts: str = "features,writers", backend_uri: str = "") -> None:
+    """`parts`: "features" (streaming, indexes, skew, compact), "writers" (bucketed, compact beside writers)."""
     conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
     spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
     db = f"storage_{uuid.uuid4().hex[:8]}"
     try:
         spark.sql(f"CREATE DATABASE {db} LOCATION '{root}/{db}.db'")
-        result = {"db": db, "streaming": streaming(spark, uri, db)}
-        table = result["streaming"]["table"]
-        result["indexes"] = indexes(spark, uri, table)
-        result["skew"] = skew(spark, uri, db)
-        result["compact"] = compact(spark, uri, table)
+        result = {"db": db}
+        if "features" in parts:
+            result["streaming"] = streaming(spark, uri, db)
+            table = result["streaming"]["table"]
+            result["indexes"] = indexes(spark, uri, table)
+            result["skew"] = skew(spark, uri, db)
+            result["compact"] = compact(spark, uri, table)
+        if "writers" in parts:
+            result["bucketed"] = bucketed(spark, uri, db, root)
+            result["live"] = compact_beside_writers(spark, uri, db)
+            if root.startswith("s3a://"):  # the issue's pairs: a dependent table over S3, a remote table on HDFS
+                result["dependent"] = dependent(spark, db, f"{db}.live")
+                sql(spark, f"DROP DEPENDENT TABLE {db}.daily")
+            else:
+                result["remote"] = remote(spark, db, backend_uri)
+                sql(spark, f"DROP REMOTE TABLE {db}.far")
         spark.sql(f"DROP DATABASE {db} CASCADE")
     finally:
         spark.stop()
@@ -162,4 +290,4 @@ def main(uri: str, root: str, warehouse: str, jars: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:7])

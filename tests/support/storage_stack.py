@@ -9,6 +9,7 @@ hdfs.py), the Hadoop settings that reach them, and a metastore with S3A behind a
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,20 @@ def storage_conf(s3_server, hdfs_server, tmp_path_factory):
     filesystems.forget()
 
 
+@contextlib.contextmanager
+def thrift_client(proxy):
+    """A plain Thrift client of the proxy (its whole IDL: the metastore's calls and hmsproxy's)."""
+    import thriftpy2.rpc
+
+    from hmsproxy.protocol import idl
+
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", proxy.port, timeout=60_000)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
 def s3a_jars() -> list[Path]:
     try:
         return storage_jars.s3a_jars()
@@ -69,4 +84,5 @@ def storage_proxy(storage_conf, metastore_factory, tmp_path_factory):
     (metastore,) = metastore_factory(1, name="storage_hms", extra_classpath=[str(j) for j in s3a_jars()], hive_conf=storage_conf.s3a)
     config = stored_in(primary_only_config(metastore.uri), tmp_path_factory.mktemp("storage-store"))
     with served(config) as server:
+        server.backend_uri = metastore.uri  # for a remote table connected to it directly
         yield server

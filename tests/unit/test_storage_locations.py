@@ -172,6 +172,38 @@ def test_a_namenode_that_does_not_answer_is_one_line_at_once(monkeypatch):
     assert f"hdfs://127.0.0.1:{port}/warehouse/t" in text and "NameNode" in text and "\n" not in text
 
 
+def test_s3_attempts_per_request_come_from_s3a_and_stay_few():
+    assert s3_settings("lake", {}, {}).attempts == 3
+    assert s3_settings("lake", {"fs.s3a.attempts.maximum": "7"}, {}).attempts == 7
+    assert s3_settings("lake", {"fs.s3a.bucket.lake.attempts.maximum": "0"}, {}).attempts == 1
+
+
+def test_an_s3_endpoint_that_accepts_and_never_answers_is_one_line_within_seconds(tmp_path, monkeypatch):
+    """The bucket check is one attempt: with the SDK's three, a silent endpoint took ~10 s (measured)."""
+    import time
+
+    with socket.socket() as silent:  # listening, never answering
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        (tmp_path / "core-site.xml").write_text(
+            f"<configuration><property><name>fs.s3a.endpoint</name><value>http://127.0.0.1:{port}</value></property></configuration>"
+        )
+        monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AK")  # keys from the environment: no instance-role look-up
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "SK")
+        monkeypatch.setattr(hadoop_conf, "_from_spark", {})
+        filesystems.forget()
+        started = time.monotonic()
+        with pytest.raises(StorageError) as caught:
+            filesystems.filesystem("s3a://lake/t")
+        took = time.monotonic() - started
+    filesystems.forget()
+    text = str(caught.value)
+    assert "s3a://lake/t" in text and "did not answer" in text and "fs.s3a.endpoint" in text and "\n" not in text
+    assert took < 6, took
+
+
 def test_local_locations_need_no_settings(tmp_path):
     (tmp_path / "a.txt").write_text("x")
     fs, inner = filesystems.filesystem(f"file:{tmp_path}")
