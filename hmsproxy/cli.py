@@ -377,6 +377,7 @@ def cmd_dev_up(args) -> int:
             port=args.port,
             http_port=args.http_port,
             demo=args.demo,
+            storage=args.storage,
             say=lambda m: print(m, flush=True),
         )
     except (ValueError, FetchError, PortTaken) as e:
@@ -444,6 +445,13 @@ def _add_dev_parser(sub, full: bool) -> None:
     )
     up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
     up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
+    up.add_argument(
+        "--storage",
+        choices=("local", "s3", "hdfs"),
+        default="local",
+        help="where the warehouses are: the local disk (default), s3proxy (s3a://warehouse) or an HDFS minicluster, "
+        "started beside the metastores (jars: `hmsproxy dev fetch storage`)",
+    )
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
     hms.add_argument("--port", type=int, required=True)
