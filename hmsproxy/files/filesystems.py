@@ -14,6 +14,8 @@ is written.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import socket
 import threading
@@ -54,6 +56,34 @@ def filesystem(location: str) -> tuple[Any, str]:
         with _lock:
             made = _made.setdefault(key, made)
     return made, where.path
+
+
+_release_registered = False
+
+
+def _release_at_exit() -> None:
+    global _release_registered
+    with _lock:
+        if not _release_registered:
+            atexit.register(release_native_clients)
+            _release_registered = True
+
+
+def release_native_clients() -> None:
+    """Drop the kept HDFS clients and collect what referred to them, at interpreter exit (registered
+    with atexit when the first one is made), while Python still runs normally.
+
+    Left to the interpreter's finalization, the last references to hdfs-native's files and to
+    pyarrow's handler (held by pyarrow's I/O threads) are released there: such a thread then needs
+    the GIL while Python finalizes, and Python 3.11 ends it with pthread_exit, whose unwinding
+    through pyarrow's C++ frames aborts the process ("terminate called without an active
+    exception") after the command's work is done."""
+    with _lock:
+        dropped = [key for key in _made if key[0] == "hdfs"]
+        for key in dropped:
+            del _made[key]
+    if dropped:
+        gc.collect()
 
 
 def forget() -> None:
@@ -145,6 +175,7 @@ def _hdfs(where: Place, conf: dict[str, str]) -> Any:
     _check_namenodes(where, conf)
     host, _, port = where.authority.partition(":")
     try:
+        _release_at_exit()
         client = WithTimes(host=host, port=int(port) if port else None, skip_instance_cache=True, **client_config(conf))
         filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
         filesystem.get_file_info("/")
