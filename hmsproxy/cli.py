@@ -554,7 +554,8 @@ def _end_before_native_clients_abort(code: int | None) -> None:
     """After an HDFS client was used, end the command without the interpreter's finalization:
     pyarrow's I/O threads serving its Python file system handler can abort the process there
     ("terminate called without an active exception", seen after `hmsproxy lookup` on HDFS had
-    printed its answer), turning a finished command into a crash."""
+    printed its answer), turning a finished command into a crash. The storage door's exit hook
+    (filesystems.release_native_clients) makes that rare, not impossible: a command ends for sure."""
     from hmsproxy.files import filesystems
 
     if filesystems.native_clients_made():

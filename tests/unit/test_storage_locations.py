@@ -205,3 +205,13 @@ def test_a_spark_sessions_hadoop_keys_overlay_the_site_files_and_renew_the_file_
     assert forgotten == [True]
     hadoop_conf.forget_spark()
     assert hadoop_conf.load({"HADOOP_CONF_DIR": str(tmp_path)}) == {"fs.s3a.endpoint": "http://site:1"}
+
+
+def test_the_exit_hook_drops_only_the_hdfs_clients(monkeypatch):
+    from hmsproxy.files import filesystems
+
+    monkeypatch.setattr(filesystems, "NATIVE_RELEASE_PAUSE_S", 0)
+    monkeypatch.setattr(filesystems, "_made", {("hdfs", "nn:8020"): object(), ("s3", "lake"): "kept"})
+    assert filesystems.native_clients_made()
+    filesystems.release_native_clients()
+    assert filesystems._made == {("s3", "lake"): "kept"} and not filesystems.native_clients_made()
