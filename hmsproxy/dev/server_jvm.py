@@ -54,16 +54,21 @@ class ServerJvm:
         lifetime.unregister(self)
         lifetime.stop_watchdog(self._watchdog)
         self._watchdog = None
-        if process is None:
-            return
-        group = process.pid
-        lifetime.killpg(group, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while _group_alive(group) and time.monotonic() < deadline:
-            process.poll()  # reaps the leader once it exits, so it stops counting as alive
-            time.sleep(0.05)
-        lifetime.killpg(group, signal.SIGKILL)
-        process.wait(grace_s)
+        if process is not None:
+            stop_group(process, grace_s)
+
+
+def stop_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop every process of `process`'s group (it leads its own session): SIGTERM, SIGKILL to what
+    is left after `grace_s`; reaps the leader."""
+    group = process.pid
+    lifetime.killpg(group, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _group_alive(group) and time.monotonic() < deadline:
+        process.poll()  # reaps the leader once it exits, so it stops counting as alive
+        time.sleep(0.05)
+    lifetime.killpg(group, signal.SIGKILL)
+    process.wait(grace_s)
 
 
 def _group_alive(group: int) -> bool:
