@@ -77,8 +77,9 @@ class DevStorage:
         return "export " + " ".join(f"{k}={v}" for k, v in self.environment().items())
 
     def describe(self) -> str:
-        what = f"s3proxy at {self.server.endpoint}, bucket {BUCKET} (in memory: its objects go when dev up stops)"
-        return what if self.kind == "s3" else f"an HDFS minicluster, NameNode {self.root} (data in {self.server.root})"
+        if self.kind == "s3":
+            return f"s3proxy at {self.server.endpoint}, bucket {BUCKET} (in memory: its objects go when dev up stops)"
+        return f"an HDFS minicluster, NameNode {self.root} (data in {self.server.root})"
 
     def stop(self) -> None:
         self.server.stop()

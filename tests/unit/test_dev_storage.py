@@ -56,3 +56,12 @@ def test_an_unknown_store_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(storage_jars, "require_fetched", lambda store: None)
     with pytest.raises(ValueError, match="--storage nfs: unknown store"):
         start_storage("nfs", tmp_path, None, print)
+
+
+def test_each_store_says_where_the_warehouses_are(tmp_path):
+    class FakeHdfsServer:
+        root = tmp_path / "hdfs"
+
+    assert "s3proxy at http://127.0.0.1:41000, bucket warehouse" in s3_storage(tmp_path).describe()
+    hdfs = DevStorage("hdfs", "hdfs://127.0.0.1:8020", FakeHdfsServer(), {}, [], tmp_path)
+    assert hdfs.describe() == f"an HDFS minicluster, NameNode hdfs://127.0.0.1:8020 (data in {tmp_path / 'hdfs'})"
