@@ -384,6 +384,7 @@ def cmd_dev_up(args) -> int:
             port=args.port,
             http_port=args.http_port,
             demo=args.demo,
+            storage=args.storage,
             say=lambda m: print(m, flush=True),
         )
     except (ValueError, FetchError, PortTaken) as e:
@@ -453,6 +454,13 @@ def _add_dev_parser(sub, full: bool) -> None:
     )
     up.add_argument("--pid-file", default=DEFAULT_PID_FILE, help=f"where `hmsproxy reload` finds it (default {DEFAULT_PID_FILE})")
     up.add_argument("--demo", action="store_true", help="add sample data: database sales with table orders on fed1 (fed1_sales.orders)")
+    up.add_argument(
+        "--storage",
+        choices=("local", "s3", "hdfs"),
+        default="local",
+        help="where the warehouses are: the local disk (default), s3proxy (s3a://warehouse) or an HDFS minicluster, "
+        "started beside the metastores (jars: `hmsproxy dev fetch storage`)",
+    )
     up.set_defaults(func=cmd_dev_up)
     hms = dsub.add_parser("hms", help="run one real local Hive metastore")
     hms.add_argument("--port", type=int, required=True)
@@ -555,7 +563,8 @@ def _end_before_native_clients_abort(code: int | None) -> None:
     """After an HDFS client was used, end the command without the interpreter's finalization:
     pyarrow's I/O threads serving its Python file system handler can abort the process there
     ("terminate called without an active exception", seen after `hmsproxy lookup` on HDFS had
-    printed its answer), turning a finished command into a crash."""
+    printed its answer), turning a finished command into a crash. The storage door's exit hook
+    (filesystems.release_native_clients) makes that rare, not impossible: a command ends for sure."""
     from hmsproxy.files import filesystems
 
     if filesystems.native_clients_made():

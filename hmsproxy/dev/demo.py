@@ -2,8 +2,8 @@
 
 Database ``sales`` with a small Hive text table ``orders`` on the first
 federated metastore (clients see it as ``fed1_sales.orders``). The data file is
-comma-delimited text written with plain Python (LazySimpleSerDe reads it), so
-no Parquet library is needed. Running it again on the same state is a no-op:
+comma-delimited text (LazySimpleSerDe reads it), written through hmsproxy's storage
+door, so it lands wherever the metastore put the table (a local disk, S3, HDFS). Running it again on the same state is a no-op:
 existing objects are left as they are, and only a demo table's missing data
 file is written again.
 """
@@ -60,7 +60,7 @@ def data_text() -> str:
 
 
 def local_path(location: str) -> Path:
-    """The directory of a ``file:`` table location (the only kind a local metastore makes)."""
+    """The directory of a ``file:`` table location (a local metastore's, without --storage)."""
     url = urlparse(location)
     if url.scheme not in ("", "file"):
         raise RuntimeError(f"demo table location {location!r} is not on the local file system")
@@ -80,9 +80,15 @@ def add_demo_data(client) -> list[str]:
     table = client.get_table(DEMO_DATABASE, DEMO_TABLE)
     if (table.parameters or {}).get(DEMO_MARKER) != "true":
         return done  # someone's own table of that name: not ours to fill
-    data = local_path(table.sd.location) / DATA_FILE
-    if not data.exists():
-        data.parent.mkdir(parents=True, exist_ok=True)
-        data.write_text(data_text(), encoding="utf-8")
+    from pyarrow import fs
+
+    from hmsproxy.files.storage import arrow_filesystem, join
+
+    data = join(table.sd.location, DATA_FILE)
+    filesystem, path = arrow_filesystem(data)
+    if filesystem.get_file_info(path).type == fs.FileType.NotFound:
+        filesystem.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with filesystem.open_output_stream(path) as out:
+            out.write(data_text().encode("utf-8"))
         done.append(f"wrote {len(ROWS)} rows to {data}")
     return done

@@ -7,6 +7,8 @@ directory -- each metastore in ``<state>/hms<i>``, the proxy's store in
 The caller serves ``server`` and, when it is told to stop, stops the server,
 the handler and then :meth:`DevFederation.stop_metastores`. The ports stay the same from one
 start to the next (``<state>/ports.json``, see :mod:`hmsproxy.dev.kept_ports`).
+With ``storage`` "s3" or "hdfs" a store is started first and the metastores' warehouses are put
+on it (:mod:`hmsproxy.dev.dev_storage`); it stops with the metastores.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from hmsproxy.config.model import Config, HttpConfig, StoreConfig
 from hmsproxy.dev.config import dev_config
 from hmsproxy.dev.demo import DEMO_DATABASE, DEMO_TABLE, add_demo_data
+from hmsproxy.dev.dev_storage import DevStorage, start_storage
 from hmsproxy.dev.kept_ports import KeptPorts
 from hmsproxy.dev.metastore import LocalMetastore, start_metastores
 
@@ -33,10 +36,14 @@ class DevFederation:
     handler: object  # hmsproxy.pipeline.handler.Handler
     server: object  # hmsproxy.downstream.server.ProxyServer, bound but not serving yet
     demo_table: str | None = None  # the client-side name of the demo table, if any
+    storage: DevStorage | None = None  # the store the warehouses are on (None: the local disk)
 
     def stop_metastores(self) -> None:
+        """The metastores, then the store they keep their files on."""
         for m in self.metastores:
             m.stop()
+        if self.storage is not None:
+            self.storage.stop()
 
     def usage(self) -> str:
         """What a user needs to point Spark at the proxy."""
@@ -48,6 +55,9 @@ class DevFederation:
         ]
         backends = ", ".join(f"{ms.name} {ms.uris[0]}" for ms in self.config.metastores)
         lines.append(f"The metastores, for remotes (the same ports at every start on {self.state_dir}): {backends}")
+        if self.storage is not None:
+            lines.append(f"The warehouses are on {self.storage.describe()}. Reach them from Spark and hmsproxy's clients with:")
+            lines.append(f"  {self.storage.exports()}")
         if self.demo_table:
             lines.append(f'Sample data: spark.sql("SELECT * FROM {self.demo_table}").show()')
         lines.append("Ctrl-C stops the proxy and the metastores.")
@@ -75,14 +85,16 @@ def start_federation(
     port: int | None = None,
     http_port: int | None = None,
     demo: bool = False,
+    storage: str = "local",
     say: Callable[[str], None] = print,
 ) -> DevFederation:
     """Check the ports, start the metastores (in parallel), add the demo data if asked, and bind the proxy.
 
     Ports are kept in the state directory (hmsproxy.dev.kept_ports): `port` None or 0 and
     `http_port` 0 mean the kept port, if any. Raises ValueError for impossible requests and
-    PortTaken, before any JVM starts, if a port is in use; if anything fails after the
-    metastores started, they are stopped before the error propagates.
+    PortTaken, before any JVM starts, if a port is in use; FetchError if the store's jars were
+    never fetched; if anything fails after the store or the metastores started, they are stopped
+    before the error propagates.
     """
     from hmsproxy.app import build_handler
     from hmsproxy.downstream.server import ProxyServer
@@ -103,8 +115,18 @@ def start_federation(
     for name, hms_port in zip(names, hms_ports):
         if hms_port is not None:
             kept.check_free(name, f"metastore {name}", hms_port)
-    say(f"starting {len(versions)} local metastores (Hive {', '.join(versions)}; state in {state}) ...")
-    metastores = start_metastores(len(versions), state, ports=hms_ports, names=names, hive_versions=versions, log=say)
+    store = _start_store(storage, state, kept, say)
+    try:
+        say(f"starting {len(versions)} local metastores (Hive {', '.join(versions)}; state in {state}) ...")
+        metastores = start_metastores(
+            len(versions), state, ports=hms_ports, names=names, hive_versions=versions, log=say,
+            hive_confs=[store.metastore_conf(n) for n in names] if store else None,
+            extra_classpath=store.jars if store else (),
+        )  # fmt: skip
+    except BaseException:
+        if store is not None:
+            store.stop()
+        raise
     handler = None
     try:
         kept.save({"proxy": port, **({"http": http_port} if http_port is not None else {}), **{m.name: m.port for m in metastores}})
@@ -120,8 +142,34 @@ def start_federation(
             handler.close()
         for m in metastores:
             m.stop()
+        if store is not None:
+            store.stop()
         raise
-    return DevFederation(state, config, metastores, handler, server, demo_table)
+    return DevFederation(state, config, metastores, handler, server, demo_table, store)
+
+
+def _start_store(storage: str, state: Path, kept: KeptPorts, say: Callable[[str], None]) -> DevStorage | None:
+    """The store at its kept port (checked free first), its port kept and its clients' settings
+    written; this process's own clients (the proxy, the demo data) use them too."""
+    import os
+
+    if storage == "local":
+        return None
+    kept_port = kept.ports.get(storage)
+    if kept_port is not None:
+        kept.check_free(storage, f"the {storage} store", kept_port)
+    store = start_storage(storage, state, kept_port, say)
+    try:
+        kept.save({storage: store.port})
+        store.write_client_conf()
+    except BaseException:
+        store.stop()
+        raise
+    os.environ.update(store.environment())
+    from hmsproxy.files import filesystems
+
+    filesystems.forget()  # made, if at all, with the settings before these
+    return store
 
 
 def _add_demo(metastore: LocalMetastore, config: Config, say: Callable[[str], None]) -> str:

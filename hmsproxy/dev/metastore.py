@@ -604,12 +604,14 @@ def start_metastores(
     log: LogFn | None = None,
     timeout_s: float = 180,
     hive_versions: Sequence[str] | None = None,
+    hive_confs: Sequence[dict[str, str]] | None = None,
     **kwargs,
 ) -> list[LocalMetastore]:
     """Start ``count`` metastores in parallel, state in ``state_root/<name>``.
 
     Names default to ``hms0``, ``hms1``, ...; ports default to distinct free
     ports (so does a ``None`` in ``ports``: only those may move if taken at start); ``hive_versions`` gives each its Hive version (default: all 2.3).
+    ``hive_confs`` gives each its own hive-site additions (their warehouses on one store).
     Extra keyword arguments go to :class:`LocalMetastore`. If any fails
     to start, all are stopped and the first error is raised.
     """
@@ -625,9 +627,14 @@ def start_metastores(
     versions = list(hive_versions) if hive_versions is not None else ["2.3"] * count
     if len(versions) != count:
         raise ValueError(f"{count} metastores but {len(versions)} Hive versions")
+    confs = list(hive_confs) if hive_confs is not None else [kwargs.pop("hive_conf", None)] * count
+    if len(confs) != count:
+        raise ValueError(f"{count} metastores but {len(confs)} hive-site additions")
     metastores = [
-        LocalMetastore(port, state_root / name, in_test=in_test, host=host, log=log, name=name, hive_version=version, **kwargs)
-        for name, port, version in zip(names, port_list, versions)
+        LocalMetastore(
+            port, state_root / name, in_test=in_test, host=host, log=log, name=name, hive_version=version, hive_conf=conf, **kwargs
+        )
+        for name, port, version, conf in zip(names, port_list, versions, confs)
     ]
     if count == 0:
         return metastores

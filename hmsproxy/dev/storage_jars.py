@@ -56,6 +56,18 @@ def minicluster_classpath(say: Say = None) -> str:
     return str(_fetch(f"hadoop-minicluster-{version}", "dependency:copy-dependencies@lib", f"Hadoop minicluster {version}", say) / "*")
 
 
+def require_fetched(store: str) -> None:
+    """FetchError, one line naming `hmsproxy dev fetch`, unless the jars a dev stack on `store`
+    ("s3" or "hdfs") needs are in the cache: dev up starts offline, it does not download 600 MiB."""
+    version = pyspark_hadoop_version()
+    names = [f"s3proxy-{S3PROXY_VERSION}", f"hadoop-aws-{version}"] if store == "s3" else [f"hadoop-minicluster-{version}"]
+    missing = [name for name in names if not maven._is_fetched(name)]
+    if missing:
+        raise maven.FetchError(
+            f"--storage {store} needs jars not fetched yet ({', '.join(missing)}): run `hmsproxy dev fetch storage` once"
+        )
+
+
 def fetch_all(say: Say = None) -> list[str]:
     """Everything above; returns a line per part (what `hmsproxy dev fetch` prints)."""
     return [

@@ -15,10 +15,13 @@ to set, before anything is written.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import re
 import socket
 import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +36,8 @@ _made: dict[tuple[str, str], Any] = {}
 NAMENODE_CONNECT_TIMEOUT_S = 5.0
 #: How long the first call to a NameNode that accepted the connection may take (login included).
 FIRST_ANSWER_TIMEOUT_S = 5.0
+#: How long the exit hook lets pyarrow's I/O threads release what they hold (release_native_clients).
+NATIVE_RELEASE_PAUSE_S = 0.2
 
 
 def filesystem(location: str) -> tuple[Any, str]:
@@ -58,6 +63,37 @@ def filesystem(location: str) -> tuple[Any, str]:
         with _lock:
             made = _made.setdefault(key, made)
     return made, where.path
+
+
+_release_registered = False
+
+
+def _release_at_exit() -> None:
+    global _release_registered
+    with _lock:
+        if not _release_registered:
+            atexit.register(release_native_clients)
+            _release_registered = True
+
+
+def release_native_clients() -> None:
+    """At interpreter exit (registered with atexit when the first HDFS client is made), while Python
+    still runs normally: drop the kept HDFS clients, collect what referred to them, and give
+    pyarrow's I/O threads a moment (the GIL released) to let go of what they still hold.
+
+    Why: left to the interpreter's finalization, the last references to hdfs-native's files and to
+    pyarrow's handler can be released there by one of pyarrow's I/O threads; it then needs the GIL
+    while Python finalizes, Python 3.11 ends it with pthread_exit, and that unwinding through
+    pyarrow's C++ frames aborts the process ("terminate called without an active exception") after
+    its work is done. Measured on the minicluster (a 1- or 16-file dataset read, then exit): 3 aborts
+    in 120 runs without this, 1 in 40 with the drop and collection alone, 0 in 100 with the pause.
+    The pause is a margin, not a guarantee, so the `hmsproxy` command also ends without
+    finalization after using HDFS (cli.main); this protects scripts and notebooks."""
+    with _lock:
+        for key in [key for key in _made if key[0] == "hdfs"]:
+            del _made[key]
+    gc.collect()
+    time.sleep(NATIVE_RELEASE_PAUSE_S)  # even if `forget` dropped them earlier: their files may still be held
 
 
 def forget() -> None:
@@ -148,6 +184,7 @@ def _hdfs(where: Place, conf: dict[str, str]) -> Any:
     _check_namenodes(where, conf)
     host, _, port = where.authority.partition(":")
     try:
+        _release_at_exit()
         client = WithTimes(host=host, port=int(port) if port else None, skip_instance_cache=True, **client_config(conf))
         filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
         _first_answer(filesystem, where, conf)

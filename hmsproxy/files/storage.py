@@ -1,10 +1,9 @@
-"""Files under a table's locations: through Hadoop's FileSystem in Spark's JVM, or pyarrow's.
-
-Going through Hadoop (not the local file system) means any scheme the cluster
-reads (hdfs://, s3a://, abfs://, file:) works the same, with Spark's credentials.
-Where no Spark runs (the proxy, `hmsproxy lookup`) pyarrow's file systems list
-the same locations (S3 and HDFS included: `filesystems`, docs/storage.md); an index's staleness is always decided with pyarrow's
-listing, at build and at check alike, so both see one clock (HIVE-15282).
+"""Files under a table's locations, listed through hmsproxy's storage door (`filesystems`:
+pyarrow's file systems for file:, s3a:// and the other S3 schemes, hdfs-native for hdfs://,
+docs/storage.md), in Spark drivers and where no Spark runs (the proxy, `hmsproxy lookup`) alike; a
+driver first hands the door its session's Hadoop settings (`storage_for`, jobs/job_files.py). An
+index's staleness is so decided with one listing, at build and at check alike, so both see one
+clock (HIVE-15282).
 The swap only needs the small `Storage` protocol, so its logic is tested with a
 local stand-in.
 """
@@ -50,47 +49,16 @@ class Storage(Protocol):
     def move(self, source: str, target: str) -> None: ...
 
 
-class HadoopStorage:
-    def __init__(self, spark: Any):
-        jvm = spark.sparkContext._jvm
-        self._path = jvm.org.apache.hadoop.fs.Path
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
-
-    def _fs(self, location: str):
-        path = self._path(location)
-        return path.getFileSystem(self._conf), path
-
-    def exists(self, location: str) -> bool:
-        fs, path = self._fs(location)
-        return bool(fs.exists(path))
-
-    def list(self, location: str) -> list[Entry]:
-        fs, path = self._fs(location)
-        entries = []
-        for status in fs.listStatus(path):
-            p = status.getPath()
-            entries.append(
-                Entry(p.toString(), p.getName(), int(status.getLen()), bool(status.isDirectory()), int(status.getModificationTime()))
-            )
-        return entries
-
-    def delete(self, location: str) -> None:
-        fs, path = self._fs(location)
-        if not fs.delete(path, True) and fs.exists(path):
-            raise OSError(f"could not delete {location}")
-
-    def move(self, source: str, target: str) -> None:
-        fs, path = self._fs(source)
-        if not fs.rename(path, self._path(target)):
-            raise OSError(f"could not move {source} to {target}")
-
-
 def storage_for(spark: Any, locations: list[str]) -> Storage:
-    """How a driver lists these locations: local ones with pyarrow (no JVM round trip per file
-    and field), any other through Spark's Hadoop file systems (their schemes and credentials)."""
-    if all(urlparse(loc).scheme in ("", "file") for loc in locations):
-        return ArrowStorage()
-    return HadoopStorage(spark)
+    """How a driver lists these locations: through the storage door (`filesystems`), with the
+    session's Hadoop settings when a location is not local (classic or Spark Connect alike: no JVM
+    round trip per file, and no `sparkContext` needed). Local ones skip reading the session's
+    settings: a pruned read's fixed cost stays small."""
+    if not all(urlparse(loc).scheme in ("", "file") for loc in locations):
+        from hmsproxy.files import hadoop_conf
+
+        hadoop_conf.use_spark(spark)
+    return ArrowStorage()
 
 
 def arrow_filesystem(location: str):

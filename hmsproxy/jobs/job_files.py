@@ -1,22 +1,26 @@
 """The file system calls a job makes from its driver, on a classic session and on Spark Connect.
 
-A classic session reaches tables' files through its own JVM's Hadoop file systems (any scheme the
-cluster reads, with Spark's credentials). A Connect session has no JVM in this process, so the
-driver reaches them with pyarrow's file systems (files/storage.py's ArrowStorage): the client must
-then reach the storage itself.
+Listing, existence and deletes go through hmsproxy's storage door (files/filesystems.py) on either
+kind of session, with the session's Hadoop settings where it has them (`hadoop_conf.use_spark`: a
+classic session's Hadoop configuration, `spark.hadoop.*` of a Connect session's conf) over
+HADOOP_CONF_DIR's site files. Moves go through a classic session's own Hadoop file systems (one
+rename on HDFS, as Spark's own commits do); a Connect session has no JVM in this process, so the
+driver moves with the door too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hmsproxy.files.storage import ArrowStorage, HadoopStorage, Storage, arrow_filesystem
+from hmsproxy.files import hadoop_conf
+from hmsproxy.files.storage import ArrowStorage, Storage, arrow_filesystem
 from hmsproxy.jobs.errors import JobError
 from hmsproxy.jobs.spark_sessions import is_connect
 
 
 def job_storage(spark: Any) -> Storage:
-    return ArrowStorage() if is_connect(spark) else HadoopStorage(spark)
+    hadoop_conf.use_spark(spark)
+    return ArrowStorage()
 
 
 class HadoopMover:

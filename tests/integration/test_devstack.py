@@ -271,7 +271,7 @@ def test_demo_data_is_added_once_and_left_alone_after(private_metastore):
         assert demo.add_demo_data(client) == []
         # A missing data file of the demo table is written again ...
         data.unlink()
-        assert demo.add_demo_data(client) == [f"wrote 3 rows to {data}"]
+        assert demo.add_demo_data(client) == [f"wrote 3 rows to {table.sd.location}/{demo.DATA_FILE}"]  # the location's own form
         # ... but a user's own sales.orders is never written into.
         client.drop_table("sales", "orders", True)
         own = demo.orders_table()

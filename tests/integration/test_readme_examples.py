@@ -109,7 +109,7 @@ def test_python_blocks_run_as_pasted_into_the_repl(tmp_path):
 class PythonSession:
     """The tour's one Python session, in a subprocess: one process can hold only one SparkSession."""
 
-    def __init__(self, cwd: Path, log: Path):
+    def __init__(self, cwd: Path, log: Path, env: dict[str, str] | None = None):
         self._stderr = open(log, "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-u", str(REPO_ROOT / "tests/support/python_session.py")],
@@ -118,7 +118,7 @@ class PythonSession:
             stderr=self._stderr,
             text=True,
             cwd=cwd,
-            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO_ROOT)},
             start_new_session=True,
         )
         self.log = log
@@ -145,8 +145,8 @@ class PythonSession:
         self._stderr.close()
 
 
-def run_shell(block: Block, code: str, cwd: Path) -> str:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+def run_shell(block: Block, code: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, **(env or {}), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
     assert proc.returncode == 0, (
         f"{block.name} exited {proc.returncode}:\n{code}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
@@ -154,15 +154,16 @@ def run_shell(block: Block, code: str, cwd: Path) -> str:
     return proc.stdout
 
 
-def run_tour(blocks: list[Block], fed1_uri: str, cwd: Path, log: Path) -> dict[int, str]:
-    """Run every runnable block in order; the output of each, by block number."""
-    session = PythonSession(cwd, log)
+def run_tour(blocks: list[Block], fed1_uri: str, cwd: Path, log: Path, env: dict[str, str] | None = None) -> dict[int, str]:
+    """Run every runnable block in order, with `env` added to the environment (what dev up said to
+    export); the output of each, by block number."""
+    session = PythonSession(cwd, log, env)
     printed = {}
     try:
         for block in runnable(blocks):
             code = block.code.replace(README_FED1_URI, fed1_uri)
             began = time.monotonic()
-            printed[block.number] = run_shell(block, code, cwd) if block.lang == "sh" else session.run(block.name, code)
+            printed[block.number] = run_shell(block, code, cwd, env) if block.lang == "sh" else session.run(block.name, code)
             print(f"{block.name}: {time.monotonic() - began:.0f}s", flush=True)  # where a slow tour spends its time (-s)
         printed[0] = session.run("checks", TOUR_CHECKS)
     finally:
@@ -206,14 +207,14 @@ def wait_for_output(proc: subprocess.Popen, log: Path, needle: str, timeout_s: f
     raise AssertionError(f"{needle!r} not printed within {timeout_s}s; output:\n{log.read_text(errors='replace')[-5000:]}")
 
 
-def dev_up(state: Path, log: Path) -> subprocess.Popen:
+def dev_up(state: Path, log: Path, *options: str) -> subprocess.Popen:
     with socket.socket() as probe:  # the tour names the proxy's port: it must be this one
         if probe.connect_ex(("127.0.0.1", README_PORT)) == 0:
             pytest.fail(f"port {README_PORT} is in use (a `make up` running?): the README tour needs it")
     # Output goes to a file, not a pipe nobody drains, so the proxy can never block on its log.
     with open(log, "w") as out:
         return subprocess.Popen(
-            [*HMSPROXY, "dev", "up", "--demo", "--port", str(README_PORT), "--state-dir", str(state)],
+            [*HMSPROXY, "dev", "up", "--demo", "--port", str(README_PORT), "--state-dir", str(state), *options],
             stdout=out,
             stderr=subprocess.STDOUT,
             text=True,
@@ -225,6 +226,20 @@ def dev_up(state: Path, log: Path) -> subprocess.Popen:
 def fed1_uri(dev_up_output: str) -> str:
     [uri] = re.findall(r"^hms1: ready at (thrift://\S+)", dev_up_output, re.M)
     return uri
+
+
+def exported(dev_up_output: str) -> dict[str, str]:
+    """The variables dev up's usage says to export (`  export A=x B=y`)."""
+    [line] = re.findall(r"^  export (.+)$", dev_up_output, re.M)
+    return dict(pair.split("=", 1) for pair in line.split())
+
+
+def check_facts(found: dict) -> None:
+    assert found["orders"] == [list(r) for r in ROWS]  # the remote table reads fed1's sales.orders
+    assert found["published"] == ["2026-11-01", "2026-11-02"]  # the ALLOW EMPTY day has no rows
+    assert found["lookup"] == found["scan"] > 0
+    assert found["read_us"] == found["scan_us"] > 0
+    assert found["rows"] == 30000  # loaded once, compacted, laid out: never lost or doubled
 
 
 @pytest.mark.spark
@@ -248,11 +263,7 @@ def test_readme_tour_runs_on_dev_up_demo(tmp_path):
         print(f"\nREADME tour: dev up ready after {up_s:.0f}s, last block done {tour_s:.0f}s after dev up started; again: {again_s:.0f}s")
 
         for found in (first_facts, facts(printed_again[0])):
-            assert found["orders"] == [list(r) for r in ROWS]  # the remote table reads fed1's sales.orders
-            assert found["published"] == ["2026-11-01", "2026-11-02"]  # the ALLOW EMPTY day has no rows
-            assert found["lookup"] == found["scan"] > 0
-            assert found["read_us"] == found["scan_us"] > 0
-            assert found["rows"] == 30000  # loaded once, compacted, laid out: never lost or doubled
+            check_facts(found)
         shown = "".join(printed.values())
         assert "fed1_sales" in shown and "alice" in shown  # SHOW DATABASES and the demo orders, as printed
 
@@ -274,3 +285,40 @@ def test_readme_tour_runs_on_dev_up_demo(tmp_path):
     # Every metastore JVM dev up started is gone with it.
     leftover = subprocess.run(["pgrep", "-f", str(state)], capture_output=True, text=True).stdout.strip()
     assert leftover == ""
+
+
+@pytest.mark.spark
+def test_readme_tour_runs_on_dev_up_storage_s3(tmp_path):
+    """The same tour, once, on `dev up --demo --storage s3`: the warehouses, Spark's among them,
+    on the s3proxy dev up starts, reached with only what dev up says to export."""
+    from hmsproxy.dev import maven, storage_jars
+    from tests.support.required import unavailable
+
+    try:
+        storage_jars.require_fetched("s3")
+    except maven.FetchError as exc:
+        unavailable(str(exc))
+    blocks = tour_blocks((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+    state, cwd = tmp_path / "state", tmp_path / "reader"
+    cwd.mkdir()
+    started = time.monotonic()
+    up = dev_up(state, tmp_path / "up.log", "--storage", "s3")
+    try:
+        out = wait_for_output(up, tmp_path / "up.log", READY, 240)
+        assert "wrote 3 rows to s3a://warehouse/hms1/warehouse/sales.db/orders/part-00000" in out
+        env = exported(out)
+        assert env == {"HADOOP_CONF_DIR": str(state / "hadoop-conf"), "SPARK_CONF_DIR": str(state / "spark-conf")}
+        printed = run_tour(blocks, fed1_uri(out), cwd, tmp_path / "python.log", env)
+        print(f"\nREADME tour on S3: done {time.monotonic() - started:.0f}s after dev up started")
+        check_facts(facts(printed[0]))
+        # The tables are on S3, Spark's shop database too: nothing of the tour on the local disk.
+        client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", README_PORT, timeout=30000)
+        try:
+            assert client.get_table("shop", "events").sd.location.startswith("s3a://warehouse/")
+        finally:
+            client.close()
+        assert not (cwd / ".state").exists()
+    finally:
+        assert stop(up, signal.SIGINT, timeout_s=90) == 0
+    leftover = subprocess.run(["pgrep", "-f", str(state)], capture_output=True, text=True).stdout.strip()
+    assert leftover == ""  # the metastores and s3proxy are gone with dev up

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
+
+from hmsproxy.dev.server_jvm import stop_group
 
 
 def terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -27,30 +28,8 @@ def terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 def terminate_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
     """Stop every process of `process`'s group (it must lead its own session): SIGTERM, SIGKILL to
-    what is left after `grace_s`; reaps the leader."""
-    group = process.pid
-    _signal_group(group, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while _group_alive(group) and time.monotonic() < deadline:
-        process.poll()  # reaps the leader once it exits, so it stops counting as alive
-        time.sleep(0.05)
-    _signal_group(group, signal.SIGKILL)
-    process.wait(grace_s)
-
-
-def _signal_group(group: int, sig: int) -> None:
-    try:
-        os.killpg(group, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-        return True
-    except ProcessLookupError:
-        return False
+    what is left after `grace_s`; reaps the leader (the dev stack's own way: server_jvm.stop_group)."""
+    stop_group(process, grace_s)
 
 
 def run_in_group(argv: list[str], env: dict[str, str], cwd, timeout: float = 600) -> subprocess.CompletedProcess:

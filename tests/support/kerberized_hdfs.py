@@ -50,5 +50,7 @@ def start_kerberized_hdfs(root: Path, kdc) -> HdfsServer:
     conf = server_conf(kdc)
     jvm = (f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-Dsun.security.krb5.disableReferrals=true")
     return start_or_unavailable(
-        "the Kerberized HDFS minicluster", storage_jars.minicluster_classpath, lambda cp: HdfsServer(root, cp, conf, jvm).start()
+        "the Kerberized HDFS minicluster",
+        storage_jars.minicluster_classpath,
+        lambda cp: HdfsServer(root, cp, conf=conf, jvm_options=jvm).start(),
     )

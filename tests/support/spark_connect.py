@@ -45,7 +45,8 @@ def connect_available() -> str | None:
     return None
 
 
-def start_connect_server(root: Path, metastore_uri: str, warehouse: Path) -> ConnectServer:
+def start_connect_server(root: Path, metastore_uri: str, warehouse: Path | str, extra_conf: dict[str, str] | None = None) -> ConnectServer:
+    """`warehouse`: a local directory or a URI (s3a://…); `extra_conf` adds to or overrides the server's conf."""
     root.mkdir(parents=True, exist_ok=True)
     [port] = free_ports(1)
     scratch = Path(tempfile.mkdtemp(prefix="connect-", dir=root))
@@ -55,7 +56,7 @@ def start_connect_server(root: Path, metastore_uri: str, warehouse: Path) -> Con
         "spark.connect.grpc.binding.port": str(port),
         "spark.sql.catalogImplementation": "hive",
         "spark.hadoop.hive.metastore.uris": metastore_uri,
-        "spark.sql.warehouse.dir": warehouse.resolve().as_uri(),
+        "spark.sql.warehouse.dir": warehouse if isinstance(warehouse, str) else warehouse.resolve().as_uri(),
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.session.timeZone": "UTC",
@@ -64,6 +65,7 @@ def start_connect_server(root: Path, metastore_uri: str, warehouse: Path) -> Con
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.local.dir": str(scratch),
+        **(extra_conf or {}),
     }
     home = spark_home()
     argv = [str(home / "bin" / "spark-submit"), "--master", "local[2]", "--class", SERVER_CLASS, "--name", "hmsproxy-tests-connect"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hmsproxy.dev import maven, storage_jars
+from hmsproxy.dev.dev_storage import site_xml
 from hmsproxy.files import filesystems
 from hmsproxy.files.hadoop_conf import SITE_FILES
 from tests.support.federation import primary_only_config, stored_in
@@ -24,11 +25,6 @@ from tests.support.required import unavailable
 from tests.support.served import served
 
 BUCKET = "lake"
-
-
-def site_xml(properties: dict[str, str]) -> str:
-    body = "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())
-    return f"<?xml version='1.0'?><configuration>{body}</configuration>\n"
 
 
 @dataclass

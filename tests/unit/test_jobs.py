@@ -52,7 +52,7 @@ hive = idl.hive
 
 
 class LocalStorage:
-    """The Storage protocol on plain local paths (what HadoopStorage does through the JVM)."""
+    """The Storage protocol on plain local paths (a stand-in for the storage door's ArrowStorage)."""
 
     def __init__(self, fail_delete: set[str] | None = None):
         self.fail_delete = fail_delete or set()

@@ -250,3 +250,11 @@ def test_a_kerberos_refusal_says_kinit_and_a_network_one_does_not(monkeypatch):
     assert "run kinit" in text and "GssMajorCodes" not in text
     text = filesystems._refusal(where, "Connection reset by peer")
     assert "refused the client (Connection reset by peer)" in text and "kinit" not in text and "fs.defaultFS" in text
+
+
+def test_the_exit_hook_drops_only_the_hdfs_clients(monkeypatch):
+    monkeypatch.setattr(filesystems, "NATIVE_RELEASE_PAUSE_S", 0)
+    monkeypatch.setattr(filesystems, "_made", {("hdfs", "nn:8020"): object(), ("s3", "lake"): "kept"})
+    assert filesystems.native_clients_made()
+    filesystems.release_native_clients()
+    assert filesystems._made == {("s3", "lake"): "kept"} and not filesystems.native_clients_made()

@@ -1,0 +1,67 @@
+"""`dev up --storage`'s parts that need no server: the settings it writes for clients, what it says
+to export, and the one-line refusal when the store's jars were never fetched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hmsproxy.dev import maven, storage_jars
+from hmsproxy.dev.dev_storage import DevStorage, start_storage
+from hmsproxy.files import hadoop_conf, locations
+
+
+class FakeS3Server:
+    endpoint, port = "http://127.0.0.1:41000", 41000
+
+
+def s3_storage(state: Path) -> DevStorage:
+    keys = {"fs.s3a.endpoint": FakeS3Server.endpoint, "fs.s3a.access.key": "k", "fs.s3a.secret.key": "s&<secret>"}
+    return DevStorage("s3", "s3a://warehouse", FakeS3Server(), keys, [Path("/jars/hadoop-aws.jar"), Path("/jars/bundle.jar")], state)
+
+
+def test_the_client_settings_put_unqualified_paths_and_the_keys_on_the_store(tmp_path):
+    store = s3_storage(tmp_path)
+    store.write_client_conf()
+    site = hadoop_conf.read_site(tmp_path / "hadoop-conf" / "core-site.xml")
+    assert site == {"fs.defaultFS": "s3a://warehouse", **store.store_conf}  # escaped in XML, read back as written
+    where = locations.place("/user/me/t", site["fs.defaultFS"])
+    assert (where.kind, where.authority, where.path) == ("s3", "warehouse", "warehouse/user/me/t")
+    defaults = (tmp_path / "spark-conf" / "spark-defaults.conf").read_text().splitlines()
+    assert defaults[0] == "spark.jars /jars/hadoop-aws.jar,/jars/bundle.jar"
+    assert "spark.hadoop.fs.s3a.secret.key s&<secret>" in defaults
+    assert store.exports() == f"export HADOOP_CONF_DIR={tmp_path / 'hadoop-conf'} SPARK_CONF_DIR={tmp_path / 'spark-conf'}"
+    assert store.metastore_conf("hms1")["hive.metastore.warehouse.dir"] == "s3a://warehouse/hms1/warehouse"
+
+
+def test_hdfs_needs_no_spark_settings(tmp_path):
+    store = DevStorage("hdfs", "hdfs://127.0.0.1:8020", object(), {}, [], tmp_path)
+    store.write_client_conf()
+    assert hadoop_conf.read_site(tmp_path / "hadoop-conf" / "core-site.xml") == {"fs.defaultFS": "hdfs://127.0.0.1:8020"}
+    assert not (tmp_path / "spark-conf").exists()
+    assert store.environment() == {"HADOOP_CONF_DIR": str(tmp_path / "hadoop-conf")}
+
+
+@pytest.mark.parametrize("store", ["s3", "hdfs"])
+def test_jars_never_fetched_are_one_line_naming_dev_fetch(store, tmp_path, monkeypatch):
+    monkeypatch.setenv(maven.CACHE_ENV, str(tmp_path / "empty-cache"))
+    with pytest.raises(maven.FetchError) as caught:
+        start_storage(store, tmp_path / "state", None, print)
+    assert "\n" not in str(caught.value) and "hmsproxy dev fetch storage" in str(caught.value)
+    assert not (tmp_path / "state").exists()  # refused before anything was made
+
+
+def test_an_unknown_store_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(storage_jars, "require_fetched", lambda store: None)
+    with pytest.raises(ValueError, match="--storage nfs: unknown store"):
+        start_storage("nfs", tmp_path, None, print)
+
+
+def test_each_store_says_where_the_warehouses_are(tmp_path):
+    class FakeHdfsServer:
+        root = tmp_path / "hdfs"
+
+    assert "s3proxy at http://127.0.0.1:41000, bucket warehouse" in s3_storage(tmp_path).describe()
+    hdfs = DevStorage("hdfs", "hdfs://127.0.0.1:8020", FakeHdfsServer(), {}, [], tmp_path)
+    assert hdfs.describe() == f"an HDFS minicluster, NameNode hdfs://127.0.0.1:8020 (data in {tmp_path / 'hdfs'})"
