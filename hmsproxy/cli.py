@@ -370,6 +370,7 @@ def cmd_dev_up(args) -> int:
     from hmsproxy.dev.federation import parse_backends, start_federation
     from hmsproxy.dev.kept_ports import PortTaken
     from hmsproxy.dev.maven import FetchError
+    from hmsproxy.dev.server_jvm import ServerFailed
     from hmsproxy.ops.pid_file import refuse_if_running, remove_pid_file, write_pid_file
     from hmsproxy.ops.reload import reload_config
 
@@ -387,7 +388,7 @@ def cmd_dev_up(args) -> int:
             storage=args.storage,
             say=lambda m: print(m, flush=True),
         )
-    except (ValueError, FetchError, PortTaken) as e:
+    except (ValueError, FetchError, PortTaken, ServerFailed) as e:  # ServerFailed: the store's server, stopped, names its log
         raise SystemExit(f"hmsproxy: {e}") from None
     except OSError as e:  # e.g. the port was taken after the check (the metastores it started are stopped again)
         raise SystemExit(f"hmsproxy: can't serve on {args.host}: {e.strerror or e}") from None

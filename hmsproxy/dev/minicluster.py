@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hmsproxy.dev.jvm import java_executable
 from hmsproxy.dev.ports import free_port
-from hmsproxy.dev.server_jvm import ServerJvm
+from hmsproxy.dev.server_jvm import ServerFailed, ServerJvm
 
 START_TIMEOUT_S = 120
 
@@ -77,7 +77,7 @@ class HdfsServer:
         self.child.start(lambda: self.details.is_file() and "namenode_port" in self.details.read_text(), START_TIMEOUT_S)
         if json.loads(self.details.read_text())["namenode_port"] != self.port:
             self.stop()
-            raise RuntimeError(f"HDFS minicluster: the NameNode did not take port {self.port} (see {self.root / 'minicluster.log'})")
+            raise ServerFailed(f"HDFS minicluster: the NameNode did not take port {self.port}", self.root / "minicluster.log")
         self._formatted_mark.touch()
         return self
 

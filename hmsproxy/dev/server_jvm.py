@@ -19,6 +19,15 @@ from hmsproxy.dev import lifetime
 from hmsproxy.dev.jvm import LEAKY_ENV_VARS
 
 
+class ServerFailed(RuntimeError):
+    """A server JVM that did not start: one line naming its log (what `dev up` prints); the log's last
+    lines in `tail`, for a test's failure report."""
+
+    def __init__(self, message: str, log: Path, tail: str = ""):
+        super().__init__(f"{message}; read its log: {log}")
+        self.log, self.tail = log, tail
+
+
 class ServerJvm:
     def __init__(self, name: str, cmd: list[str], log: Path, cwd: Path):
         self.name, self.cmd, self.log, self.cwd = name, cmd, log, cwd
@@ -26,8 +35,8 @@ class ServerJvm:
         self._watchdog: subprocess.Popen | None = None
 
     def start(self, ready: Callable[[], bool], timeout_s: float) -> None:
-        """Launch and return once `ready()` holds; RuntimeError with the log's tail if the JVM exits or
-        `timeout_s` passes first."""
+        """Launch and return once `ready()` holds; ServerFailed (stopped, its log named) if the JVM exits
+        or `timeout_s` passes first."""
         env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV_VARS}
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
@@ -45,9 +54,11 @@ class ServerJvm:
             if ready():
                 return
             time.sleep(0.2)
+        code = self.process.poll()
         self.stop()
         tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-20:])
-        raise RuntimeError(f"{self.name} did not start within {timeout_s:.0f}s:\n{tail}")
+        what = f"exited with code {code}" if code is not None else f"did not answer within {timeout_s:.0f}s"
+        raise ServerFailed(f"{self.name} {what}", self.log, tail)
 
     def stop(self, grace_s: float = 10.0) -> None:
         process, self.process = self.process, None

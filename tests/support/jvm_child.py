@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hmsproxy.dev import maven
-from hmsproxy.dev.server_jvm import ServerJvm
+from hmsproxy.dev.server_jvm import ServerFailed, ServerJvm
 from tests.support.required import unavailable
 
 Fetched = TypeVar("Fetched")
@@ -21,6 +21,8 @@ def start_or_unavailable(what: str, fetch: Callable[[], Fetched], start: Callabl
         unavailable(f"cannot fetch {what} with Maven: {exc}")
     try:
         return start(fetched)
+    except ServerFailed as exc:  # its log's last lines, for whoever reads a CI failure
+        unavailable(f"{what} did not start: {exc}\n{exc.tail}")
     except (RuntimeError, OSError) as exc:
         unavailable(f"{what} did not start: {exc}")
 
