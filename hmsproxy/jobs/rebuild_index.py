@@ -34,7 +34,7 @@ from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_count
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.spark_sessions import is_connect, spark_user
 from hmsproxy.jobs.swap import Written, new_token, sibling_location, swap_in
-from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name, selected_partition_names
+from hmsproxy.jobs.tables import Target, data_format, list_targets, parse_spec, partition_name, reachable_store, selected_partition_names
 
 NAME = "rebuild-index"
 #: Index rows per file: an index file stays small enough to read whole, and a big index is still split.
@@ -356,13 +356,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only-stale", action="store_true", help="skip index partitions whose base files are unchanged since their build")
 
 
+def check_index(ms: Any, db: str, table: str, index_name: str, specs: list[dict[str, str]]) -> None:
+    """What refuses the job without Spark: the index, its tables, the base partitions asked for, and the
+    stores of both tables (the base's files are read, the index table's written)."""
+    index = load_index(ms, db, table, index_name)
+    selected_partition_names(ms, index.base, specs)
+    reachable_store(index.base)
+    reachable_store(index.table)
+
+
 def run(args: argparse.Namespace, context: Any) -> int:
     from hmsproxy.jobs.skew_layout import open_metastore
 
     db, table, index_name = split_index_name(args.index)
     specs = [parse_spec(s) for s in args.partition]
-    # What refuses the job without Spark: the index, its tables, the base partitions asked for.
-    context.check_first(lambda ms: selected_partition_names(ms, load_index(ms, db, table, index_name).base, specs), connect=open_metastore)
+    context.check_first(lambda ms: check_index(ms, db, table, index_name, specs), connect=open_metastore)
     spark = context.spark
     with open_metastore(context.uri, user=spark_user(spark), sasl_principal=context.sasl_principal) as ms:
         rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)

@@ -52,6 +52,7 @@ from hmsproxy.jobs.tables import (
     hive_escape,
     list_targets,
     parse_spec,
+    reachable_store,
     refuse_fileless_or_managed,
     selected_partition_names,
     split_table_name,
@@ -497,6 +498,7 @@ def check_target(ms: Any, db: str, name: str, specs: list[dict[str, str]], args:
     check_table(table, args.allow_subdirectories)
     make_plan(table, args)
     selected_partition_names(ms, table, specs)
+    reachable_store(table)
 
 
 def run(args: argparse.Namespace, context) -> int:

@@ -7,8 +7,8 @@ Spark, and the CLIs' one-line errors on a store with wrong keys or no server.
   finishes the publish, every row exactly once.
 - A reader listing and reading the location over and over while a transaction commits (its
   publish slowed down so the reader certainly looks in the middle) and while one aborts.
-- `hmsproxy stream`, `hmsproxy lookup` and `hmsproxy job compact` with wrong S3 keys and with an S3
-  endpoint on a closed port: exit 1, one line naming the location and what to set, within 10 s,
+- `hmsproxy stream`, `hmsproxy lookup` and `hmsproxy job compact`, `skew-layout` and `rebuild-index`
+  with wrong S3 keys and with an S3 endpoint on a closed port: exit 1, one line naming the location and what to set, within 10 s,
   nothing written, the metastore unchanged.
 
 The metastore runs Hive's timeout reaper (as tests/integration/test_streaming_crash.py's) with S3A
@@ -295,12 +295,22 @@ def test_the_clis_on_s3_with_wrong_keys_or_no_server_fail_in_one_line(fault, pro
         words = ["did not answer", "fs.s3a.endpoint"]
     env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir))
     table = f"{DB}.{name}"
+    created = subprocess.run(  # with the right keys: the index is metastore-only, rebuild-index reads the base's files
+        [HMSPROXY, "sql", "--uri", proxy.uri, "-e", f"CREATE INDEX idx ON TABLE {table} (id) AS 'COMPACT' WITH DEFERRED REBUILD"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert created.returncode == 0, created.stderr[-3000:]
     with metastore(proxy) as ms:
         before = ms.get_table(DB, name)
     for argv, stdin in (
         (["stream", table, "--uri", proxy.uri], "1,a\n2,b\n"),
         (["lookup", table, "--uri", proxy.uri, "--where", "id=1"], ""),
         (["job", "compact", table, "--uri", proxy.uri], ""),
+        (["job", "skew-layout", table, "--detect", "--columns", "id", "--uri", proxy.uri], ""),
+        (["job", "rebuild-index", f"{table}.idx", "--uri", proxy.uri], ""),
     ):
         started = time.monotonic()
         done = subprocess.run([HMSPROXY, *argv], input=stdin, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
