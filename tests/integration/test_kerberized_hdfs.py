@@ -29,8 +29,8 @@ import pytest
 from hmsproxy.files import filesystems
 from hmsproxy.files.hadoop_conf import SITE_FILES
 from hmsproxy.files.locations import StorageError
-from tests.spark.test_storage_spark import bad_table as table_at
 from tests.support.kerberized_hdfs import kerberized_hdfs_conf, start_kerberized_hdfs
+from tests.support.storage_stack import bad_table as table_at
 from tests.support.storage_stack import site_xml
 
 HMSPROXY = str(Path(sys.executable).with_name("hmsproxy"))

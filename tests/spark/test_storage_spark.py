@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hmsproxy.protocol import idl
 from tests.spark.test_index_entry_points_spark import env, run
-from tests.support.storage_stack import s3a_jars, thrift_client
+from tests.support.storage_stack import bad_table, s3a_jars, thrift_client
 
 pytestmark = pytest.mark.spark
 
@@ -114,36 +113,6 @@ def writers(result: dict, scheme: str) -> None:
         remote = result["remote"]
         assert remote["location"].startswith(scheme)  # its data on HDFS, read by Spark through the proxy
         assert len(remote["expected"]) == 3 and remote["read"] == remote["expected"]
-
-
-def bad_table(proxy, db: str, name: str, location: str, made_at: Path, partitioned: bool = True) -> None:
-    """A Parquet table (partitioned by ds) at `location`, made with plain Thrift: created at `made_at` (the
-    metastore makes a new table's directory) and then pointed at `location` (it opens nothing then)."""
-    with thrift_client(proxy) as ms:
-        if db not in ms.get_all_databases():
-            ms.create_database(idl.hive.Database(name=db, description="", locationUri=None, parameters={}))
-        serde = idl.hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", parameters={})
-        sd = idl.hive.StorageDescriptor(
-            cols=[idl.hive.FieldSchema("id", "int", None)],
-            location=made_at.as_uri(),
-            inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-            outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-            serdeInfo=serde,
-            parameters={},
-        )
-        table = idl.hive.Table(
-            tableName=name,
-            dbName=db,
-            owner="test",
-            sd=sd,
-            partitionKeys=[idl.hive.FieldSchema("ds", "string", None)] if partitioned else [],
-            parameters={},
-            tableType="EXTERNAL_TABLE",
-        )
-        ms.create_table(table)
-        table = ms.get_table(db, name)
-        table.sd.location = location
-        ms.alter_table(db, name, table)
 
 
 def partitions(proxy, db: str, name: str) -> list:

@@ -82,3 +82,36 @@ def storage_proxy(storage_conf, metastore_factory, tmp_path_factory):
     with served(config) as server:
         server.backend_uri = metastore.uri  # for a remote table connected to it directly
         yield server
+
+
+def bad_table(proxy, db: str, name: str, location: str, made_at: Path, partitioned: bool = True) -> None:
+    """A Parquet table (partitioned by ds) at `location`, made with plain Thrift: created at `made_at` (the
+    metastore makes a new table's directory) and then pointed at `location` (it opens nothing then)."""
+    from hmsproxy.protocol import idl
+
+    hive = idl.hive
+    with thrift_client(proxy) as ms:
+        if db not in ms.get_all_databases():
+            ms.create_database(hive.Database(name=db, description="", locationUri=None, parameters={}))
+        serde = hive.SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", parameters={})
+        sd = hive.StorageDescriptor(
+            cols=[hive.FieldSchema("id", "int", None)],
+            location=made_at.as_uri(),
+            inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+            outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+            serdeInfo=serde,
+            parameters={},
+        )
+        table = hive.Table(
+            tableName=name,
+            dbName=db,
+            owner="test",
+            sd=sd,
+            partitionKeys=[hive.FieldSchema("ds", "string", None)] if partitioned else [],
+            parameters={},
+            tableType="EXTERNAL_TABLE",
+        )
+        ms.create_table(table)
+        table = ms.get_table(db, name)
+        table.sd.location = location
+        ms.alter_table(db, name, table)
