@@ -7,7 +7,6 @@ one that dies at once and one that never answers (the start's time limit cut to 
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 
@@ -16,6 +15,7 @@ import pytest
 from hmsproxy import cli
 from hmsproxy.dev import federation, minicluster, s3proxy, storage_jars
 from hmsproxy.dev.server_jvm import ServerFailed
+from hmsproxy.ops.pid_file import alive
 
 
 @pytest.fixture
@@ -55,14 +55,6 @@ def sighup_kept():
     before = signal.getsignal(signal.SIGHUP)
     yield
     signal.signal(signal.SIGHUP, before)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize(
