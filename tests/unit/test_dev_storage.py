@@ -65,3 +65,12 @@ def test_each_store_says_where_the_warehouses_are(tmp_path):
     assert "s3proxy at http://127.0.0.1:41000, bucket warehouse" in s3_storage(tmp_path).describe()
     hdfs = DevStorage("hdfs", "hdfs://127.0.0.1:8020", FakeHdfsServer(), {}, [], tmp_path)
     assert hdfs.describe() == f"an HDFS minicluster, NameNode hdfs://127.0.0.1:8020 (data in {tmp_path / 'hdfs'})"
+
+
+def test_a_metastores_s3a_is_taken_at_the_hadoop_its_own_jars_bring(monkeypatch):
+    # hadoop-aws must match hadoop-common exactly: 2.3 runs on pyspark's Hadoop, 3.1 and 4.0 on their pom's.
+    monkeypatch.setattr(storage_jars, "pyspark_hadoop_version", lambda: "3.4.1")
+    assert storage_jars.metastore_hadoop_version("2.3") == "3.4.1"
+    assert storage_jars.metastore_hadoop_version("3.1") == "3.1.0"
+    assert storage_jars.metastore_hadoop_version("4.0") == "3.3.6"
+    assert maven._pom("hadoop-aws-3.1.0").is_file()  # the pom metastore_s3a_jars("3.1") fetches
