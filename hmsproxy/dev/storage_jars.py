@@ -16,7 +16,7 @@ here is a clear FetchError naming the version.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hmsproxy.dev import maven
@@ -77,11 +77,16 @@ def minicluster_classpath(say: Say = None) -> str:
     return str(_fetch(f"hadoop-minicluster-{version}", "dependency:copy-dependencies@lib", f"Hadoop minicluster {version}", say) / "*")
 
 
-def require_fetched(store: str) -> None:
+def require_fetched(store: str, hive_versions: Sequence[str] = ("2.3",)) -> None:
     """FetchError, one line naming `hmsproxy dev fetch`, unless the jars a dev stack on `store`
-    ("s3" or "hdfs") needs are in the cache: dev up starts offline, it does not download 600 MiB."""
+    ("s3" or "hdfs") with metastores of `hive_versions` needs are in the cache: dev up starts
+    offline, it does not download 600 MiB."""
     version = pyspark_hadoop_version()
-    names = [f"s3proxy-{S3PROXY_VERSION}", f"hadoop-aws-{version}"] if store == "s3" else [f"hadoop-minicluster-{version}"]
+    if store == "s3":  # Spark's S3A, and each metastore's at its own Hadoop
+        hadoops = dict.fromkeys([version, *(metastore_hadoop_version(v) for v in hive_versions)])
+        names = [f"s3proxy-{S3PROXY_VERSION}", *(f"hadoop-aws-{h}" for h in hadoops)]
+    else:
+        names = [f"hadoop-minicluster-{version}"]
     missing = [name for name in names if not maven._is_fetched(name)]
     if missing:
         raise maven.FetchError(
