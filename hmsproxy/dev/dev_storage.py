@@ -14,7 +14,7 @@ It writes two directories into the state directory, for every client of the stac
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ class DevStorage:
     root: str  # s3a://warehouse, hdfs://127.0.0.1:PORT
     server: Any  # hmsproxy.dev.s3proxy.S3Server or hmsproxy.dev.minicluster.HdfsServer
     store_conf: dict[str, str]  # the keys to reach the store (S3A's; none for HDFS)
-    jars: list[Path]  # what a metastore and Spark add to reach it (S3A's; none for HDFS)
+    jars: list[Path]  # what Spark adds to reach it (S3A's at pyspark's Hadoop; none for HDFS)
     state_dir: Path
 
     @property
@@ -52,6 +52,11 @@ class DevStorage:
     def warehouse(self, metastore: str) -> str:
         """Where metastore `metastore` keeps its databases and managed tables."""
         return f"{self.root}/{metastore}/warehouse"
+
+    def metastore_jars(self, hive_version: str) -> list[Path]:
+        """What a metastore of `hive_version` adds: S3A at its own Hadoop (hadoop-aws must match the
+        hadoop-common beside it), none for HDFS."""
+        return storage_jars.metastore_s3a_jars(hive_version) if self.jars else []
 
     def metastore_conf(self, metastore: str) -> dict[str, str]:
         return {**self.store_conf, "hive.metastore.warehouse.dir": self.warehouse(metastore)}
@@ -98,10 +103,13 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def start_storage(kind: str, state_dir: Path, port: int | None, say: Callable[[str], None]) -> DevStorage:
+def start_storage(
+    kind: str, state_dir: Path, port: int | None, say: Callable[[str], None], hive_versions: Sequence[str] = ("2.3",)
+) -> DevStorage:
     """Start the store `kind` ("s3", "hdfs") on `port` (None: a free one) with its data under
-    `state_dir`. FetchError, one line, if its jars were never fetched; RuntimeError if it does not start."""
-    storage_jars.require_fetched(kind)
+    `state_dir`. FetchError, one line, if its jars (those of metastores of `hive_versions` too) were
+    never fetched; RuntimeError if it does not start."""
+    storage_jars.require_fetched(kind, hive_versions)
     root = state_dir / kind
     root.mkdir(parents=True, exist_ok=True)
     if kind == "s3":

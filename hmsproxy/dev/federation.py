@@ -115,13 +115,13 @@ def start_federation(
     for name, hms_port in zip(names, hms_ports):
         if hms_port is not None:
             kept.check_free(name, f"metastore {name}", hms_port)
-    store = _start_store(storage, state, kept, say)
+    store = _start_store(storage, state, kept, versions, say)
     try:
         say(f"starting {len(versions)} local metastores (Hive {', '.join(versions)}; state in {state}) ...")
         metastores = start_metastores(
             len(versions), state, ports=hms_ports, names=names, hive_versions=versions, log=say,
             hive_confs=[store.metastore_conf(n) for n in names] if store else None,
-            extra_classpath=store.jars if store else (),
+            extra_classpaths=[store.metastore_jars(v) for v in versions] if store else None,
         )  # fmt: skip
     except BaseException:
         if store is not None:
@@ -148,7 +148,7 @@ def start_federation(
     return DevFederation(state, config, metastores, handler, server, demo_table, store)
 
 
-def _start_store(storage: str, state: Path, kept: KeptPorts, say: Callable[[str], None]) -> DevStorage | None:
+def _start_store(storage: str, state: Path, kept: KeptPorts, versions: list[str], say: Callable[[str], None]) -> DevStorage | None:
     """The store at its kept port (checked free first), its port kept and its clients' settings
     written; this process's own clients (the proxy, the demo data) use them too."""
     import os
@@ -158,7 +158,7 @@ def _start_store(storage: str, state: Path, kept: KeptPorts, say: Callable[[str]
     kept_port = kept.ports.get(storage)
     if kept_port is not None:
         kept.check_free(storage, f"the {storage} store", kept_port)
-    store = start_storage(storage, state, kept_port, say)
+    store = start_storage(storage, state, kept_port, say, versions)
     try:
         kept.save({storage: store.port})
         store.write_client_conf()

@@ -605,13 +605,15 @@ def start_metastores(
     timeout_s: float = 180,
     hive_versions: Sequence[str] | None = None,
     hive_confs: Sequence[dict[str, str]] | None = None,
+    extra_classpaths: Sequence[Sequence[str | Path]] | None = None,
     **kwargs,
 ) -> list[LocalMetastore]:
     """Start ``count`` metastores in parallel, state in ``state_root/<name>``.
 
     Names default to ``hms0``, ``hms1``, ...; ports default to distinct free
     ports (so does a ``None`` in ``ports``: only those may move if taken at start); ``hive_versions`` gives each its Hive version (default: all 2.3).
-    ``hive_confs`` gives each its own hive-site additions (their warehouses on one store).
+    ``hive_confs`` gives each its own hive-site additions (their warehouses on one store), and
+    ``extra_classpaths`` its own extra jars (S3A at the Hadoop of its version).
     Extra keyword arguments go to :class:`LocalMetastore`. If any fails
     to start, all are stopped and the first error is raised.
     """
@@ -630,11 +632,23 @@ def start_metastores(
     confs = list(hive_confs) if hive_confs is not None else [kwargs.pop("hive_conf", None)] * count
     if len(confs) != count:
         raise ValueError(f"{count} metastores but {len(confs)} hive-site additions")
+    jars = list(extra_classpaths) if extra_classpaths is not None else [kwargs.pop("extra_classpath", ())] * count
+    if len(jars) != count:
+        raise ValueError(f"{count} metastores but {len(jars)} extra classpaths")
     metastores = [
         LocalMetastore(
-            port, state_root / name, in_test=in_test, host=host, log=log, name=name, hive_version=version, hive_conf=conf, **kwargs
+            port,
+            state_root / name,
+            in_test=in_test,
+            host=host,
+            log=log,
+            name=name,
+            hive_version=version,
+            hive_conf=conf,
+            extra_classpath=extra,
+            **kwargs,
         )
-        for name, port, version, conf in zip(names, port_list, versions, confs)
+        for name, port, version, conf, extra in zip(names, port_list, versions, confs, jars)
     ]
     if count == 0:
         return metastores

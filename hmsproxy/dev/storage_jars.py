@@ -1,8 +1,11 @@
 """The jars real storage needs, fetched with Maven once into the cache like the Hive jars.
 
 - S3A (``hadoop-aws`` and its AWS SDK bundle, ~530 MiB) at the Hadoop version of pyspark's wheel:
-  Spark's and the local metastores' way to s3a:// (a metastore makes the directories of databases
+  Spark's and the Hive 2.3 metastores' way to s3a:// (a metastore makes the directories of databases
   and managed tables itself, so it needs S3A as much as Spark does).
+- S3A for a fetched Hive version's metastore (:func:`metastore_s3a_jars`): hadoop-aws must match the
+  hadoop-common on that classpath exactly, so it is taken at the ``hadoop.version`` of the Hive pom
+  (3.1: Hadoop 3.1.0 with the AWS SDK v1 bundle, ~85 MiB).
 - s3proxy 3.0.0: an S3 API server over a local directory, for the tests and `dev` stacks.
 - hadoop-client-minicluster: a real NameNode and DataNode in one JVM (MiniDFSCluster).
 
@@ -13,7 +16,7 @@ here is a clear FetchError naming the version.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hmsproxy.dev import maven
@@ -40,11 +43,29 @@ def _fetch(name: str, goal: str, label: str, say: Say) -> Path:
     return maven.fetch_pom(name, (goal,), label=label, say=say) / "lib"
 
 
-def s3a_jars(say: Say = None) -> list[Path]:
-    """hadoop-aws and the AWS SDK bundle matching pyspark's Hadoop (for spark.jars and a metastore's classpath)."""
-    version = pyspark_hadoop_version()
+def s3a_jars(say: Say = None, hadoop_version: str | None = None) -> list[Path]:
+    """hadoop-aws and the AWS SDK bundle matching `hadoop_version` (default pyspark's Hadoop: for
+    spark.jars and a Hive 2.3 metastore's classpath)."""
+    version = hadoop_version or pyspark_hadoop_version()
     lib = _fetch(f"hadoop-aws-{version}", "dependency:copy-dependencies@lib", f"hadoop-aws {version}", say)
     return sorted(lib.glob("*.jar"))
+
+
+def metastore_hadoop_version(hive_version: str) -> str:
+    """The Hadoop on a local metastore's classpath: pyspark's for 2.3 (its jars), else the
+    ``hadoop.version`` its pom pins hadoop-common at."""
+    pom = maven.pom_path(hive_version)
+    if not pom.is_file():
+        return pyspark_hadoop_version()
+    found = re.search(r"<hadoop\.version>([^<]+)</hadoop\.version>", pom.read_text())
+    if not found:
+        raise maven.FetchError(f"Hive {hive_version}: {pom} pins no hadoop.version, so no hadoop-aws can be matched to it")
+    return found.group(1)
+
+
+def metastore_s3a_jars(hive_version: str, say: Say = None) -> list[Path]:
+    """S3A for a metastore of `hive_version` (LocalMetastore's extra_classpath)."""
+    return s3a_jars(say, metastore_hadoop_version(hive_version))
 
 
 def s3proxy_jar(say: Say = None) -> Path:
@@ -56,11 +77,16 @@ def minicluster_classpath(say: Say = None) -> str:
     return str(_fetch(f"hadoop-minicluster-{version}", "dependency:copy-dependencies@lib", f"Hadoop minicluster {version}", say) / "*")
 
 
-def require_fetched(store: str) -> None:
+def require_fetched(store: str, hive_versions: Sequence[str] = ("2.3",)) -> None:
     """FetchError, one line naming `hmsproxy dev fetch`, unless the jars a dev stack on `store`
-    ("s3" or "hdfs") needs are in the cache: dev up starts offline, it does not download 600 MiB."""
+    ("s3" or "hdfs") with metastores of `hive_versions` needs are in the cache: dev up starts
+    offline, it does not download 600 MiB."""
     version = pyspark_hadoop_version()
-    names = [f"s3proxy-{S3PROXY_VERSION}", f"hadoop-aws-{version}"] if store == "s3" else [f"hadoop-minicluster-{version}"]
+    if store == "s3":  # Spark's S3A, and each metastore's at its own Hadoop
+        hadoops = dict.fromkeys([version, *(metastore_hadoop_version(v) for v in hive_versions)])
+        names = [f"s3proxy-{S3PROXY_VERSION}", *(f"hadoop-aws-{h}" for h in hadoops)]
+    else:
+        names = [f"hadoop-minicluster-{version}"]
     missing = [name for name in names if not maven._is_fetched(name)]
     if missing:
         raise maven.FetchError(
@@ -72,6 +98,7 @@ def fetch_all(say: Say = None) -> list[str]:
     """Everything above; returns a line per part (what `hmsproxy dev fetch` prints)."""
     return [
         f"S3A (hadoop-aws {pyspark_hadoop_version()}): {s3a_jars(say)[0].parent}",
+        f"S3A for Hive 3.1 metastores (hadoop-aws {metastore_hadoop_version('3.1')}): {metastore_s3a_jars('3.1', say)[0].parent}",
         f"s3proxy {S3PROXY_VERSION}: {s3proxy_jar(say)}",
         f"HDFS minicluster: {minicluster_classpath(say)}",
     ]

@@ -68,9 +68,10 @@ def thrift_client(proxy):
         client.close()
 
 
-def s3a_jars() -> list[Path]:
+def s3a_jars(hive_version: str | None = None) -> list[Path]:
+    """S3A at pyspark's Hadoop, or at the Hadoop of a `hive_version` metastore's classpath."""
     try:
-        return storage_jars.s3a_jars()
+        return storage_jars.metastore_s3a_jars(hive_version) if hive_version else storage_jars.s3a_jars()
     except maven.FetchError as exc:
         unavailable(f"cannot fetch hadoop-aws with Maven: {exc}")
 

@@ -53,7 +53,7 @@ def test_jars_never_fetched_are_one_line_naming_dev_fetch(store, tmp_path, monke
 
 
 def test_an_unknown_store_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(storage_jars, "require_fetched", lambda store: None)
+    monkeypatch.setattr(storage_jars, "require_fetched", lambda store, hive_versions: None)
     with pytest.raises(ValueError, match="--storage nfs: unknown store"):
         start_storage("nfs", tmp_path, None, print)
 
@@ -65,3 +65,24 @@ def test_each_store_says_where_the_warehouses_are(tmp_path):
     assert "s3proxy at http://127.0.0.1:41000, bucket warehouse" in s3_storage(tmp_path).describe()
     hdfs = DevStorage("hdfs", "hdfs://127.0.0.1:8020", FakeHdfsServer(), {}, [], tmp_path)
     assert hdfs.describe() == f"an HDFS minicluster, NameNode hdfs://127.0.0.1:8020 (data in {tmp_path / 'hdfs'})"
+
+
+def test_a_metastores_s3a_is_taken_at_the_hadoop_its_own_jars_bring(monkeypatch):
+    # hadoop-aws must match hadoop-common exactly: 2.3 runs on pyspark's Hadoop, 3.1 and 4.0 on their pom's.
+    monkeypatch.setattr(storage_jars, "pyspark_hadoop_version", lambda: "3.4.1")
+    assert storage_jars.metastore_hadoop_version("2.3") == "3.4.1"
+    assert storage_jars.metastore_hadoop_version("3.1") == "3.1.0"
+    assert storage_jars.metastore_hadoop_version("4.0") == "3.3.6"
+    assert maven._pom("hadoop-aws-3.1.0").is_file()  # the pom metastore_s3a_jars("3.1") fetches
+
+
+def test_a_dev_stack_on_s3_with_a_hive_31_backend_also_needs_its_s3a_fetched(tmp_path, monkeypatch):
+    monkeypatch.setenv(maven.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(storage_jars, "pyspark_hadoop_version", lambda: "3.4.1")
+    for name in (f"s3proxy-{storage_jars.S3PROXY_VERSION}", "hadoop-aws-3.4.1"):  # Spark's S3A and s3proxy are there
+        (maven.artifact_home(name)).mkdir(parents=True)
+        (maven.artifact_home(name) / maven.STAMP_NAME).write_text(maven._pom_digest(name) + "\n")
+    storage_jars.require_fetched("s3", ["2.3"])
+    with pytest.raises(maven.FetchError) as caught:
+        storage_jars.require_fetched("s3", ["2.3", "3.1"])
+    assert "(hadoop-aws-3.1.0)" in str(caught.value) and "hmsproxy dev fetch storage" in str(caught.value)
