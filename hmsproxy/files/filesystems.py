@@ -16,6 +16,7 @@ to set, before anything is written.
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import os
 import re
@@ -186,13 +187,35 @@ def _hdfs(where: Place, conf: dict[str, str]) -> Any:
     try:
         _release_at_exit()
         client = WithTimes(host=host, port=int(port) if port else None, skip_instance_cache=True, **client_config(conf))
-        filesystem = fs.PyFileSystem(fs.FSSpecHandler(client))
+        filesystem = fs.PyFileSystem(listing_handler()(client))
         _first_answer(filesystem, where, conf)
     except StorageError:
         raise
     except Exception as exc:  # noqa: BLE001 - hdfs-native raises its own RuntimeErrors and OSErrors
         raise StorageError(_refusal(where, one_line(exc))) from exc
     return filesystem
+
+
+@functools.cache
+def listing_handler() -> type:
+    """pyarrow's FSSpecHandler, listing without its race: it asks `isdir`, then `exists`, so a
+    directory another writer makes between the two reads as a file (NotADirectoryError: two
+    streaming writers on one HDFS location, each recovering `_hmsproxy_stream`), and one removed
+    after `isdir` fails a listing that allows it to be missing."""
+    from pyarrow import fs
+
+    class RaceFreeListing(fs.FSSpecHandler):
+        def get_file_info_selector(self, selector):
+            try:
+                return super().get_file_info_selector(selector)
+            except NotADirectoryError:
+                return super().get_file_info_selector(selector)  # a directory by now; a file raises again
+            except FileNotFoundError:
+                if selector.allow_not_found:
+                    return []
+                raise
+
+    return RaceFreeListing
 
 
 def _first_answer(filesystem: Any, where: Place, conf: dict[str, str]) -> None:

@@ -258,3 +258,39 @@ def test_the_exit_hook_drops_only_the_hdfs_clients(monkeypatch):
     assert filesystems.native_clients_made()
     filesystems.release_native_clients()
     assert filesystems._made == {("s3", "lake"): "kept"} and not filesystems.native_clients_made()
+
+
+class _DirectoryMadeBetween:
+    """An fsspec file system whose `path` becomes a directory between isdir and exists, as when a
+    second writer makes it (or is gone after isdir, `vanish`)."""
+
+    def __init__(self, vanish: bool = False):
+        self.made, self.vanish = False, vanish
+
+    def isdir(self, path):
+        if self.vanish:
+            return True
+        made, self.made = self.made, True
+        return made
+
+    def exists(self, path):
+        return True
+
+    def find(self, path, maxdepth=None, withdirs=True, detail=True):
+        if self.vanish:
+            raise FileNotFoundError(path)
+        return {f"{path}/7": {"name": f"{path}/7", "type": "directory", "size": 0}}
+
+
+def test_a_listing_raced_by_another_writer_is_asked_again():
+    from pyarrow import fs
+
+    handler = filesystems.listing_handler()
+    made = fs.PyFileSystem(handler(_DirectoryMadeBetween()))
+    assert [i.base_name for i in made.get_file_info(fs.FileSelector("/t/_hmsproxy_stream", allow_not_found=True))] == ["7"]
+    with pytest.raises(NotADirectoryError):  # pyarrow's own handler: the race this closes
+        fs.PyFileSystem(fs.FSSpecHandler(_DirectoryMadeBetween())).get_file_info(fs.FileSelector("/t/s", allow_not_found=True))
+    gone = fs.PyFileSystem(handler(_DirectoryMadeBetween(vanish=True)))
+    assert gone.get_file_info(fs.FileSelector("/t/s", allow_not_found=True)) == []
+    with pytest.raises(FileNotFoundError):
+        gone.get_file_info(fs.FileSelector("/t/s"))
