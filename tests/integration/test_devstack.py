@@ -124,8 +124,9 @@ def test_session_metastores_are_two_distinct_running_backends(metastores):
         client = ms.client()
         try:
             assert "default" in client.get_all_databases()
-            # hive.in.test=true created the transaction tables; notifications are open.
-            assert client.get_open_txns().open_txns == []
+            # hive.in.test=true created the transaction tables (other tests' transactions may be open
+            # on these shared metastores); notifications are open.
+            assert client.get_open_txns().txn_high_water_mark >= 0
             assert client.get_current_notificationEventId().eventId >= 0
         finally:
             client.close()
