@@ -35,9 +35,9 @@ def fake_java(tmp_path, monkeypatch):
         monkeypatch.setattr(module, "java_executable", lambda: str(script))
     monkeypatch.setattr(s3proxy, "START_TIMEOUT_S", 1)
     monkeypatch.setattr(minicluster, "START_TIMEOUT_S", 1)
-    monkeypatch.setattr(storage_jars, "require_fetched", lambda store: None)
+    monkeypatch.setattr(storage_jars, "require_fetched", lambda *_, **__: None)
     monkeypatch.setattr(storage_jars, "s3proxy_jar", lambda say=None: tmp_path / "s3proxy.jar")
-    monkeypatch.setattr(storage_jars, "s3a_jars", lambda say=None: [])
+    monkeypatch.setattr(storage_jars, "s3a_jars", lambda *_, **__: [])
     monkeypatch.setattr(storage_jars, "minicluster_classpath", lambda say=None: str(tmp_path / "no-such-classpath"))
     return pid_file
 
