@@ -123,8 +123,11 @@ bench-stream: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_stream $(ARGS)
 
 # Streaming on each store: rows/s per writer and commit() p50/p99 on local files, S3 (s3proxy) and HDFS (a minicluster), all started here (docs/storage.md); ARGS="--quick" for a smoke run.
+# Then one point lookup on S3, four ways (Spark's scan, Spark with bloom filters, Spark on the index's files, hmsproxy lookup) and the rebuild's rows/s per core; INDEX_ARGS sizes the table.
+INDEX_ARGS ?= --rows 5000000 --files 100
 bench-storage: $(BIN)/.installed hive-jars
 	$(BIN)/python -m tests.bench.bench_storage $(ARGS)
+	$(BIN)/python -m tests.bench.bench_index --store s3 $(INDEX_ARGS)
 
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed

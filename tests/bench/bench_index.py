@@ -21,22 +21,27 @@ What it does, in one run (a few minutes on 2 cores at the default 20 M rows):
    scan's (the run fails otherwise);
 5. prints wall time, files and bytes read per path, the CPU other processes took meanwhile,
    the rebuild's rows/s per core, and the targets (PASS/MISS).
+
+``--store s3`` puts the table (and its index) on S3: an s3proxy on loopback (in memory), the
+metastore and the SparkSession with S3A (``hmsproxy dev fetch`` fetched its jars), and the S3A keys
+in a HADOOP_CONF_DIR that the proxy and ``hmsproxy lookup``'s storage door read (docs/storage.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import decimal
 import os
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 DB, TABLE, INDEX, DAY = "bench", "events", "user_idx", "2026-11-01"
 COLUMNS = ("user_id", "action", "ts", "amount")
@@ -109,12 +114,12 @@ def user_of(file_no: int, k: int, files: int) -> int:
     return k * files + file_no
 
 
-def generate(spark, rows: int, files: int, users_per_file: int) -> None:
+def generate(spark, rows: int, files: int, users_per_file: int, db_location: str | None = None) -> None:
     """``rows`` rows in ``files`` files of partition ``ds=DAY``: Spark's range in ``files`` partitions,
     written without a shuffle, so partition ``p`` becomes one file holding users ``k * files + p``."""
     from pyspark.sql import functions as F
 
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}" + (f" LOCATION '{db_location}'" if db_location else ""))
     spark.sql(f"DROP TABLE IF EXISTS {DB}.{TABLE}")
     spark.sql(
         f"CREATE TABLE {DB}.{TABLE} (user_id BIGINT, action STRING, ts TIMESTAMP, amount DECIMAL(10,2)) "
@@ -334,9 +339,84 @@ def index_facts(uri: str) -> IndexFacts:
         name = ms.get_index(DB, TABLE, INDEX).indexTableName
         db, _, table = name.rpartition(".")
         location = ms.get_table(db or DB, table).sd.location
-    root = Path(urlparse(location).path)
-    files = [f for f in root.rglob("*") if f.is_file() and not any(p.startswith(("_", ".")) for p in f.relative_to(root).parts)]
-    return IndexFacts(name, len(files), sum(f.stat().st_size for f in files), sum(pq.ParquetFile(f).metadata.num_rows for f in files))
+    from pyarrow import fs
+
+    from hmsproxy.files.storage import arrow_filesystem
+
+    filesystem, root = arrow_filesystem(location)
+    root = root.rstrip("/")
+    files = [
+        info
+        for info in filesystem.get_file_info(fs.FileSelector(root, recursive=True))
+        if info.type == fs.FileType.File and not any(p.startswith(("_", ".")) for p in info.path[len(root) + 1 :].split("/"))
+    ]
+    rows = 0
+    for info in files:
+        with filesystem.open_input_file(info.path) as handle:
+            rows += pq.ParquetFile(handle).metadata.num_rows
+    return IndexFacts(name, len(files), sum(info.size for info in files), rows)
+
+
+def file_sizes(locations: list[str]) -> list[int]:
+    """The sizes of these files, on whatever store they are (the storage door)."""
+    from hmsproxy.files.storage import arrow_filesystem
+
+    sizes = []
+    for location in locations:
+        filesystem, path = arrow_filesystem(location)
+        sizes.append(filesystem.get_file_info(path).size)
+    return sizes
+
+
+@dataclasses.dataclass
+class Store:
+    """Where the table lives: `db_location` (None: the metastore's local warehouse) and what the
+    metastore and the SparkSession need to reach it."""
+
+    name: str = "local"
+    db_location: str | None = None
+    hive_conf: dict[str, str] = dataclasses.field(default_factory=dict)
+    extra_classpath: tuple = ()
+    spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def store_for(name: str) -> Iterator[Store]:
+    if name == "local":
+        yield Store()
+        return
+    from hmsproxy.dev import storage_jars
+    from hmsproxy.dev.dev_storage import site_xml
+    from hmsproxy.dev.ports import free_port
+    from hmsproxy.dev.s3proxy import S3Server
+    from hmsproxy.files import filesystems
+    from hmsproxy.files.hadoop_conf import SITE_FILES
+
+    tmp = Path(tempfile.mkdtemp(prefix="hmsproxy-bench-index-s3-"))
+    log(f"starting s3proxy (in memory; state in {tmp}) ...")
+    s3 = S3Server(tmp, free_port(), storage_jars.s3proxy_jar()).start()
+    before = os.environ.get("HADOOP_CONF_DIR")
+    try:
+        bucket = s3.make_bucket("bench")
+        s3a = s3.s3a_conf()
+        (tmp / SITE_FILES[0]).write_text(site_xml(s3a))
+        os.environ["HADOOP_CONF_DIR"] = str(tmp)  # the proxy's and lookup's storage door read it
+        filesystems.forget()
+        jars = tuple(str(j) for j in storage_jars.s3a_jars())
+        yield Store(
+            "s3",
+            f"s3a://{bucket}/warehouse/{DB}.db",
+            hive_conf=s3a,
+            extra_classpath=jars,
+            spark_conf={"spark.jars": ",".join(jars), **{f"spark.hadoop.{k}": v for k, v in s3a.items()}},
+        )
+    finally:
+        if before is None:
+            os.environ.pop("HADOOP_CONF_DIR", None)
+        else:
+            os.environ["HADOOP_CONF_DIR"] = before
+        filesystems.forget()
+        s3.stop()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -344,16 +424,27 @@ def run(args: argparse.Namespace) -> int:
 
     users_per_file = args.users_per_file or max(1, args.rows // args.files // 100)  # about 100 rows a user
     user_id = user_of(args.files // 2, users_per_file // 3, args.files)
-    with spark_through_proxy(
-        "bench-index", log, driver_memory="3g", keep_state=args.keep_state, production_jvm=True, proxy_process=not args.proxy_in_process
-    ) as stack:
+    with (
+        store_for(args.store) as store,
+        spark_through_proxy(
+            "bench-index",
+            log,
+            driver_memory="3g",
+            keep_state=args.keep_state,
+            production_jvm=True,
+            proxy_process=not args.proxy_in_process,
+            hive_conf=store.hive_conf,
+            extra_classpath=store.extra_classpath,
+            spark_conf=store.spark_conf,
+        ) as stack,
+    ):
         spark, server = stack.spark, stack.server
-        log(f"generating {args.rows:,} rows in {args.files} files ({users_per_file:,} users a file) ...")
+        log(f"generating {args.rows:,} rows in {args.files} files ({users_per_file:,} users a file) on {store.name} ...")
         t0 = time.perf_counter()
-        generate(spark, args.rows, args.files, users_per_file)
+        generate(spark, args.rows, args.files, users_per_file, store.db_location)
         log(f"generated in {time.perf_counter() - t0:.1f}s")
-        table = [Path(urlparse(f).path) for f in spark.table(f"{DB}.{TABLE}").inputFiles()]
-        setup = Setup(args.rows, len(table), sum(f.stat().st_size for f in table), users_per_file, user_id)
+        sizes = file_sizes(spark.table(f"{DB}.{TABLE}").inputFiles())
+        setup = Setup(args.rows, len(sizes), sum(sizes), users_per_file, user_id, store=store.name)
 
         if not args.no_index:
             log("CREATE INDEX and rebuild-index ...")
@@ -389,11 +480,12 @@ class Setup:
     job_seconds: float | None = None
     index: IndexFacts | None = None
     cores: int = 1
+    store: str = "local"
 
 
 def report(args, setup: Setup, results: list[Measured]) -> None:
     print(
-        f"\n{setup.rows:,} rows in {setup.files} Parquet files, {setup.bytes / 2**20:,.1f} MiB; {setup.users_per_file:,} users a file; "
+        f"\n{setup.rows:,} rows in {setup.files} Parquet files on {setup.store}, {setup.bytes / 2**20:,.1f} MiB; {setup.users_per_file:,} users a file; "
         f"user_id = {setup.user_id}: {len(results[0].rows)} rows; medians of {args.repeat} rounds"
     )
     if setup.index is not None:
@@ -438,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="leave out the lookup through a proxy with the metadata cache on")
     parser.add_argument("--proxy-in-process", action="store_true", help="run hmsproxy in the bench's process (default: hmsproxy serve)")
     parser.add_argument("--keep-state", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--store", choices=("local", "s3"), default="local", help="where the table lives (s3: an s3proxy started here)")
     return run(parser.parse_args(argv))
 
 

@@ -53,11 +53,16 @@ def spark_through_proxy(
     keep_state: bool = False,
     production_jvm: bool = False,
     proxy_process: bool = False,
+    hive_conf: dict[str, str] | None = None,
+    extra_classpath: tuple = (),
+    spark_conf: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     """`production_jvm`: the metastore with the JVM's default compilers and collector and WARN logging,
     as fast per call as a production one (the dev default, C1 only and INFO audit lines, is slower).
     `proxy_process`: the proxy as `hmsproxy serve` in a process of its own, as deployed (its Python
-    then shares no interpreter lock with the benchmark's clients)."""
+    then shares no interpreter lock with the benchmark's clients). `hive_conf`, `extra_classpath` and
+    `spark_conf`: the metastore's hive-site additions and jars and the session's settings (a warehouse
+    on S3: tests/bench/bench_index.py --store s3)."""
     from hmsproxy.app import build_handler
     from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig, StoreConfig
     from hmsproxy.dev.metastore import start_metastores
@@ -69,7 +74,9 @@ def spark_through_proxy(
     try:
         log(f"starting a Hive 2.3 metastore (state in {tmp}) ...")
         tuning = {"fast_start": False, "log_level": "WARN"} if production_jvm else {}
-        (metastore,) = start_metastores(1, tmp / "hms", log=lambda m: None, timeout_s=120, **tuning)
+        (metastore,) = start_metastores(
+            1, tmp / "hms", log=lambda m: None, timeout_s=120, hive_conf=hive_conf, extra_classpath=extra_classpath, **tuning
+        )
         primary = MetastoreConfig(
             "primary", (metastore.uri,), primary=True, access_control_type=AccessControlType.READ_AND_WRITE_AND_CREATE
         )
@@ -81,7 +88,9 @@ def spark_through_proxy(
             handler = build_handler(config)
             server = ProxyServer(handler, "127.0.0.1", 0).start()
         stack.server = server
-        stack.spark = spark = make_spark(server.uri, tmp / "warehouse", f"hmsproxy-{name}", driver_memory=driver_memory)
+        stack.spark = spark = make_spark(
+            server.uri, tmp / "warehouse", f"hmsproxy-{name}", driver_memory=driver_memory, extra_conf=spark_conf
+        )
         yield stack
     finally:
         if spark is not None:
