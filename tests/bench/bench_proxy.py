@@ -465,7 +465,21 @@ class ProxyProcess:
     def __init__(self, config: Path, log_path: Path, profile_out: Path | None = None, *, floor: bool = False, cwd: str | None = None):
         """`cwd`: where it runs (default: here); `python -m` imports hmsproxy from there first (another checkout)."""
         self.log_path = log_path
-        self.cmd = [sys.executable, "-m", "hmsproxy.cli", "--log-level", "WARNING", "serve", "--config", str(config)]
+        # Its own pid file beside its log: a bench runs several proxies from one directory, and `serve`
+        # refuses to start while the default .state/hmsproxy.pid names a live server.
+        pid_file = log_path.with_suffix(".pid")
+        self.cmd = [
+            sys.executable,
+            "-m",
+            "hmsproxy.cli",
+            "--log-level",
+            "WARNING",
+            "serve",
+            "--config",
+            str(config),
+            "--pid-file",
+            str(pid_file),
+        ]
         if floor:
             self.cmd = [sys.executable, "-m", "tests.bench.raw_forwarder", str(config)]
         if profile_out is not None:
