@@ -194,14 +194,16 @@ class _IndexSide:
         build = read_manifest(location) if location else None
         if build is None or build.partition != key:
             return None, None
-        return build, self._rows(location)
+        listing = ArrowStorage().list(location)
+        if not build.describes(listing):  # other files than the build's (another writer's): not an index to trust
+            return None, None
+        return build, self._rows([join(location, e.name) for e in data_files(listing)])
 
-    def _rows(self, location: str) -> Any:
+    def _rows(self, files: list[str]) -> Any:
         """The index rows naming the wanted values: pyarrow reads only the row groups whose statistics match."""
         import pyarrow.compute as pc
         import pyarrow.dataset as ds
 
-        files = [join(location, e.name) for e in data_files(ArrowStorage().list(location))]
         if not files:
             return None
         self.files_opened += len(files)

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, read_manifest, write_manifest
+from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild, digest, index_files, read_manifest, write_manifest
 from hmsproxy.files.storage import ArrowStorage, data_files, join
 from hmsproxy.jobs.arguments import add_partition_option
 from hmsproxy.jobs.errors import JobError, UsageError, one_line
@@ -94,6 +94,8 @@ def load_index(ms: Any, db: str, table: str, index: str) -> Index:
     if not found.indexTableName or not handler.uses_index_table():
         raise JobError(f"index {index} on {db}.{table} has no index table to build (handler {found.indexHandlerClass})")
     index_db, _, index_table = found.indexTableName.rpartition(".")
+    # The base table first: get_index_by_name followed at once by get_table of the index table is
+    # how the proxy recognises the Hive CLI's own rebuild, which it refuses (features/indexes/hive_rebuild.py).
     base = ms.get_table(db, table)
     itable = ms.get_table(index_db or db, index_table)
     columns = tuple(c.name.lower() for c in found.sd.cols or [])
@@ -282,7 +284,11 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
     digests = tuple(sorted((name, digest(entries)) for name, entries in listings.items()))
     if only_stale and existing is not None and existing.sd.location:
         previous = read_manifest(existing.sd.location)
-        if previous is not None and all(previous.digest_of(n) == d for n, d in digests):
+        if (
+            previous is not None
+            and all(previous.digest_of(n) == d for n, d in digests)
+            and previous.describes(ArrowStorage().list(existing.sd.location))  # still its own files beside it
+        ):
             return ItemResult(SKIPPED, rows=previous.rows, note="fresh: its base files are unchanged since its last build")
     files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(index, b)]]
     made: dict[str, IndexBuild] = {}
@@ -291,10 +297,10 @@ def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale
         from hmsproxy.jobs.index_builders import builder_for  # with the IDL: not when the CLI only lists the jobs
 
         rows = builder_for(index.handler).build(spark, index, files, location)
-        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests)
+        written = data_files(ArrowStorage().list(location))
+        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests, index_files(written))
         write_manifest(location, made["build"])
         before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped
-        written = data_files(ArrowStorage().list(location))
         return Written(rows, len(written), sum(e.size for e in written))
 
     catalog = BuildCatalog(ms, made)

@@ -91,10 +91,17 @@ def is_read(method: str) -> bool:
     return spec.reads and spec.kind in (Kind.ROUTED, Kind.PRIMARY) and one_database
 
 
+#: Reads after which a client's next read must take the full path: after get_index_by_name, the
+#: indexes feature looks at the next get_table (features/indexes/hive_rebuild.py).
+DROPS_SHORTCUTS = frozenset({"get_index_by_name"})
+
+
 @cache
 def changes_nothing(method: str) -> bool:
-    """Calls after which every shortcut still holds: reads (fb303's included), set_ugi and the
-    transaction manager's calls."""
+    """Calls after which every shortcut still holds: reads (fb303's included) but DROPS_SHORTCUTS,
+    set_ugi and the transaction manager's calls."""
+    if method in DROPS_SHORTCUTS:
+        return False
     return METHOD_SPECS[method].reads or method == "set_ugi" or method in TRANSACTION_CALLS
 
 

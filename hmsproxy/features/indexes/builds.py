@@ -10,6 +10,11 @@ The build is written twice, from one object: as `_hmsproxy_index.json` beside th
 (hidden from readers by its '_'; it is swapped in with them, so it always describes the files next
 to it — lookups read it), and into the proxy's store (SHOW FORMATTED INDEX), carried by the swap's
 own metastore call in its EnvironmentContext under BUILD_CONTEXT_KEY.
+
+The manifest also names the index files it describes (name and size of each): a directory whose
+files are not exactly those (another writer's, such as a Hive MapReduce rebuild, which keeps
+hidden files like the manifest when it replaces a partition's files) is not this build, and a
+lookup scans instead of trusting it. A manifest naming no files (older builds) is trusted by no one.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hmsproxy.files.compact_index import fingerprint
-from hmsproxy.files.storage import Entry, arrow_filesystem, join
+from hmsproxy.files.storage import Entry, arrow_filesystem, data_files, join
 
 MANIFEST = "_hmsproxy_index.json"
 BUILD_CONTEXT_KEY = "hmsproxy.index.build"
@@ -38,24 +43,37 @@ class IndexBuild:
     files: int
     #: (base partition name, digest of its listing at build time); '' names an unpartitioned base table.
     base: tuple[tuple[str, str], ...]
+    #: (name, size) of each index data file the build wrote beside the manifest; None: not recorded.
+    index_files: tuple[tuple[str, int], ...] | None = None
 
     def digest_of(self, base_partition: str) -> str | None:
         return dict(self.base).get(base_partition)
 
+    def describes(self, entries: Iterable[Entry]) -> bool:
+        """Whether a listing of the index partition's directory holds exactly the files this build wrote."""
+        return self.index_files is not None and index_files(entries) == self.index_files
+
     def to_json(self) -> str:
-        return json.dumps(
-            {"partition": self.partition, "built_at": self.built_at, "rows": self.rows, "files": self.files, "base": dict(self.base)},
-            sort_keys=True,
-        )
+        d = {"partition": self.partition, "built_at": self.built_at, "rows": self.rows, "files": self.files, "base": dict(self.base)}
+        if self.index_files is not None:
+            d["index_files"] = [list(f) for f in self.index_files]
+        return json.dumps(d, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> IndexBuild:
         """ValueError for anything that is not a build record."""
         try:
             d = json.loads(text)
-            return cls(str(d["partition"]), int(d["built_at"]), int(d["rows"]), int(d["files"]), tuple(sorted(d["base"].items())))
-        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
+            listed = d.get("index_files")
+            files = None if listed is None else tuple((str(name), int(size)) for name, size in listed)
+            return cls(str(d["partition"]), int(d["built_at"]), int(d["rows"]), int(d["files"]), tuple(sorted(d["base"].items())), files)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:  # JSONDecodeError is a ValueError
             raise ValueError(f"not an index build record: {e}") from None
+
+
+def index_files(entries: Iterable[Entry]) -> tuple[tuple[str, int], ...]:
+    """(name, size) of each index data file in a listing of an index partition's directory."""
+    return tuple((e.name, e.size) for e in data_files(list(entries)))
 
 
 def digest(entries: Iterable[Entry]) -> str:

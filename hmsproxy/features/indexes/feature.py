@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
+from hmsproxy.features.indexes.hive_rebuild import GUARDED_METHOD, HiveRebuildRefusal, RebuildGuard
 from hmsproxy.features.indexes.index_tables import IndexTables
 from hmsproxy.features.indexes.protection import Protection
 from hmsproxy.features.indexes.recording import METHODS as BUILD_CALLS
@@ -34,10 +35,12 @@ class Indexes(Feature):
         self._calls = IndexCalls(self)
         self._protection = Protection(self)
         self._recording = BuildRecording(self)
+        self._hive_rebuild = HiveRebuildRefusal(self)
 
     def wants(self, spec: MethodSpec) -> bool:
         return (
             spec.name in METHODS
+            or spec.name == GUARDED_METHOD
             or spec.name in PARTITION_DROPS
             or spec.name in BUILD_CALLS
             or spec.drops_table
@@ -59,9 +62,18 @@ class Indexes(Feature):
     def statement_runners(self) -> dict:
         return Runners(self).runners()
 
+    def new_session_state(self) -> RebuildGuard:
+        return RebuildGuard()
+
     def on_routed(self, call: Call):
+        self._hive_rebuild.check(call)
+        if call.method == GUARDED_METHOD:
+            return None
         if call.method in METHODS:
-            return self._calls.answer(call)
+            result = self._calls.answer(call)
+            if call.method == "get_index_by_name":
+                self._hive_rebuild.arm(call)
+            return result
         if call.method in BUILD_CALLS:
             self._recording.on_routed(call)
         return self._protection.on_routed(call)

@@ -1,0 +1,79 @@
+"""The Hive 2.3 CLI's own `ALTER INDEX … REBUILD`, refused before Hive writes anything.
+
+Hive compiles that statement into a MapReduce job (CompactIndexHandler's INSERT OVERWRITE into
+the index table) whose files would replace the proxy's build in the index partition's directory,
+and whose last step (IndexMetadataChangeTask) then fails. Only its compile talks to the
+metastore before any data moves, and its first calls are (DDLSemanticAnalyzer.getIndexBuilderMapRed):
+`get_index_by_name`, then at once `get_table` of the index table, then `get_table` of the base
+table. No other statement sends that pair in that order: DROP INDEX follows get_index_by_name
+with drop_index_by_name, SET IDXPROPERTIES with alter_index, and hmsproxy's own rebuild job reads
+the base table first (jobs/rebuild_index.load_index). So that `get_table` is refused with the
+commands that do build, and Hive prints the message:
+
+    FAILED: SemanticException … Unable to fetch table <index table>. hmsproxy: ALTER INDEX … REBUILD …
+
+The pair is recognised per client connection: get_index_by_name arms the connection's guard, and
+the next call the feature sees disarms it. get_index_by_name drops the relay shortcuts
+(pipeline/shortcuts.changes_nothing), so that next get_table is never relayed from a decision
+made before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hmsproxy.features import identity
+from hmsproxy.features.identity import TableRef
+from hmsproxy.features.indexes.model import IndexRecord
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from hmsproxy.features.indexes.feature import Indexes
+
+#: The call that, right after get_index_by_name, means Hive is compiling its own rebuild.
+GUARDED_METHOD = "get_table"
+
+
+@dataclass
+class RebuildGuard:
+    """One client connection's state: the index whose table a Hive rebuild would read next."""
+
+    armed: IndexRecord | None = None
+
+
+def refusal(base: str, index: str) -> str:
+    """What the Hive CLI shows instead of running its MapReduce build."""
+    return (
+        f"hmsproxy: ALTER INDEX {index} ON {base} REBUILD is not run by Hive through hmsproxy "
+        "(its MapReduce job would overwrite the index with Hive's own files); nothing was written. "
+        f"Build it with: hmsproxy job rebuild-index {base}.{index} [--partition k=v] "
+        f"or hmsproxy sql -e \"ALTER INDEX {index} ON {base} [PARTITION (k='v')] REBUILD\""
+    )
+
+
+class HiveRebuildRefusal:
+    def __init__(self, feature: Indexes):
+        self.feature = feature
+
+    def arm(self, call: Call) -> None:
+        """get_index_by_name was answered: a Hive rebuild would ask for its index table next."""
+        base = identity.routed(call.route, call.args.tbl_name)
+        record = self.feature.snapshot().get(base, call.args.index_name.lower())
+        if record is not None and record.index_table is not None:
+            call.session.state(self.feature).armed = record
+
+    def check(self, call: Call) -> None:
+        """Every call the feature sees: disarm, and refuse the get_table of the armed index's table."""
+        guard: RebuildGuard = call.session.state(self.feature)
+        record, guard.armed = guard.armed, None
+        if record is None or call.method != GUARDED_METHOD or not call.table:
+            return
+        if identity.routed(call.route, call.table) == record.index_table:
+            raise InvalidRequest(refusal(_client_name(call, record.base), record.name))
+
+
+def _client_name(call: Call, base: TableRef) -> str:
+    db = identity.client_db(call.router, base.metastore, base.db) or call.client_db
+    return f"{db}.{base.table}"
