@@ -9,7 +9,17 @@ import os
 import pytest
 
 from hmsproxy.clients.lookup_cli import parse_where
-from hmsproxy.features.indexes.builds import FRESH, NEVER_BUILT, STALE, IndexBuild, digest, read_manifest, state, write_manifest
+from hmsproxy.features.indexes.builds import (
+    FRESH,
+    NEVER_BUILT,
+    STALE,
+    IndexBuild,
+    digest,
+    index_files,
+    read_manifest,
+    state,
+    write_manifest,
+)
 from hmsproxy.files.storage import ArrowStorage, data_files
 
 
@@ -49,6 +59,27 @@ def test_the_build_travels_as_json_and_beside_the_index_files(tmp_path):
     write_manifest(location, build)  # creates the directory of an index with no rows
     assert read_manifest(location) == build
     assert listing(tmp_path / "idx" / "ds=1.hmsproxy-rebuild-index-t") == []  # hidden from readers
+
+
+def test_a_build_describes_only_the_index_files_it_wrote(tmp_path):
+    """What Hive's loadPartition leaves (its own visible files, the hidden manifest kept) is not the build."""
+    part = tmp_path / "ds=1.hmsproxy-rebuild-index-t"
+    part.mkdir()
+    (part / "part-00000.parquet").write_bytes(b"x" * 10)
+    build = IndexBuild("ds=1", 1, 3, 1, (("ds=1", "ab"),), index_files(listing(part)))
+    assert build.index_files == (("part-00000.parquet", 10),)
+    location = f"file:{part}"
+    write_manifest(location, build)
+    assert read_manifest(location) == build and build.describes(ArrowStorage().list(location))  # the manifest is hidden
+    (part / "part-00000.parquet").unlink()
+    (part / "000000_0").write_bytes(b"y" * 10)  # another writer's file
+    assert read_manifest(location) == build and not build.describes(ArrowStorage().list(location))
+    (part / "000000_0").unlink()
+    (part / "part-00000.parquet").write_bytes(b"x" * 11)  # same name, other size
+    assert not build.describes(ArrowStorage().list(location))
+    legacy = IndexBuild.from_json('{"partition": "ds=1", "built_at": 1, "rows": 3, "files": 1, "base": {"ds=1": "ab"}}')
+    assert legacy.index_files is None and not legacy.describes([])  # names no files: trusted by no one
+    assert IndexBuild.from_json(build.to_json()) == build and IndexBuild.from_json(legacy.to_json()) == legacy
 
 
 def test_arrow_storage_lists_and_deletes_as_hadoop_names_them(tmp_path):

@@ -82,3 +82,4 @@ def test_which_calls_take_or_keep_shortcuts():
     assert not is_read("alter_table") and not is_read("getStatus")
     assert changes_nothing("get_table") and changes_nothing("set_ugi")
     assert not changes_nothing("create_table") and not changes_nothing("hmsproxy_execute")
+    assert not changes_nothing("get_index_by_name")  # a read, but the next get_table must reach the indexes feature
