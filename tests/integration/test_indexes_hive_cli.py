@@ -50,10 +50,15 @@ ALTER INDEX user_idx ON {db}.events SET IDXPROPERTIES ('team'='growth');
 USE {db};
 SHOW INDEX ON events;
 DESCRIBE FORMATTED {index_table};
+DESCRIBE INDEX user_idx ON events;
+ALTER INDEX user_idx ON events PARTITION (ds='1') DROP PARTITION;
 """
     result = hive_cli(proxy.uri, script)
     text = output(result)
-    refusals = [line for line in text.splitlines() if line.startswith("FAILED:")]
+    failed = [line for line in text.splitlines() if line.startswith("FAILED:")]
+    # Hive 2.3's grammar has neither DESCRIBE INDEX nor ALTER INDEX … DROP PARTITION (docs/indexes.md).
+    assert len([line for line in failed if line.startswith("FAILED: ParseException")]) == 2, text[-4000:]
+    refusals = [line for line in failed if not line.startswith("FAILED: ParseException")]
     expected = f"hmsproxy: ALTER INDEX user_idx ON {db}.events REBUILD is not run by Hive through hmsproxy"
     # Both rebuilds, and nothing else, failed, each naming the commands that build.
     assert len(refusals) == 2 and all(expected in line for line in refusals), text[-4000:]
