@@ -94,8 +94,8 @@ def load_index(ms: Any, db: str, table: str, index: str) -> Index:
     if not found.indexTableName or not handler.uses_index_table():
         raise JobError(f"index {index} on {db}.{table} has no index table to build (handler {found.indexHandlerClass})")
     index_db, _, index_table = found.indexTableName.rpartition(".")
-    # The base table first: get_index_by_name followed at once by get_table of the index table is
-    # how the proxy recognises the Hive CLI's own rebuild, which it refuses (features/indexes/hive_rebuild.py).
+    # The base table first: get_index_by_name, get_table of the index table, then of the base table
+    # is how the proxy recognises the Hive CLI's own rebuild, which it refuses (features/indexes/hive_rebuild.py).
     base = ms.get_table(db, table)
     itable = ms.get_table(index_db or db, index_table)
     columns = tuple(c.name.lower() for c in found.sd.cols or [])

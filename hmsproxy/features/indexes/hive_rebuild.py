@@ -5,17 +5,20 @@ the index table) whose files would replace the proxy's build in the index partit
 and whose last step (IndexMetadataChangeTask) then fails. Only its compile talks to the
 metastore before any data moves, and its first calls are (DDLSemanticAnalyzer.getIndexBuilderMapRed):
 `get_index_by_name`, then at once `get_table` of the index table, then `get_table` of the base
-table. No other statement sends that pair in that order: DROP INDEX follows get_index_by_name
-with drop_index_by_name, SET IDXPROPERTIES with alter_index, and hmsproxy's own rebuild job reads
-the base table first (jobs/rebuild_index.load_index). So that `get_table` is refused with the
+table; the next calls add index partitions (preparePartitions). No other statement sends these
+three in that order: DROP INDEX follows get_index_by_name with drop_index_by_name, SET
+IDXPROPERTIES with alter_index, and hmsproxy's own rebuild job reads the base table first
+(jobs/rebuild_index.load_index). So the third, `get_table` of the base table, is refused with the
 commands that do build, and Hive prints the message:
 
-    FAILED: SemanticException … Unable to fetch table <index table>. hmsproxy: ALTER INDEX … REBUILD …
+    FAILED: SemanticException … Unable to fetch table <base table>. hmsproxy: ALTER INDEX … REBUILD …
 
-The pair is recognised per client connection: get_index_by_name arms the connection's guard, and
-the next call the feature sees disarms it. get_index_by_name drops the relay shortcuts
-(pipeline/shortcuts.changes_nothing), so that next get_table is never relayed from a decision
-made before.
+(Refusing the second call already would also refuse a client that reads an index and then its
+table, as a tool that only looks does.) The sequence is followed per client connection:
+get_index_by_name arms the connection's guard, each call the feature sees either is the next step
+or disarms it. get_index_by_name drops the relay shortcuts (pipeline/shortcuts.changes_nothing),
+so the get_table calls after it reach the feature rather than being relayed from a decision made
+before.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ GUARDED_METHOD = "get_table"
 
 @dataclass
 class RebuildGuard:
-    """One client connection's state: the index whose table a Hive rebuild would read next."""
+    """One client connection's state: the index a Hive rebuild may be compiling, and how far it got."""
 
     armed: IndexRecord | None = None
+    #: 1: get_index_by_name answered (its index table comes next); 2: so was that get_table (the base table's comes next).
+    step: int = 0
 
 
 def refusal(base: str, index: str) -> str:
@@ -62,15 +67,20 @@ class HiveRebuildRefusal:
         base = identity.routed(call.route, call.args.tbl_name)
         record = self.feature.snapshot().get(base, call.args.index_name.lower())
         if record is not None and record.index_table is not None:
-            call.session.state(self.feature).armed = record
+            guard: RebuildGuard = call.session.state(self.feature)
+            guard.armed, guard.step = record, 1
 
     def check(self, call: Call) -> None:
-        """Every call the feature sees: disarm, and refuse the get_table of the armed index's table."""
+        """Every call the feature sees: the next step of a Hive rebuild's compile, its last refused; else disarm."""
         guard: RebuildGuard = call.session.state(self.feature)
-        record, guard.armed = guard.armed, None
+        record, step = guard.armed, guard.step
+        guard.armed, guard.step = None, 0
         if record is None or call.method != GUARDED_METHOD or not call.table:
             return
-        if identity.routed(call.route, call.table) == record.index_table:
+        table = identity.routed(call.route, call.table)
+        if step == 1 and table == record.index_table:
+            guard.armed, guard.step = record, 2
+        elif step == 2 and table == record.base:
             raise InvalidRequest(refusal(_client_name(call, record.base), record.name))
 
 
