@@ -6,6 +6,7 @@ TBLPROPERTIES clauses."""
 from __future__ import annotations
 
 import pytest
+from thriftpy2.thrift import TException
 
 from hmsproxy.features.indexes.compact import INDEX_OF
 from hmsproxy.files.storage import ArrowStorage
@@ -113,3 +114,15 @@ CREATE INDEX user_idx ON TABLE {db}.events (user_id) AS 'COMPACT' WITH DEFERRED 
     # Hive 2.3 keeps an index's COMMENT on the index, not on its table (SHOW INDEX's comment column).
     assert proxy_client.get_index_by_name(db, "events", "user_idx").parameters["comment"] == "by user"
     assert made.parameters[INDEX_OF] == f"{db}.events.user_idx" and made.tableType == "INDEX_TABLE"
+
+    # A Thrift client that reads an index and then its table is served; one that sends exactly the
+    # three calls Hive's rebuild compiles with is refused like Hive (docs/indexes.md).
+    proxy_client.get_index_by_name(db, "events", "user_idx")
+    assert proxy_client.get_table(db, made.tableName).tableName == made.tableName
+    assert proxy_client.get_index_names(db, "events", -1) == ["user_idx"]  # any other call ends the sequence
+    assert proxy_client.get_table(db, "events").tableName == "events"
+    proxy_client.get_index_by_name(db, "events", "user_idx")
+    proxy_client.get_table(db, made.tableName)
+    with pytest.raises(TException, match="ALTER INDEX user_idx ON .* REBUILD is not run by Hive"):
+        proxy_client.get_table(db, "events")
+    assert proxy_client.get_table(db, "events").tableName == "events"  # only that call
