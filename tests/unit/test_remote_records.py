@@ -208,3 +208,16 @@ def test_a_link_to_nothing_is_refused_when_made(client, repo, eu):
     assert repo.list_tables(None) == [] and repo.list_databases() == []
     make_links(client)  # the right names: made, and recorded from the same answer
     assert repo.recorded("table", "shop.orders_eu") is not None and repo.recorded("database", "sales_eu") is not None
+
+
+def test_a_kerberized_remote_needs_the_proxys_own_login(client, repo):
+    """Hive's keys make a remote Kerberized; without server.sasl the proxy can't reach it, and says so."""
+    kerberized = {"hive.metastore.sasl.enabled": "true", "hive.metastore.kerberos.principal": "hive/_HOST@EXAMPLE.COM"}
+    with pytest.raises(hive.MetaException, match=r"is Kerberized \(hive.metastore.sasl.enabled\).*set server.sasl's principal and keytab"):
+        client("create_database", database=database("sales_eu", parameters=link(**kerberized)))
+    no_principal = {"hive.metastore.sasl.enabled": "true"}
+    with pytest.raises(
+        hive.InvalidObjectException, match=r"'hive.metastore.kerberos.principal' is required with 'hive.metastore.sasl.enabled'"
+    ):
+        client("create_database", database=database("sales_eu", parameters=link(**no_principal)))
+    assert repo.list_databases() == []
