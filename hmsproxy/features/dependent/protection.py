@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
+from hmsproxy.features.columns import column_difference
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent.model import DependentPartition, TableRef
-from hmsproxy.features.dependent.runners import column_difference, columns_of
 from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
@@ -167,7 +167,7 @@ class Protection:
                 current = client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:
                 return None
-        difference = column_difference(columns_of(new.sd.cols if new.sd else []), columns_of(current.sd.cols if current.sd else []))
+        difference = column_difference(new.sd.cols if new.sd else [], current.sd.cols if current.sd else [])
         if difference is None:
             return None
         return Change(

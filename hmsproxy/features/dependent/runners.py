@@ -9,6 +9,7 @@ from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.features import identity
+from hmsproxy.features.columns import column_difference
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
@@ -29,17 +30,6 @@ COVERED_CALLS = 4
 
 def columns_of(cols) -> tuple[model.Column, ...]:
     return tuple(model.Column(c.name.lower(), c.type.lower(), c.comment) for c in cols or [])
-
-
-def column_difference(have: tuple[model.Column, ...], want: tuple[model.Column, ...]) -> str | None:
-    """How two column lists differ in names or types, in words (None: they don't)."""
-    a, b = [(c.name, c.type) for c in have], [(c.name, c.type) for c in want]
-    if a == b:
-        return None
-    missing = [f"{n} {t}" for n, t in b if (n, t) not in a]
-    extra = [f"{n} {t}" for n, t in a if (n, t) not in b]
-    parts = ([f"lacks {', '.join(missing)}"] if missing else []) + ([f"has {', '.join(extra)} besides"] if extra else [])
-    return "; ".join(parts) or "has the same columns in another order"
 
 
 class Runners:
