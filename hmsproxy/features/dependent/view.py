@@ -75,6 +75,18 @@ def storage(columns) -> object:
     )
 
 
+def published(router: Router, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> str:
+    """The published partitions and what each is made of, for DESCRIBE (Hive's and Spark's show table
+    parameters): `ds=1, ds=2 <- default.events; ds=3 <- default.events_v2`; a partition a notify policy
+    let break says so."""
+    by_source: dict[str, list[str]] = {}
+    for p in partitions:
+        source = identity.client_name(router, p.target)
+        problem = f" ({'not served: ' if p.target_gone else ''}{p.problem})" if p.problem else ""
+        by_source.setdefault(source, []).append(table.spec_name(p.values) + problem)
+    return "; ".join(f"{', '.join(specs)} <- {source}" for source, specs in by_source.items()) or "none"
+
+
 def as_table(router: Router, client_db: str, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> object:
     """The Table a client gets for a dependent table: a view over what it depends on now."""
     text = view_text(router, table, partitions)
@@ -84,6 +96,7 @@ def as_table(router: Router, client_db: str, table: DependentTable, partitions: 
         f"{MARK}.depends-on": identity.client_name(router, table.target),
         f"{MARK}.partitioned-by": ",".join(table.partition_names),
         f"{MARK}.partitions": str(len(served)),
+        f"{MARK}.published": published(router, table, partitions),
         model.POLICY_KEY: table.policy,
         "comment": f"dependent table: {len(served)} published partition(s); new ones depend on {identity.client_name(router, table.target)}",
     }
