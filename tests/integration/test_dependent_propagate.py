@@ -8,6 +8,7 @@ dependent table's rows — old files and new — as it reads them from the sourc
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -15,6 +16,7 @@ from urllib.parse import urlparse
 import pytest
 from thriftpy2.thrift import TException
 
+from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, storage, table
 from tests.integration.test_dependent_tables import COLUMNS, HOURLY
@@ -43,13 +45,18 @@ def following(proxy_client, run, tag):
             proxy_client.drop_table("default", name, True)
 
 
-def test_a_compatible_change_follows_and_an_incompatible_one_is_refused(proxy_client, run, following, tag):
+def test_a_compatible_change_follows_and_an_incompatible_one_is_refused(proxy_client, proxy_config, run, following, tag, tmp_path):
     ev, daily = following
     source = proxy_client.get_table("default", ev)
     source.sd.cols[0].comment = "the key"
     source.sd.cols[1].type = "bigint"  # widened
     source.sd.cols.append(hive.FieldSchema(name="note", type="string", comment="added later"))
-    proxy_client.alter_table("default", ev, source)
+    sink = tmp_path / "lineage.jsonl"
+    with proxy_config(lambda base: base.with_section("dependent", DependentConfig(LineageConfig(file=str(sink))))):
+        proxy_client.alter_table("default", ev, source)
+    (event,) = [json.loads(line) for line in sink.read_text().splitlines()]
+    assert event["run"]["facets"]["hmsproxy"]["action"] == "propagate-columns" and "problem" not in event["run"]["facets"]["hmsproxy"]
+    assert [i["name"] for i in event["inputs"]] == [f"default.{ev}"] and [o["name"] for o in event["outputs"]] == [f"default.{daily}"]
 
     want = [("key", "string", "the key"), ("value", "bigint", None), ("note", "string", "added later")]
     assert columns(proxy_client.get_table("default", ev)) == want
@@ -62,7 +69,10 @@ def test_a_compatible_change_follows_and_an_incompatible_one_is_refused(proxy_cl
 
     refused = {
         "drops": (lambda cols: cols[:2], rf"it drops column\(s\) note of default.{ev}"),
-        "renames": (lambda cols: [cols[0], hive.FieldSchema(name="amount", type="bigint"), cols[2]], r"column value .* would become amount"),
+        "renames": (
+            lambda cols: [cols[0], hive.FieldSchema(name="amount", type="bigint"), cols[2]],
+            r"column value .* would become amount",
+        ),
         "narrows": (
             lambda cols: [cols[0], hive.FieldSchema(name="value", type="int"), cols[2]],
             r"column value of .* would change from bigint to int, which does not hold every bigint value",

@@ -150,14 +150,22 @@ def test_propagate_carries_spark_column_changes_into_the_dependent_table(spark):
     ev, daily = f"default.gev_{tag}", f"default.gdaily_{tag}"
     spark.sql(f"CREATE TABLE {ev} (key STRING, value INT) PARTITIONED BY (ds STRING, hr STRING) STORED AS PARQUET")
     write_hourly(spark, ev, ("1", "2"), ("1", "2"))
-    sql(spark, f"CREATE DEPENDENT TABLE {daily} PARTITIONED BY (ds) DEPENDS ON TABLE {ev} TBLPROPERTIES ('hmsproxy.dependent.on-change'='propagate')")
+    sql(
+        spark,
+        f"CREATE DEPENDENT TABLE {daily} PARTITIONED BY (ds) DEPENDS ON TABLE {ev} TBLPROPERTIES ('hmsproxy.dependent.on-change'='propagate')",
+    )
     sql(spark, f"ALTER TABLE {daily} ADD PARTITION (ds='1')")
     try:
         spark.sql(f"ALTER TABLE {ev} ADD COLUMNS (note STRING COMMENT 'added by spark')")
         spark.sql(f"ALTER TABLE {ev} ALTER COLUMN key COMMENT 'the key'")
         spark.sql(f"INSERT INTO {ev} PARTITION (ds='1', hr='3') VALUES ('late', 7, 'written after')")
         schema = [(f.name, f.dataType.simpleString(), f.metadata.get("comment")) for f in spark.table(daily).schema.fields]
-        assert schema == [("key", "string", "the key"), ("value", "int", None), ("note", "string", "added by spark"), ("ds", "string", None)]
+        assert schema == [
+            ("key", "string", "the key"),
+            ("value", "int", None),
+            ("note", "string", "added by spark"),
+            ("ds", "string", None),
+        ]
         # Files written before the change read the new column as NULL, as the source itself reads them.
         expected = rows(spark, f"SELECT key, value, note, ds FROM {ev} WHERE ds = '1'")
         assert rows(spark, f"SELECT * FROM {daily}") == expected

@@ -71,3 +71,14 @@ def test_the_snapshot_indexes_dependencies_both_ways():
     assert snapshot.by_database == {("primary", "shop"): ("daily",)}
     assert [p.values for p in snapshot.partitions[DAILY]] == [("0",), ("1",), ("11",)]
     assert [p.values for p in snapshot.partitions_on(EVENTS)] == [("1",)]
+
+
+def test_the_published_parameter_names_each_partition_and_its_source():
+    parts = (
+        *published((EVENTS, ("1",)), (EVENTS, ("2",)), (REMOTE, ("11",))),
+        replace(published((EVENTS, ("3",)))[0], problem="shop.events was dropped", target_gone=True),
+    )
+    assert view.published(ROUTER, TABLE, parts) == (
+        "ds=1, ds=2, ds=3 (not served: shop.events was dropped) <- shop.events; ds=11 <- waggle_sales.events_v2"
+    )
+    assert view.published(ROUTER, TABLE, ()) == "none"
