@@ -20,6 +20,7 @@ from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, storage, table
 from tests.integration.test_dependent_tables import COLUMNS, HOURLY
+from tests.integration.test_remotes_ddl import hmsproxy_sql
 
 hive = idl.hive
 PROPAGATE = "TBLPROPERTIES ('hmsproxy.dependent.on-change'='propagate')"
@@ -104,7 +105,7 @@ def test_a_compatible_change_follows_and_an_incompatible_one_is_refused(proxy_cl
     assert row["state"] == f"the columns of default.{ev} changed: it has extra int besides"
 
 
-def test_describe_extended_lists_the_published_partitions_and_their_sources(proxy_client, run, following):
+def test_describe_extended_lists_the_published_partitions_and_their_sources(proxy, proxy_client, run, following):
     ev, daily = following
     assert proxy_client.get_table("default", daily).parameters["hmsproxy.dependent.published"] == f"ds=1, ds=2 <- default.{ev}"
     for statement in (f"DESCRIBE EXTENDED {daily}", f"DESC FORMATTED default.{daily}"):
@@ -124,6 +125,10 @@ def test_describe_extended_lists_the_published_partitions_and_their_sources(prox
         ], statement
     with pytest.raises(Exception, match=rf"default.{ev} is not a dependent table \(not one of hmsproxy's objects"):
         run(f"DESCRIBE EXTENDED {ev}")
+    # The same through the command line.
+    out = hmsproxy_sql(proxy.uri, "-e", f"DESCRIBE EXTENDED default.{daily}")
+    assert out.returncode == 0, out.stderr
+    assert re.search(rf"\nds=2 +\| default\.{ev}@ds=2/hr=2 +\| ok\n", out.stdout), out.stdout
 
 
 def _write(proxy_client, ev: str, values: list[str], lines: list[str]) -> None:
