@@ -47,6 +47,7 @@ class Runners:
             st.ShowDependencies: self.show_dependencies,
             st.ShowDependents: self.show_dependents,
             st.ShowPartitions: self.show_partitions,
+            st.Describe: self.describe,
         }
 
     # -- helpers ---------------------------------------------------------------------------
@@ -323,6 +324,20 @@ class Runners:
             values = [given.get(c, "") for c in dep.partition_names]
             names = ctx.client.call("get_partition_names_ps", db_name=db, tbl_name=dep.ref.table, part_vals=values, max_parts=-1)
         return ResultSet(["partition"], [[n] for n in names])
+
+    def describe(self, s: st.Describe, ctx: StatementContext) -> ResultSet:
+        """Hive's DESCRIBE layout (col_name, data_type, comment), then each published partition with
+        each partition of its source it reads now (SHOW DEPENDENCIES' rows, locations left out)."""
+        db, dep = self._require(ctx, s.table, "DESCRIBE", hive_has_it=True)
+        blank = ["", "", ""]
+        rows = [[c.name, c.type, c.comment or ""] for c in (*dep.columns, *dep.partition_columns)]
+        rows += [blank, ["# Partition Information", "", ""], ["# col_name", "data_type", "comment"]]
+        rows += [[c.name, c.type, c.comment or ""] for c in dep.partition_columns]
+        rows += [blank, ["# Published partitions", "reads", "state"]]
+        for r in self.show_dependencies(st.ShowDependencies(s.table), ctx).rows:
+            partition, source, covers, _location, state = r
+            rows.append([partition, f"{source}@{covers}" if covers else source, state])
+        return ResultSet(["col_name", "data_type", "comment"], rows)
 
     def show_dependencies(self, s: st.ShowDependencies, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "SHOW DEPENDENCIES")
