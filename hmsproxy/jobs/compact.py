@@ -12,6 +12,7 @@ import argparse
 import math
 from typing import Any
 
+from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.buckets import Buckets, buckets_of, one_file_per_bucket, write_buckets
@@ -19,8 +20,8 @@ from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.spark_sessions import is_connect
-from hmsproxy.jobs.swap import Catalog, Written, swap_in
+from hmsproxy.jobs.spark_sessions import is_connect, spark_user
+from hmsproxy.jobs.swap import Catalog, Written, fetch, swap_in
 from hmsproxy.jobs.tables import (
     Target,
     data_format,
@@ -60,10 +61,10 @@ def read_files(spark: Any, fmt: str, paths: list[str]) -> Any:
     return spark.read.format(fmt).option("mergeSchema", "true").load(paths)
 
 
-def write_files(df: Any, fmt: str, location: str) -> None:
+def write_files(df: Any, fmt: str, location: str, options: dict[str, Any] | None = None) -> None:
     # errorifexists: the directory is fresh by construction, so anything there means something is wrong.
     # No _SUCCESS marker: Hive's own writes don't leave one in partition directories.
-    writer = df.write.format(fmt).mode("error")
+    writer = df.write.format(fmt).mode("error").options(**(options or {}))
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(location)
 
 
@@ -91,11 +92,19 @@ def compact_target(
     buckets: Buckets | None = None,
 ) -> ItemResult:
     """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was.
-    A bucketed table's (`buckets`) becomes one file per bucket (jobs/buckets.py), whatever `files` says."""
+    A bucketed table's (`buckets`) becomes one file per bucket (jobs/buckets.py), whatever `files` says.
+    One skew-layout laid out keeps its layout: each file group is compacted on its own (compact_layout.py)."""
     if not target.location:
         raise JobError("it has no location")
     if not storage.exists(target.location):
         return ItemResult(SKIPPED, note="its directory does not exist (no data)")
+    record = from_parameters(fetch(catalog, target).parameters)
+    if record is not None:  # laid out by skew-layout once; compact_layout imports this module, hence here
+        from hmsproxy.jobs.compact_layout import compact_groups, forgetting_layout, still_laid_out
+
+        if buckets is None and still_laid_out(record, storage, target.location):
+            return compact_groups(spark, storage, catalog, fmt, target, record, files, target_file_mb=target_file_mb, token=token)
+        catalog = forgetting_layout(catalog)  # its files changed since: rewritten flat, it stays not laid out
     entries = storage.list(target.location)
     subdirs = data_dirs(entries)
     if subdirs:
@@ -152,11 +161,14 @@ def check_target(ms, db: str, name: str, specs: list[dict[str, str]]) -> None:
 def run(args: argparse.Namespace, context) -> int:
     db, name = split_table_name(args.table)
     specs = [parse_spec(s) for s in args.partition]
-    context.check_first(lambda ms: check_target(ms, db, name, specs))
+    # The skewed tables' connection: a partition laid out in Hive's directories carries a location map.
+    from hmsproxy.jobs.skew_layout import open_metastore
+
+    context.check_first(lambda ms: check_target(ms, db, name, specs), connect=open_metastore)
     spark = context.spark
     storage = job_storage(spark)
     failures: list[tuple[str, str]] = []
-    with context.metastore() as ms:
+    with open_metastore(context.uri, user=context.user or spark_user(spark), sasl_principal=context.sasl_principal) as ms:
         table = ms.get_table(db, name)
         refuse_unsupported(table)
         fmt = data_format(table)
@@ -191,13 +203,11 @@ def compact_beside_writers(
 ) -> ItemResult:
     """Under the target's exclusive lock (jobs/locks.py): streaming writers in flight finish first, what
     dead ones left is published or deleted, then the rewrite and swap."""
-    from hmsproxy.jobs.locks import exclusive_lock, txn_states  # Thrift: not for `hmsproxy --help`
-    from hmsproxy.streaming.publish import recover
+    from hmsproxy.jobs.locks import beside_writers  # Thrift: not for `hmsproxy --help`
 
     if not target.location:
         raise JobError("it has no location")
-    with exclusive_lock(ms, target, context.metastore):
-        recover(target.location, txn_states(ms))
+    with beside_writers(ms, target, context.metastore):
         return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb, buckets=buckets)
 
 
