@@ -20,7 +20,7 @@ from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
-from hmsproxy.jobs.spark_sessions import is_connect, spark_user
+from hmsproxy.jobs.spark_sessions import is_connect
 from hmsproxy.jobs.swap import Catalog, Written, fetch, swap_in
 from hmsproxy.jobs.tables import (
     Target,
@@ -161,14 +161,11 @@ def check_target(ms, db: str, name: str, specs: list[dict[str, str]]) -> None:
 def run(args: argparse.Namespace, context) -> int:
     db, name = split_table_name(args.table)
     specs = [parse_spec(s) for s in args.partition]
-    # The skewed tables' connection: a partition laid out in Hive's directories carries a location map.
-    from hmsproxy.jobs.skew_layout import open_metastore
-
-    context.check_first(lambda ms: check_target(ms, db, name, specs), connect=open_metastore)
+    context.check_first(lambda ms: check_target(ms, db, name, specs))
     spark = context.spark
     storage = job_storage(spark)
     failures: list[tuple[str, str]] = []
-    with open_metastore(context.uri, user=context.user or spark_user(spark), sasl_principal=context.sasl_principal) as ms:
+    with context.metastore() as ms:
         table = ms.get_table(db, name)
         refuse_unsupported(table)
         fmt = data_format(table)
