@@ -12,7 +12,6 @@ import argparse
 import math
 from typing import Any
 
-from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import Storage, data_dirs, data_files
 from hmsproxy.jobs.arguments import add_partition_option, positive
 from hmsproxy.jobs.buckets import Buckets, buckets_of, one_file_per_bucket, write_buckets
@@ -21,7 +20,7 @@ from hmsproxy.jobs.job_files import job_storage
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult, format_bytes, format_count, format_duration
 from hmsproxy.jobs.registry import Job
 from hmsproxy.jobs.spark_sessions import is_connect
-from hmsproxy.jobs.swap import Catalog, Written, fetch, swap_in
+from hmsproxy.jobs.swap import Catalog, Written, swap_in
 from hmsproxy.jobs.tables import (
     Target,
     data_format,
@@ -98,10 +97,10 @@ def compact_target(
         raise JobError("it has no location")
     if not storage.exists(target.location):
         return ItemResult(SKIPPED, note="its directory does not exist (no data)")
-    record = from_parameters(fetch(catalog, target).parameters)
-    if record is not None:  # laid out by skew-layout once; compact_layout imports this module, hence here
-        from hmsproxy.jobs.compact_layout import compact_groups, forgetting_layout, still_laid_out
+    from hmsproxy.jobs.compact_layout import compact_groups, forgetting_layout, recorded_layout, still_laid_out  # it imports this module
 
+    record = recorded_layout(catalog, target)
+    if record is not None:  # laid out by skew-layout once
         if buckets is None and still_laid_out(record, storage, target.location):
             return compact_groups(spark, storage, catalog, fmt, target, record, files, target_file_mb=target_file_mb, token=token)
         catalog = forgetting_layout(catalog)  # its files changed since: rewritten flat, it stays not laid out

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from hmsproxy.features.skew.layout import LAYOUT_PARAMETER, LayoutRecord, matches_files, to_parameter
+from hmsproxy.features.skew.layout import LAYOUT_PARAMETER, LayoutRecord, from_parameters, matches_files, to_parameter
 from hmsproxy.files.storage import Storage, data_files, join
 from hmsproxy.jobs.compact import NAME, compact_frame, files_for, read_files, write_files
 from hmsproxy.jobs.errors import JobError
@@ -33,8 +33,13 @@ from hmsproxy.jobs.skew_layout import (
     place_groups,
     verify,
 )
-from hmsproxy.jobs.swap import Catalog, Written, swap_in
+from hmsproxy.jobs.swap import Catalog, Written, fetch, swap_in
 from hmsproxy.jobs.tables import Target
+
+
+def recorded_layout(catalog: Catalog, target: Target) -> LayoutRecord | None:
+    """The layout record skew-layout left on the partition (or unpartitioned table), if any."""
+    return from_parameters(fetch(catalog, target).parameters)
 
 
 def still_laid_out(record: LayoutRecord, storage: Storage, location: str) -> bool:
