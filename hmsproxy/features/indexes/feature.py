@@ -14,6 +14,7 @@ from hmsproxy.features.indexes.runners import Runners
 from hmsproxy.features.indexes.snapshot import IndexSnapshot, current
 from hmsproxy.features.indexes.statements import STATEMENTS
 from hmsproxy.features.indexes.store import INDEXES_SCHEMA, IndexRepository
+from hmsproxy.features.indexes.structure import StructureGuard
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec
@@ -36,6 +37,7 @@ class Indexes(Feature):
         self._protection = Protection(self)
         self._recording = BuildRecording(self)
         self._hive_rebuild = HiveRebuildRefusal(self)
+        self._structure = StructureGuard(self)
 
     def wants(self, spec: MethodSpec) -> bool:
         return (
@@ -74,6 +76,7 @@ class Indexes(Feature):
             if call.method == "get_index_by_name":
                 self._hive_rebuild.arm(call)
             return result
+        self._structure.check(call)  # first: a refused call records no build
         if call.method in BUILD_CALLS:
             self._recording.on_routed(call)
         return self._protection.on_routed(call)
