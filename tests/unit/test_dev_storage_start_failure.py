@@ -14,6 +14,7 @@ import pytest
 
 from hmsproxy import cli
 from hmsproxy.dev import federation, minicluster, s3proxy, storage_jars
+from hmsproxy.dev.ports import free_port
 from hmsproxy.dev.server_jvm import ServerFailed
 from hmsproxy.ops.pid_file import alive
 
@@ -73,7 +74,10 @@ def test_a_store_that_does_not_start_is_one_line_naming_its_log(
     state = tmp_path / "state"
     started = time.monotonic()
     with pytest.raises(SystemExit) as caught:
-        cli.main(["dev", "up", "--storage", store, "--state-dir", str(state), "--pid-file", str(tmp_path / "pid")])
+        # A free port: the default 9083 may be held by a `make up` or the README tour's test.
+        cli.main(
+            ["dev", "up", "--storage", store, "--state-dir", str(state), "--pid-file", str(tmp_path / "pid"), "--port", str(free_port())]
+        )
     message = str(caught.value.code)  # a string: Python prints it to stderr and exits 1
     log = state / store / log_name
     assert message == f"hmsproxy: {said}; read its log: {log}"
