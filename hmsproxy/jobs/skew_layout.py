@@ -151,9 +151,10 @@ def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0,
         raise JobError(f"can't reach the metastore at {uris}: {getattr(e, 'reason', None) or error_text(e)}") from e
     client = MetastoreClient.__new__(MetastoreClient)  # its calls, on this connection
     client.uris = uris
+    client.user = user or getpass.getuser()  # a lock request names it (jobs/locks.py)
     client._client = _Calls(connection)
     try:
-        client._client.set_ugi(user or getpass.getuser(), [])
+        client._client.set_ugi(client.user, [])
     except BaseException:
         connection.close()
         raise
