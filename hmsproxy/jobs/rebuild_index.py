@@ -285,7 +285,18 @@ def rebuild_piece(
     from hmsproxy.jobs.locks import shared_read_lock  # Thrift: not for `hmsproxy --help`
 
     with shared_read_lock(ms, piece.base, connect):
-        return _rebuild_locked(spark, ms, index, piece, only_stale=only_stale, token=token)
+        return _rebuild_locked(spark, ms, index, locked_view(ms, index, piece), only_stale=only_stale, token=token)
+
+
+def locked_view(ms: Any, index: Index, piece: Piece) -> Piece:
+    """The piece with its base partitions' locations read again under the lock: a compact that held the
+    partition before swapped it to a new directory, and the files to index are those."""
+    db, table = index.base.dbName, index.base.tableName
+    if not any(b.is_partition for b in piece.base):
+        return Piece(piece.name, piece.values, [Target(db, table, f"{db}.{table}", ms.get_table(db, table).sd.location)])
+    now = {tuple(p.values): p.sd.location or "" for p in ms.partitions_by_names(db, table, [b.name for b in piece.base])}
+    base = [Target(db, table, b.name, now[b.values], b.values) for b in piece.base if b.values in now]  # dropped meanwhile: gone
+    return Piece(piece.name, piece.values, base)
 
 
 def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None) -> ItemResult:
