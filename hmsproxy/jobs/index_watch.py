@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hmsproxy.features.indexes.auto_rebuild import is_auto_rebuild
-from hmsproxy.jobs.errors import JobError, UsageError, one_line
+from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.progress import OK, SKIPPED
 
 #: Seconds between rounds, and index partitions rebuilt at most per round.
@@ -108,8 +108,6 @@ def watch(context: Any, named: list[tuple[str, str, str]], *, interval_s: float,
     from hmsproxy.jobs.skew_layout import open_metastore
     from hmsproxy.jobs.spark_sessions import spark_user
 
-    if interval_s <= 0 or max_per_round < 1:
-        raise UsageError("--interval must be above 0 and --max-per-round at least 1")
     what = ", ".join(".".join(n) for n in named) if named else "every AUTO REBUILD index"
     with StopSignals() as signals:
         spark = context.spark

@@ -427,6 +427,8 @@ def run_watch(args: argparse.Namespace, context: Any) -> int:
 
     if args.partition:
         raise UsageError("--watch checks every partition: leave out --partition")
+    if args.interval <= 0 or args.max_per_round < 1:
+        raise UsageError("--interval must be above 0 and --max-per-round at least 1")
     named = [split_index_name(text) for text in args.index]
     context.check_first(lambda ms: [load_index(ms, *n) for n in named], connect=open_metastore)
     return watch(context, named, interval_s=args.interval, max_per_round=args.max_per_round)
