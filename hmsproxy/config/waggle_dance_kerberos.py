@@ -187,6 +187,24 @@ def metastore_sasl(ctx: Ctx, path: str, props: dict[str, str]) -> MetastoreSaslC
     return MetastoreSaslConfig(principal=principal, qop=_PROTECTION[_protections(props)[0]])
 
 
+def client_sasl(props: dict[str, str]) -> MetastoreSaslConfig | None:
+    """A metastore client's SASL from Hive's own keys in one set of properties (a remote's link),
+    or None when hive.metastore.sasl.enabled is not true. ValueError names the key that is wrong."""
+    if not _true(props, SASL):
+        return None
+    principal = props.get(METASTORE_PRINCIPAL, "").strip()
+    if not principal:
+        raise ValueError(
+            f"property '{METASTORE_PRINCIPAL}' is required with '{SASL}' (the metastore's principal, e.g. hive/_HOST@EXAMPLE.COM)"
+        )
+    if "@" not in principal:
+        raise ValueError(f"property '{METASTORE_PRINCIPAL}': {principal!r} is not a Kerberos principal such as hive/_HOST@EXAMPLE.COM")
+    word = _protections(props)[0]
+    if word not in _PROTECTION:
+        raise ValueError(f"property '{RPC_PROTECTION}': {word!r} is not authentication, integrity or privacy")
+    return MetastoreSaslConfig(principal=principal, qop=_PROTECTION[word])
+
+
 def check_client_properties(ctx: Ctx, path: str, props: dict[str, str]) -> None:
     """The client properties as written in one file: a principal that is one, QOPs that are Hadoop's words."""
     principal = props.get(METASTORE_PRINCIPAL)

@@ -60,10 +60,10 @@ def read_files(spark: Any, fmt: str, paths: list[str]) -> Any:
     return spark.read.format(fmt).option("mergeSchema", "true").load(paths)
 
 
-def write_files(df: Any, fmt: str, location: str) -> None:
+def write_files(df: Any, fmt: str, location: str, options: dict[str, Any] | None = None) -> None:
     # errorifexists: the directory is fresh by construction, so anything there means something is wrong.
     # No _SUCCESS marker: Hive's own writes don't leave one in partition directories.
-    writer = df.write.format(fmt).mode("error")
+    writer = df.write.format(fmt).mode("error").options(**(options or {}))
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(location)
 
 
@@ -91,11 +91,19 @@ def compact_target(
     buckets: Buckets | None = None,
 ) -> ItemResult:
     """Compact one partition (or an unpartitioned table); raises on failure with its data left as it was.
-    A bucketed table's (`buckets`) becomes one file per bucket (jobs/buckets.py), whatever `files` says."""
+    A bucketed table's (`buckets`) becomes one file per bucket (jobs/buckets.py), whatever `files` says.
+    One skew-layout laid out keeps its layout: each file group is compacted on its own (compact_layout.py)."""
     if not target.location:
         raise JobError("it has no location")
     if not storage.exists(target.location):
         return ItemResult(SKIPPED, note="its directory does not exist (no data)")
+    from hmsproxy.jobs.compact_layout import compact_groups, forgetting_layout, recorded_layout, still_laid_out  # it imports this module
+
+    record = recorded_layout(catalog, target)
+    if record is not None:  # laid out by skew-layout once
+        if buckets is None and still_laid_out(record, storage, target.location):
+            return compact_groups(spark, storage, catalog, fmt, target, record, files, target_file_mb=target_file_mb, token=token)
+        catalog = forgetting_layout(catalog)  # its files changed since: rewritten flat, it stays not laid out
     entries = storage.list(target.location)
     subdirs = data_dirs(entries)
     if subdirs:
@@ -191,13 +199,11 @@ def compact_beside_writers(
 ) -> ItemResult:
     """Under the target's exclusive lock (jobs/locks.py): streaming writers in flight finish first, what
     dead ones left is published or deleted, then the rewrite and swap."""
-    from hmsproxy.jobs.locks import exclusive_lock, txn_states  # Thrift: not for `hmsproxy --help`
-    from hmsproxy.streaming.publish import recover
+    from hmsproxy.jobs.locks import beside_writers  # Thrift: not for `hmsproxy --help`
 
     if not target.location:
         raise JobError("it has no location")
-    with exclusive_lock(ms, target, context.metastore):
-        recover(target.location, txn_states(ms))
+    with beside_writers(ms, target, context.metastore):
         return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb, buckets=buckets)
 
 

@@ -79,6 +79,17 @@ def exclusive_lock(
         ms.unlock(lockid)
 
 
+@contextlib.contextmanager
+def beside_writers(ms, target: Target, connect: Callable[[], object]) -> Iterator[None]:
+    """The target's exclusive lock for a rewrite: streaming writers in flight finish first, and what dead
+    ones left in its location is published or deleted (streaming/publish.py) before the rewrite reads it."""
+    from hmsproxy.streaming.publish import recover
+
+    with exclusive_lock(ms, target, connect):
+        recover(target.location, txn_states(ms))
+        yield
+
+
 def _acquire(ms, request, what: str, deadline: float, wait_s: float, on_wait: Callable[[], None] | None) -> int:
     """The metastore's grant of a new lock request, waited for; its id."""
     answer = ms.lock(request)

@@ -151,7 +151,7 @@ def open_metastore(uris: str, user: str | None = None, timeout_s: float = 600.0,
         raise JobError(f"can't reach the metastore at {uris}: {getattr(e, 'reason', None) or error_text(e)}") from e
     client = MetastoreClient.__new__(MetastoreClient)  # its calls, on this connection
     client.uris = uris
-    client.user = user or getpass.getuser()  # a lock request names it (jobs/locks.py)
+    client.user = user or getpass.getuser()  # the locks a job takes name it
     client._client = _Calls(connection)
     try:
         client._client.set_ugi(client.user, [])
@@ -342,6 +342,32 @@ def skewed_info(columns, values, location_map: dict | None = None) -> Any:
     )
 
 
+def location_map(location: str, columns: tuple[str, ...], values: list[tuple[str, ...]]) -> dict:
+    """SkewedInfo's map of a directories layout at `location`: each skewed value's directory."""
+    return {tuple(v): join(location, hive_directory(columns, v)) for v in values}
+
+
+def layout_amender(made: dict[str, Any], columns: tuple[str, ...], values: list[tuple[str, ...]], subdirectories: bool):
+    """What the swap's alter_partition (alter_table) also writes: `made["record"]` (and `made["locations"]`,
+    a directories layout's map), the SkewedInfo: so readers never see new files without their record."""
+
+    def amend(obj: Any) -> None:  # the Partition, or the Table
+        obj.parameters = dict(obj.parameters or {}, **{LAYOUT_PARAMETER: made["record"]})
+        obj.sd.skewedInfo = skewed_info(columns, values, made.get("locations"))
+        obj.sd.storedAsSubDirectories = subdirectories
+
+    return amend
+
+
+def known_subdirectories(record: LayoutRecord | None, current: list[tuple[str, int]]) -> bool:
+    """Whether every file in the location's subdirectories is one the record lists: a directories layout,
+    perhaps with files added beside it since (streamed: they land at the top), so nothing unknown is there."""
+    if record is None:
+        return False
+    recorded = {(f.name, f.size) for f in record.files}
+    return all(entry in recorded for entry in current if "/" in entry[0])
+
+
 def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: Target, plan: Plan, token: str | None = None):
     """Lay out one partition (or the unpartitioned table); (result, the values it was laid out for or None).
 
@@ -356,7 +382,7 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
     previous = from_parameters(stored.parameters)
     laid_out = previous is not None and matches_files(previous, current)
     top = storage.list(target.location)
-    if data_dirs(top) and not laid_out:
+    if data_dirs(top) and not known_subdirectories(previous, current):
         names = ", ".join(e.name for e in data_dirs(top)[:3])
         raise JobError(f"it has subdirectories ({names}) this job did not write; a rewrite could lose their rows")
     if not current:
@@ -398,15 +424,11 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
         record = LayoutRecord(plan.columns, groups, rows, str(checksum), now_text(), fmt, plan.subdirectories)
         made["record"] = to_parameter(record)
         if plan.subdirectories:
-            made["locations"] = {tuple(v): join(new_location, hive_directory(plan.columns, v)) for v in values}
+            made["locations"] = location_map(new_location, plan.columns, values)
         all_files = [f for group in files for f in group]
         return Written(rows, len(all_files), sum(f.size for f in all_files))
 
-    def amend(obj: Any) -> None:  # the Partition, or the Table
-        obj.parameters = dict(obj.parameters or {}, **{LAYOUT_PARAMETER: made["record"]})
-        obj.sd.skewedInfo = skewed_info(plan.columns, values, made.get("locations"))
-        obj.sd.storedAsSubDirectories = plan.subdirectories
-
+    amend = layout_amender(made, plan.columns, values, plan.subdirectories)
     snapshot = data_files(top)
     swapped = swap_in(target, write, storage=storage, catalog=RecordingCatalog(catalog, amend), snapshot=snapshot, job=NAME, token=token)
     w = swapped.written
@@ -415,6 +437,17 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
     if swapped.warning:
         note += f"; warning: {swapped.warning}"
     return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note), values
+
+
+def layout_beside_writers(spark: Any, storage: Storage, ms: Any, fmt: str, target: Target, plan: Plan, context):
+    """layout_target under the target's exclusive lock, as compact's rewrite: a streaming writer's commit
+    between the job's last look at the files and its swap would land in the directory the swap retires."""
+    from hmsproxy.jobs.locks import beside_writers  # Thrift: not for `hmsproxy --help`
+
+    if not target.location:
+        raise JobError("it has no location")
+    with beside_writers(ms, target, context.metastore):
+        return layout_target(spark, storage, ms, fmt, target, plan)
 
 
 def before_swap_check() -> None:
@@ -524,7 +557,7 @@ def run(args: argparse.Namespace, context) -> int:
             for target in targets:
                 progress.start(target.name)
                 try:
-                    result, values = layout_target(spark, storage, ms, fmt, target, plan)
+                    result, values = layout_beside_writers(spark, storage, ms, fmt, target, plan, context)
                     latest = values if values else latest
                 except Exception as e:  # this partition failed and was left as it was; go on with the others
                     result = ItemResult(FAILED, note=one_line(e))

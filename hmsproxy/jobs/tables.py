@@ -111,12 +111,11 @@ def refuse_fileless_or_managed(table, job: str, *, hive_buckets: bool = False) -
 
 
 def refuse_unsupported(table) -> None:
-    """Layouts whose meaning lives in the file set itself: rewriting them into N plain files would break them."""
+    """Layouts whose meaning lives in the file set itself: rewriting them into N plain files would break them.
+    (Skewed tables are compacted: a partition skew-layout laid out group by group, jobs/compact_layout.py.)"""
     refuse_fileless_or_managed(table, "rewriting it into N files", hive_buckets=True)
     name = f"{table.dbName}.{table.tableName}"
     sd = table.sd
-    if sd.storedAsSubDirectories or (sd.skewedInfo and sd.skewedInfo.skewedColNames):
-        raise JobError(f"{name} has a skewed (list bucketing) layout; it is not rewritten by this job")
     if not sd.location:
         raise JobError(f"{name} has no location")
 

@@ -22,6 +22,7 @@ different threads. Heartbeats run on their own connection while the batch is ope
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import socket
 import threading
@@ -91,9 +92,17 @@ class TransactionBatch:
         self._rows = 0
         self._closed = False
         self._guard = threading.Lock()  # heartbeats read what is held while the batch changes it
-        self.heartbeats = Heartbeats(
-            connection.uri, connection.user, txn_timeout_s(self.ms) / 2, self._beat, sasl_principal=connection.sasl_principal
-        )
+        try:
+            self.heartbeats = Heartbeats(
+                connection.uri, connection.user, txn_timeout_s(self.ms) / 2, self._beat, sasl_principal=connection.sasl_principal
+            )
+        except BaseException:
+            # The heartbeats' own connection failed: without this the batch's transactions would
+            # stay open until the metastore's reaper times them out.
+            with contextlib.suppress(TException, OSError):
+                self.ms.call("abort_txns", hive.AbortTxnsRequest(txn_ids=self.txn_ids))
+            self.ms.close()
+            raise
 
     # -- the seed's API ----------------------------------------------------------------------------
 

@@ -51,9 +51,9 @@ def test_features_use_other_features_only_through_the_registry():
     """A feature package imports the platform, the core and itself, never another feature's modules."""
     features = ROOT / "features"
     roots = {p.stem if p.is_file() else p.name for p in features.iterdir() if p.name not in ("__init__.py", "__pycache__")}
-    # The virtual catalog's records, table identities (identity.py) and the partitions a drop call
-    # names (dropped_partitions.py) are for every feature.
-    shared = {"catalog", "identity", "dropped_partitions"}
+    # The virtual catalog's records, table identities (identity.py), the partitions a drop call
+    # names (dropped_partitions.py) and column-list comparison (columns.py) are for every feature.
+    shared = {"catalog", "identity", "dropped_partitions", "columns"}
     for path in features.rglob("*.py"):
         if path.parent == features and path.name == "__init__.py":
             continue  # the package composes the shipped features' grammar (for clients)

@@ -6,8 +6,11 @@ declared exception naming the table as a dependent table."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from thriftpy2.thrift import TException
@@ -88,18 +91,31 @@ def test_hmsproxy_sql_shows_the_published_partitions(run, published):
         run(f"SHOW PARTITIONS {ev}")
 
 
-def test_the_hive_cli_shows_the_published_partitions(hive_cli, proxy, published):
+def test_the_hive_cli_shows_and_reads_the_published_partitions(hive_cli, proxy, proxy_client, published):
     ev, daily = published
+    # A row in each hour of days 2 (published) and 4 (not): text files, Hive's ^A between fields.
+    for ds, hr in [("2", "1"), ("2", "2"), ("4", "1")]:
+        location = Path(urlparse(proxy_client.get_partition("default", ev, [ds, hr]).sd.location).path)
+        location.mkdir(parents=True, exist_ok=True)
+        (location / "part-0").write_text(f"k{ds}{hr}\x01{ds}{hr}\n")
     result = hive_cli(
         proxy.uri,
         f"SHOW PARTITIONS default.{daily};\nSHOW PARTITIONS default.{daily} PARTITION (ds='2');\n"
-        # A read with a partition filter: Hive expands the view over its source and prunes there.
-        f"SELECT key FROM default.{daily} WHERE ds='2';\n",
+        # Reads with a partition filter: Hive expands the view over its source and prunes there.
+        f"SELECT key, value, ds FROM default.{daily} WHERE ds='2';\n"
+        f"SELECT key, value, ds FROM default.{daily} WHERE ds='4';\n"
+        f"SELECT key, value, ds FROM default.{daily};\n"
+        f"DESCRIBE EXTENDED default.{daily};\n",
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    assert "FAILED" not in result.stderr and result.stderr.count("Time taken") == 3, result.stderr[-3000:]
+    assert "FAILED" not in result.stderr and result.stderr.count("Time taken") == 6, result.stderr[-3000:]
     shown = [line.strip() for line in result.stdout.splitlines() if line.startswith("ds=")]  # the CLI echoes statements too
     assert shown == ["ds=1", "ds=2", "ds=3", "ds=2"], result.stdout
+    # Day 2's rows twice (the filtered read and the whole one); day 4 is not published, so never.
+    rows = [line.split("\t") for line in result.stdout.splitlines() if re.match(r"k\d+\t", line)]
+    assert rows == [["k21", "21", "2"], ["k22", "22", "2"]] * 2, result.stdout
+    # DESCRIBE EXTENDED prints the table's parameters: the published partitions and their source among them.
+    assert f"hmsproxy.dependent.published=ds=1, ds=2, ds=3 <- default.{ev}" in result.stdout, result.stdout
 
 
 def lookup(proxy, table: str) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.config.model import StoreConfig
 from hmsproxy.features.dependent.config import DependentConfig, LineageConfig
 from hmsproxy.protocol import idl
-from hmsproxy.testing import partition, table
+from hmsproxy.testing import partition, storage, table
 from tests.integration.test_remotes_ddl import hmsproxy_sql
 from tests.support.served import served_many
 
@@ -29,9 +29,10 @@ HOURLY = (("ds", "string"), ("hr", "string"))
 
 
 def hourly(client, db: str, name: str, days, hours, *, columns=COLUMNS, keys=HOURLY) -> None:
-    """A table partitioned like the seed's T, with a partition per (day, hour), made over Thrift."""
+    """A table partitioned like the seed's T, with a partition per (day, hour), made over Thrift
+    (each with the table's columns, as Hive makes them, so Hive reads their files by them)."""
     client.create_table(table(db, name, columns=columns, partition_keys=keys))
-    parts = [partition(db, name, [str(d), str(h)]) for d in days for h in hours]
+    parts = [partition(db, name, [str(d), str(h)], sd=storage(columns)) for d in days for h in hours]
     if parts:
         client.add_partitions(parts)
 

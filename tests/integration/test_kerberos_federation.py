@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hmsproxy.clients.proxy import HmsProxyClient
 from hmsproxy.config.model import AuditConfig, MetastoreSaslConfig, ServerSaslConfig
 from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.protocol import idl
@@ -84,25 +85,44 @@ def federating_proxy(realm, pair, tmp_path_factory):  # noqa: F811
 def test_spark_from_a_keytab_runs_the_federation_scenario_through_the_kerberized_proxy(
     federating_proxy,
     federated_table,
+    pair,
     realm,  # noqa: F811
+    kerberos_env,
     tmp_path,
 ):
     server, audit_file = federating_proxy
     db = f"spark_fed_{uuid.uuid4().hex[:8]}"
     uri = f"thrift://localhost:{server.port}"
-    answer = run_spark_job(
-        realm,
-        tmp_path,
-        "tests.support.kerberos_federation_job",
-        uri,
-        "alice",
-        str(tmp_path / "warehouse"),
-        db,
-        f"waggle_{federated_table}.orders",
+    # A remote table on the Kerberized metastore, made by alice with Hive's own Kerberos keys (the
+    # proxy reaches it with its keytab, and checks the target is there before making the link).
+    remote = f"default.kerberized_{uuid.uuid4().hex[:8]}"
+    realm.kinit("alice", kerberos_env)
+    principal = f"hive/_HOST@{realm.realm}"
+    link = (
+        f"CREATE REMOTE TABLE {remote} CONNECTED TO {federated_table}.orders WITH TBLPROPERTIES ("
+        f"'hive.metastore.uris'='{pair[1].uri}', 'hive.metastore.sasl.enabled'='true', 'hive.metastore.kerberos.principal'='{principal}')"
     )
+    with HmsProxyClient(uri, sasl_principal=realm.principal(PROXY)) as client:
+        client.execute(link)
+    try:
+        answer = run_spark_job(
+            realm,
+            tmp_path,
+            "tests.support.kerberos_federation_job",
+            uri,
+            "alice",
+            str(tmp_path / "warehouse"),
+            db,
+            f"waggle_{federated_table}.orders",
+            remote,
+        )
+    finally:
+        with HmsProxyClient(uri, sasl_principal=realm.principal(PROXY)) as client:
+            client.execute(f"DROP REMOTE TABLE {remote}")
     assert {"default", "waggle_default", f"waggle_{federated_table}"} <= set(answer["databases"]), answer["databases"]
     assert answer["rows"] == [[1, "a"], [2, "b"]]
     assert answer["federated_rows"] == [[10, "x"], [20, "y"]]
+    assert answer["remote_rows"] == [[10, "x"], [20, "y"]]  # the remote table reads the same files
     lines = [line for line in _audit(audit_file) if db in json.dumps(line) or federated_table in json.dumps(line)]
     methods = {line["method"] for line in lines}
     assert {"create_database", "get_table", "drop_database"} <= methods, methods

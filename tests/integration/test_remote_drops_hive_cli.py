@@ -3,7 +3,9 @@
 The CLI fetches what it drops (get_table, get_database; for CASCADE get_tables, get_all_tables)
 before dropping it, as Spark does (tests/spark/test_remote_drops_spark.py); the proxy answers
 those from what the link recorded (features/remotes/records.py). One CLI run (~10 s of start-up)
-makes and drops links to an unresolvable host and to a closed port on 127.0.0.1.
+makes and drops links to an unresolvable host and to a closed port on 127.0.0.1 (made unchecked:
+a link is checked when made, and refused while its metastore is out of reach), then is refused a
+link to a table its metastore does not have.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ def closed_port_uri() -> str:
         return f"thrift://127.0.0.1:{s.getsockname()[1]}"
 
 
-def link(uri: str, table: str | None = None) -> str:
+def link(uri: str, table: str | None = None, *, checked: bool = False) -> str:
     props = [f"'hmsproxy.remote.uris'='{uri}'", "'hmsproxy.remote.database'='sales'"]
+    if not checked:
+        props.append("'hmsproxy.remote.check'='false'")
     if table:
         props.append(f"'hmsproxy.remote.table'='{table}'")
     return ", ".join(props)
@@ -51,14 +55,17 @@ def test_hive_cli_drops_links_to_metastores_it_cannot_reach(hive_cli, proxy, met
             f"CREATE TABLE {shop}.events (id INT);",
             *make,
             *drop,
+            # A typo in the target's name: refused, and the CLI stops here.
+            f"CREATE TABLE {shop}.orders_typo (id INT) TBLPROPERTIES ({link(metastores[0].uri, 'no_such_table', checked=True)});",
         ]
     )
     repo = proxy.handler.features.get("remotes").repo
     primary = metastores[0].client()
     try:
         result = hive_cli(proxy.uri, script)
-        assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
-        # Every statement answered OK (the CLI stops at the first failure).
+        assert result.returncode != 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+        assert "has no table 'sales.no_such_table'" in result.stderr, result.stderr[-3000:]
+        # Every statement before the typo answered OK (the CLI stops at the first failure).
         oks = [line for line in result.stderr.splitlines() if line.strip() == "OK"]
         assert len(oks) == 2 + len(make) + len(drop), result.stderr[-3000:]
         assert repo.list_tables(shop) == []

@@ -343,17 +343,16 @@ def test_ssh_tunnel_failures_are_clear(proxy_client, sshd, source, tmp_path):
     name = f"rdb_{uid()}"
     wrong_known_hosts = tmp_path / "known_hosts"
     wrong_known_hosts.write_text("")
-    proxy_client.create_database(
-        link_db(
-            name,
-            source,
-            **{
-                "ssh.tunnel.route": sshd.route(1),
-                "ssh.tunnel.private.keys": str(sshd.client_key),
-                "ssh.tunnel.known.hosts": str(wrong_known_hosts),
-            },
-        )
-    )
+    tunnel = {
+        "ssh.tunnel.route": sshd.route(1),
+        "ssh.tunnel.private.keys": str(sshd.client_key),
+        "ssh.tunnel.known.hosts": str(wrong_known_hosts),
+    }
+    with pytest.raises(hive.MetaException) as err:  # checked when made: the tunnel does not open
+        proxy_client.create_database(link_db(name, source, **tunnel))
+    assert f"can't create remote database {name}: metastore {source} (via ssh {sshd.route(1)}) is unavailable" in err.value.message
+    assert "ssh hop 1" in err.value.message
+    proxy_client.create_database(link_db(name, source, **tunnel, **{"hmsproxy.remote.check": "false"}))
     try:
         with pytest.raises(hive.MetaException) as err:
             proxy_client.get_all_tables(name)

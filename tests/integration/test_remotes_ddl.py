@@ -13,6 +13,7 @@ from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.ddl.parser import DdlSyntaxError
 from hmsproxy.features.remotes.config import RemotesConfig
 from hmsproxy.protocol import idl
+from hmsproxy.testing.builders import table
 
 HMSPROXY = [sys.executable, "-m", "hmsproxy.cli"]
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +29,14 @@ def uri(proxy):
 
 
 @pytest.fixture
-def remote_uri(metastores):
+def remote_uri(metastores, federated_dbs):
+    """The federated metastore, with the sales.orders the links here point to (links are checked when made)."""
+    client = metastores[1].client()
+    try:
+        if "orders" not in client.get_all_tables("sales"):
+            client.create_table(table("sales", "orders", columns=(("customer_id", "int"), ("amount", "int"))))
+    finally:
+        client.close()
     return metastores[1].uri
 
 
@@ -74,7 +82,8 @@ def test_cli_runs_a_script_file_in_the_current_database(uri, remote_uri, tmp_pat
         -- two remote tables and a look at them
         CREATE REMOTE TABLE {t} CONNECTED TO sales.orders
           WITH TBLPROPERTIES ('hive.metastore.uris' = '{remote_uri}');
-        CREATE REMOTE TABLE {other}.{t} WITH TBLPROPERTIES ('hive.metastore.uris' = '{remote_uri}');
+        CREATE REMOTE TABLE {other}.{t} WITH TBLPROPERTIES ('hive.metastore.uris' = '{remote_uri}',
+          'hmsproxy.remote.check' = 'false');  -- no such table over there: made unchecked
         SHOW REMOTE TABLES IN {db};
     """)
     out = hmsproxy_sql(uri, "-f", str(script), "--database", db, "--user", "bob")
@@ -118,12 +127,23 @@ def test_cli_syntax_error_goes_to_stderr_with_position(uri, tmp_path):
     assert "expected one of: CONNECTED, VIA, WITH, ;" in out.stderr
 
 
-def test_cli_refusals_and_missing_objects(uri, proxy_config):
+def test_cli_refusals_and_missing_objects(uri, remote_uri, proxy_config, proxy):
     out = hmsproxy_sql(uri, "-e", "DROP REMOTE DATABASE no_such_remote")
     assert out.returncode == 1 and out.stdout == ""
     assert "hmsproxy: remote database 'no_such_remote' does not exist" in out.stderr
     out = hmsproxy_sql(uri, "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('a'='b')")
     assert out.returncode == 1 and "property 'hive.metastore.uris' is required" in out.stderr
+    # Links are checked when made: a target that is not there, a catalog out of reach.
+    out = hmsproxy_sql(
+        uri, "-e", f"CREATE REMOTE TABLE default.x CONNECTED TO sales.ordrs WITH TBLPROPERTIES ('hive.metastore.uris'='{remote_uri}')"
+    )
+    assert out.returncode == 1 and f"can't create remote table default.x: {remote_uri} has no table 'sales.ordrs'" in out.stderr
+    out = hmsproxy_sql(uri, "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://127.0.0.1:1')")
+    assert (
+        out.returncode == 1 and "(thrift://127.0.0.1:1) is unavailable" in out.stderr and "'hmsproxy.remote.check' = 'false'" in out.stderr
+    )
+    repo = proxy.handler.features.get("remotes").repo
+    assert repo.get_table("default", "x") is None and repo.get_database("x") is None
     with proxy_config(lambda base: base.with_section("remotes", RemotesConfig(creators=("admin",)))):
         out = hmsproxy_sql(
             uri, "--user", "mallory", "-e", "CREATE REMOTE DATABASE x WITH DBPROPERTIES ('hive.metastore.uris'='thrift://h:1')"
@@ -140,14 +160,16 @@ def test_cli_unreachable_proxy():
 def test_python_client(uri, remote_uri, proxy):
     db = unique("py")
     with HmsProxyClient(uri, user="carol") as c:
-        results = c.execute(f"""CREATE REMOTE DATABASE {db} WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}');
+        results = c.execute(f"""CREATE REMOTE DATABASE {db} CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}');
                                 SHOW REMOTE DATABASES""")
         assert len(results) == 2
         assert results[0].columns == ["result"]
         mine = [r for r in results[1].as_dicts() if r["database_name"] == db]
-        assert mine and mine[0]["owner"] == "carol" and mine[0]["remote_database"] == db
+        assert mine and mine[0]["owner"] == "carol" and mine[0]["remote_database"] == "sales"
         with pytest.raises(HmsProxyError, match=f"remote database '{db}' already exists"):
-            c.execute(f"CREATE REMOTE DATABASE {db} WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}')")
+            c.execute(f"CREATE REMOTE DATABASE {db} CONNECTED TO sales WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}')")
+        with pytest.raises(HmsProxyError, match="has no database 'no_such_sales'"):
+            c.execute(f"CREATE REMOTE DATABASE {db}_2 CONNECTED TO no_such_sales WITH DBPROPERTIES ('hive.metastore.uris'='{remote_uri}')")
         with pytest.raises(DdlSyntaxError) as e:
             c.execute(f"DROP REMOTE DATABASE {db}; DROP REMOTE TABLE")
         assert e.value.line == 1
@@ -160,7 +182,8 @@ def test_raw_thrift_call_answers_the_last_result(proxy_client, remote_uri):
     t = unique("raw")
     proxy_client.set_ugi("dave", [])
     r = proxy_client.hmsproxy_execute(
-        f"CREATE REMOTE TABLE {t} WITH TBLPROPERTIES ('hive.metastore.uris'='{remote_uri}'); SHOW REMOTE TABLES IN default",
+        f"CREATE REMOTE TABLE {t} CONNECTED TO sales.orders WITH TBLPROPERTIES ('hive.metastore.uris'='{remote_uri}'); "
+        "SHOW REMOTE TABLES IN default",
         "default",
     )
     try:

@@ -182,7 +182,9 @@ def test_the_tunnel_carries_the_traffic_when_the_direct_path_is_blocked(bastion,
     with pytest.raises(socket.gaierror):
         socket.getaddrinfo(HIDDEN_HOST, metastores[1].port)
     direct, tunnelled = f"direct_{uuid.uuid4().hex[:8]}", f"tunnelled_{uuid.uuid4().hex[:8]}"
-    own_proxy.create_database(link_db(direct, hidden_source))
+    with pytest.raises(hive.MetaException, match=f"can't create remote database {direct}: metastore .* is unavailable"):
+        own_proxy.create_database(link_db(direct, hidden_source))  # links are checked when made
+    own_proxy.create_database(link_db(direct, hidden_source, **{"hmsproxy.remote.check": "false"}))
     own_proxy.create_database(link_db(tunnelled, hidden_source, **bastion.tunnel_properties()))
     try:
         with pytest.raises(hive.MetaException, match=f"remote database {direct}: metastore .* is unavailable"):

@@ -34,7 +34,11 @@ def test_show_remote_databases_is_a_dataframe(spark, proxy, metastores):
 def test_remote_table_goes_to_sparks_current_database(spark, proxy, metastores):
     t = f"spark_{uuid.uuid4().hex[:8]}"
     current = spark.catalog.currentDatabase()
-    sql(spark, f"CREATE REMOTE TABLE {t} WITH TBLPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')")
+    # No such table over there: the link is refused when made (a typo links to nothing) ...
+    with pytest.raises(HmsProxyError, match=rf"has no table '{current}.{t}'"):
+        sql(spark, f"CREATE REMOTE TABLE {t} WITH TBLPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}')")
+    # ... unless the statement asks for no check: only the names are under test here.
+    sql(spark, f"CREATE REMOTE TABLE {t} WITH TBLPROPERTIES ('hive.metastore.uris'='{metastores[1].uri}', 'hmsproxy.remote.check'='false')")
     try:
         [row] = [r for r in sql(spark, f"SHOW REMOTE TABLES IN {current}").collect() if r["table_name"] == t]
         assert (row["database_name"], row["remote_database"], row["remote_table"]) == (current, current, t)

@@ -145,6 +145,48 @@ def test_drop_protection_for_spark_in_restrict_and_notify(spark):
         spark.sql(f"DROP TABLE IF EXISTS {ev}")
 
 
+def test_propagate_carries_spark_column_changes_into_the_dependent_table(spark):
+    tag = uuid.uuid4().hex[:8]
+    ev, daily = f"default.gev_{tag}", f"default.gdaily_{tag}"
+    spark.sql(f"CREATE TABLE {ev} (key STRING, value INT) PARTITIONED BY (ds STRING, hr STRING) STORED AS PARQUET")
+    write_hourly(spark, ev, ("1", "2"), ("1", "2"))
+    sql(
+        spark,
+        f"CREATE DEPENDENT TABLE {daily} PARTITIONED BY (ds) DEPENDS ON TABLE {ev} TBLPROPERTIES ('hmsproxy.dependent.on-change'='propagate')",
+    )
+    sql(spark, f"ALTER TABLE {daily} ADD PARTITION (ds='1')")
+    try:
+        spark.sql(f"ALTER TABLE {ev} ADD COLUMNS (note STRING COMMENT 'added by spark')")
+        spark.sql(f"ALTER TABLE {ev} ALTER COLUMN key COMMENT 'the key'")
+        spark.sql(f"INSERT INTO {ev} PARTITION (ds='1', hr='3') VALUES ('late', 7, 'written after')")
+        schema = [(f.name, f.dataType.simpleString(), f.metadata.get("comment")) for f in spark.table(daily).schema.fields]
+        assert schema == [
+            ("key", "string", "the key"),
+            ("value", "int", None),
+            ("note", "string", "added by spark"),
+            ("ds", "string", None),
+        ]
+        # Files written before the change read the new column as NULL, as the source itself reads them.
+        expected = rows(spark, f"SELECT key, value, note, ds FROM {ev} WHERE ds = '1'")
+        assert rows(spark, f"SELECT * FROM {daily}") == expected
+        assert len(expected) == 5 and [r for r in expected if r[2] is not None] == [("late", 7, "written after", "1")]
+
+        # Spark's DESCRIBE EXTENDED shows the published partitions and their source among the properties;
+        # the Spark helper's (hmsproxy's) also what each reads now.
+        described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE EXTENDED {daily}").collect()}
+        assert f"hmsproxy.dependent.published=ds=1 <- {ev}" in described["Table Properties"]
+        mine = [(r.col_name, r.data_type, r.comment) for r in sql(spark, f"DESCRIBE EXTENDED {daily}").collect()]
+        assert ("note", "string", "added by spark") in mine
+        assert mine[mine.index(("# Published partitions", "reads", "state")) + 2 :] == [
+            ("ds=1", f"{ev}@ds=1/hr={h}", "ok") for h in ("1", "2", "3")
+        ]
+        # An ordinary table's is Spark's own statement.
+        assert "# Detailed Table Information" in [r.col_name for r in sql(spark, f"DESCRIBE EXTENDED {ev}").collect()]
+    finally:
+        sql(spark, f"DROP DEPENDENT TABLE IF EXISTS {daily}")
+        spark.sql(f"DROP TABLE IF EXISTS {ev}")
+
+
 def test_a_dependency_across_two_metastores(spark, federated_dbs):
     tag = uuid.uuid4().hex[:8]
     ev, daily = f"waggle_sales.fev_{tag}", f"default.fdaily_{tag}"

@@ -77,9 +77,15 @@ def assert_local_untouched(spark, metastores) -> None:
 
 
 def test_spark_drops_links_to_a_metastore_it_cannot_reach(spark, metastores, shop, remotes, unreachable, federated_orders):
-    spark.sql(f"CREATE TABLE {SHOP}.orders_eu (id INT) TBLPROPERTIES ({link_props(unreachable, 'sales', 'orders')})")
-    spark.sql(f"CREATE DATABASE drops_sales_eu WITH DBPROPERTIES ({link_props(unreachable, 'sales')})")
-    spark.sql(f"CREATE DATABASE drops_sales_cascade WITH DBPROPERTIES ({link_props(unreachable, 'sales')})")
+    # Links are checked when made: refused while the metastore is out of reach ...
+    with pytest.raises(AnalysisException) as err:
+        spark.sql(f"CREATE TABLE {SHOP}.orders_eu (id INT) TBLPROPERTIES ({link_props(unreachable, 'sales', 'orders')})")
+    assert "can't create remote table" in str(err.value) and "'hmsproxy.remote.check' = 'false'" in str(err.value)
+    assert remotes.get_table(SHOP, "orders_eu") is None
+    # ... and made all the same when the statement says not to check.
+    spark.sql(f"CREATE TABLE {SHOP}.orders_eu (id INT) TBLPROPERTIES ({link_props(unreachable, 'sales', 'orders', checked=False)})")
+    spark.sql(f"CREATE DATABASE drops_sales_eu WITH DBPROPERTIES ({link_props(unreachable, 'sales', checked=False)})")
+    spark.sql(f"CREATE DATABASE drops_sales_cascade WITH DBPROPERTIES ({link_props(unreachable, 'sales', checked=False)})")
     assert (SHOP, "orders_eu") in remote_tables(spark)
     assert {"drops_sales_eu", "drops_sales_cascade"} <= remote_databases(spark)
 

@@ -43,10 +43,12 @@ def names(rows, column=0):
     return {r[column] for r in rows}
 
 
-def link_props(uri: str, db: str, table: str | None = None) -> str:
+def link_props(uri: str, db: str, table: str | None = None, *, checked: bool = True) -> str:
     props = [f"'hmsproxy.remote.uris'='{uri}'", f"'hmsproxy.remote.database'='{db}'"]
     if table:
         props.append(f"'hmsproxy.remote.table'='{table}'")
+    if not checked:  # made without asking the metastore (else refused while it is out of reach)
+        props.append("'hmsproxy.remote.check'='false'")
     return ", ".join(props)
 
 

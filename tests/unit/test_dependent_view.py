@@ -71,3 +71,30 @@ def test_the_snapshot_indexes_dependencies_both_ways():
     assert snapshot.by_database == {("primary", "shop"): ("daily",)}
     assert [p.values for p in snapshot.partitions[DAILY]] == [("0",), ("1",), ("11",)]
     assert [p.values for p in snapshot.partitions_on(EVENTS)] == [("1",)]
+
+
+def test_the_published_parameter_names_each_partition_and_its_source():
+    parts = (
+        *published((EVENTS, ("1",)), (EVENTS, ("2",)), (REMOTE, ("11",))),
+        replace(published((EVENTS, ("3",)))[0], problem="shop.events was dropped", target_gone=True),
+    )
+    assert view.published(ROUTER, TABLE, parts) == (
+        "ds=1, ds=2, ds=3 (not served: shop.events was dropped) <- shop.events; ds=11 <- waggle_sales.events_v2"
+    )
+    assert view.published(ROUTER, TABLE, ()) == "none"
+
+
+def test_the_view_is_written_once_per_records_and_router():
+    snapshot = DependentSnapshot.build(1, [TABLE], list(published((EVENTS, ("1",)), (REMOTE, ("11",)))))
+
+    class Routed:
+        router = ROUTER
+
+    (loaded,) = view.virtual_tables(snapshot, ROUTER, "shop")
+    first, again = loaded.load(Routed), loaded.load(Routed)
+    assert again.viewExpandedText is first.viewExpandedText  # written once, not per get_table
+    assert first.parameters["hmsproxy.dependent.published"] == "ds=1 <- shop.events; ds=11 <- waggle_sales.events_v2"
+    # A reload brings another router, whose names may differ: written anew for it.
+    Routed.router = Router(prefixed_config("thrift://127.0.0.1:1", "thrift://127.0.0.1:2", mapped_databases=("sales",)))
+    other = loaded.load(Routed)
+    assert other.viewExpandedText is not first.viewExpandedText and other.viewExpandedText == first.viewExpandedText

@@ -448,13 +448,14 @@ def test_formats():
         (lambda: table(numBuckets=4), "bucketed but lacks its bucket columns"),
         (lambda: table(params={"spark.sql.sources.schema.numBucketCols": "1"}), "bucketed by Spark"),
         (lambda: table(numBuckets=4, bucketCols=["id"], sortCols=[hive.Order(col="id", order=1)]), "sorted"),
-        (lambda: table(storedAsSubDirectories=True), "skewed"),
         (lambda: hive.Table(dbName="db", tableName="t", sd=parquet_sd(None), tableType="VIRTUAL_VIEW"), "view"),
         (lambda: table(location=None), "no location"),
     ],
 )
 def test_layouts_the_rewrite_would_break_are_refused(make, reason):
     refuse_unsupported(table())
+    # Skewed tables are compacted (a laid-out partition group by group: compact_layout.py).
+    refuse_unsupported(table(storedAsSubDirectories=True, skewedInfo=hive.SkewedInfo(["id"], [["1"]], {})))
     with pytest.raises(JobError, match=reason):
         refuse_unsupported(make())
 

@@ -71,10 +71,10 @@ def repo(handler):
     return handler.features.get("remotes").repo
 
 
-def make_links(client) -> None:
+def make_links(client, **more) -> None:
     """shop.orders_eu -> sales.orders and sales_eu -> sales, as Spark's CREATE TABLE / DATABASE make them."""
-    client("create_table", tbl=table("shop", "orders_eu", parameters=link(**{"hmsproxy.remote.table": "orders"})))
-    client("create_database", database=database("sales_eu", parameters=link()))
+    client("create_table", tbl=table("shop", "orders_eu", parameters=link(**{"hmsproxy.remote.table": "orders"}, **more)))
+    client("create_database", database=database("sales_eu", parameters=link(**more)))
 
 
 def test_a_down_remotes_fetch_is_answered_from_its_record_and_its_drop_unlinks_only(client, repo, eu):
@@ -115,8 +115,19 @@ def test_a_down_remotes_fetch_is_answered_from_its_record_and_its_drop_unlinks_o
 
 def test_a_link_made_while_its_metastore_was_down_answers_with_a_stand_in(client, repo, eu):
     eu.go_down()
-    make_links(client)
+    for make in (
+        lambda: client("create_table", tbl=table("shop", "orders_eu", parameters=link(**{"hmsproxy.remote.table": "orders"}))),
+        lambda: client("create_database", database=database("sales_eu", parameters=link())),
+    ):
+        with pytest.raises(
+            hive.MetaException,
+            match=r"can't create remote .*: metastore 'remote:thrift://hms-eu:9083' .* is unavailable.*'hmsproxy.remote.check' = 'false'",
+        ):
+            make()  # checked when made: refused while out of reach ...
+    assert repo.list_tables(None) == [] and repo.list_databases() == []
+    make_links(client, **{"hmsproxy.remote.check": "false"})  # ... unless the statement says not to check
     assert repo.recorded("table", "shop.orders_eu") is None
+    assert "hmsproxy.remote.check" not in repo.get_table("shop", "orders_eu").properties
 
     t = client("get_table", dbname="shop", tbl_name="orders_eu")
     assert (t.dbName, t.tableName, t.sd.cols, t.sd.location) == ("shop", "orders_eu", [], None)
@@ -184,3 +195,29 @@ def test_property_made_remotes_are_logged_as_the_statements_they_mean(client, ca
     ) in lines
     assert "user erin: DROP REMOTE TABLE shop.orders_eu" in lines
     assert not any("s3cret" in line or "CreateRemoteTable(" in line for line in lines)
+
+
+def test_a_link_to_nothing_is_refused_when_made(client, repo, eu):
+    """A typo in CONNECTED TO makes no link: the catalog is asked first (the design: the target 'should exist')."""
+    with pytest.raises(hive.NoSuchObjectException, match=r"thrift://hms-eu:9083 has no table 'sales.ordrs'"):
+        client("create_table", tbl=table("shop", "orders_eu", parameters=link(**{"hmsproxy.remote.table": "ordrs"})))
+    with pytest.raises(hive.MetaException, match=r"has no database 'sales_typo'"):  # create_database declares no NoSuchObject
+        client("create_database", database=database("sales_eu", parameters=link(**{"hmsproxy.remote.database": "sales_typo"})))
+    with pytest.raises(hive.InvalidObjectException, match=r"'hmsproxy.remote.check' is 'true' or 'false', not 'maybe'"):
+        client("create_database", database=database("sales_eu", parameters=link(**{"hmsproxy.remote.check": "maybe"})))
+    assert repo.list_tables(None) == [] and repo.list_databases() == []
+    make_links(client)  # the right names: made, and recorded from the same answer
+    assert repo.recorded("table", "shop.orders_eu") is not None and repo.recorded("database", "sales_eu") is not None
+
+
+def test_a_kerberized_remote_needs_the_proxys_own_login(client, repo):
+    """Hive's keys make a remote Kerberized; without server.sasl the proxy can't reach it, and says so."""
+    kerberized = {"hive.metastore.sasl.enabled": "true", "hive.metastore.kerberos.principal": "hive/_HOST@EXAMPLE.COM"}
+    with pytest.raises(hive.MetaException, match=r"is Kerberized \(hive.metastore.sasl.enabled\).*set server.sasl's principal and keytab"):
+        client("create_database", database=database("sales_eu", parameters=link(**kerberized)))
+    no_principal = {"hive.metastore.sasl.enabled": "true"}
+    with pytest.raises(
+        hive.InvalidObjectException, match=r"'hive.metastore.kerberos.principal' is required with 'hive.metastore.sasl.enabled'"
+    ):
+        client("create_database", database=database("sales_eu", parameters=link(**no_principal)))
+    assert repo.list_databases() == []

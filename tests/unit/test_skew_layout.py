@@ -216,3 +216,22 @@ def test_the_recording_catalog_adds_the_record_to_the_swap_call():
     table = argparse.Namespace(parameters={})
     catalog.alter_table("d", "t", table)
     assert calls == [seen, table] and table.parameters == {LAYOUT_PARAMETER: "{}"}
+
+
+def test_compact_merges_each_group_into_at_most_its_own_file_count():
+    from hmsproxy.jobs.compact_layout import files_per_group
+
+    rec = record()  # two skewed groups of one file each, a default group of two (7 and 8 bytes)
+    assert files_per_group(rec, 1, None) == [1, 1, 1]
+    assert files_per_group(rec, 4, None) == [1, 1, 2]  # never split a group into more files than it has
+    assert files_per_group(rec, 1, 1) == [1, 1, 1]  # --target-file-mb: 15 bytes make one file
+
+
+def test_only_recorded_files_in_subdirectories_let_a_layout_be_redone():
+    rec = record(values=(("10", "a"),))
+    rec = LayoutRecord(rec.columns, (Group(("10", "a"), (LayoutFile("x=10/y=a/skew-000.parquet", 5),), 1), rec.groups[-1]), 6, "1", "t")
+    recorded = [("x=10/y=a/skew-000.parquet", 5), ("skew-9-default-000.parquet", 7), ("skew-9-default-001.parquet", 8)]
+    assert skew_layout.known_subdirectories(rec, recorded)
+    assert skew_layout.known_subdirectories(rec, [*recorded, ("stream-7-ab.parquet", 3)])  # streamed in beside it: top level
+    assert not skew_layout.known_subdirectories(rec, [*recorded, ("x=10/y=a/000000_0", 3)])  # someone else wrote in a group
+    assert not skew_layout.known_subdirectories(None, recorded)

@@ -4,7 +4,8 @@ that depend on partitions of other tables, served to clients as views the proxy 
 The standard rooms (docs/architecture.md, "A feature package"): feature.py, config.py,
 statements.py + ddl.lark, runners.py, store.py, snapshot.py, protection.py (changes to tables
 others depend on). Its own: model.py (the records), view.py (the view each dependent table is
-served as), lineage.py (lineage events and their sink).
+served as), lineage.py (lineage events and their sink), schema_change.py (which column changes
+the propagate policy carries over).
 """
 
 #: The feature class, in feature.py.

@@ -13,7 +13,9 @@ from hmsproxy.features.identity import TableRef
 
 RESTRICT = "restrict"
 NOTIFY = "notify"
-POLICIES = (RESTRICT, NOTIFY)
+#: Like notify, and a compatible change of the columns is applied to the dependent table (schema_change.py).
+PROPAGATE = "propagate"
+POLICIES = (RESTRICT, NOTIFY, PROPAGATE)
 #: The dependent table's property choosing what happens when a table it depends on changes.
 POLICY_KEY = "hmsproxy.dependent.on-change"
 

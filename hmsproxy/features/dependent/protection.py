@@ -5,19 +5,23 @@ dropping a partition a published dependent partition covers, dropping its databa
 governed by each affected dependent table's `hmsproxy.dependent.on-change`: `restrict` refuses
 the call (the message names the dependent tables and partitions), `notify` lets it through
 and, once the metastore has done it, records what broke (SHOW DEPENDENCIES shows it) and
-emits a lineage event. Writes into a dependent table itself are refused: it is a view the
+emits a lineage event. `propagate` is notify, except for a change of the columns: a compatible
+one (schema_change.py) is applied to the dependent table's columns too, an incompatible one is
+refused, naming why. Writes into a dependent table itself are refused: it is a view the
 proxy writes, changed only by the statements.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
+from hmsproxy.features.columns import column_difference
 from hmsproxy.features.dependent import lineage, model
-from hmsproxy.features.dependent.model import DependentPartition, TableRef
-from hmsproxy.features.dependent.runners import column_difference, columns_of
+from hmsproxy.features.dependent.model import Column, DependentPartition, TableRef
+from hmsproxy.features.dependent.runners import columns_of
+from hmsproxy.features.dependent.schema_change import propagation_refusal
 from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
@@ -44,6 +48,8 @@ class Change:
     target_gone: bool = False
     renamed_to: TableRef | None = None
     dropped_database: tuple[str, str] | None = None
+    columns: tuple[Column, ...] | None = None  # change-columns: the table's columns afterwards
+    propagating: tuple[TableRef, ...] = ()  # the dependent tables whose columns follow (propagate policy)
 
 
 class Protection:
@@ -77,10 +83,13 @@ class Protection:
         if change is None or any(v is not None for k, v in vars(result).items() if k != "success"):
             return  # nothing was changed, or the metastore refused it
         repo = self.feature.repository
+        marked = tuple(p for p in change.affected if p.table not in change.propagating)  # propagated: nothing broke
+        if change.propagating:
+            repo.set_columns(change.propagating, change.columns)
         if change.renamed_to is not None:
             repo.follow_rename(change.target, change.renamed_to, change.problem)
-        elif change.affected:
-            repo.mark(change.affected, change.problem, target_gone=change.target_gone)
+        elif marked:
+            repo.mark(marked, change.problem, target_gone=change.target_gone)
         if change.dropped_database is not None:
             for ref in self.feature.snapshot().tables:
                 if (ref.metastore, ref.db) == change.dropped_database:
@@ -90,17 +99,13 @@ class Protection:
         inputs = (
             [lineage.Dataset(f"hive://{change.target.metastore}", identity.client_name(router, change.target))] if change.target else []
         )
-        outputs = [self._dataset(self.feature.snapshot(), p) for p in change.affected]
-        self.feature.emit(
-            lineage.run_event(
-                f"{call.method} {call.client_db}.{call.table or ''}".strip(". "),
-                change.action,
-                call.session.user,
-                inputs,
-                outputs,
-                change.problem,
-            )
-        )
+        job = f"{call.method} {call.client_db}.{call.table or ''}".strip(". ")
+        if change.propagating:
+            outputs = [lineage.Dataset(f"hive://{d.metastore}", identity.client_name(router, d)) for d in change.propagating]
+            self.feature.emit(lineage.run_event(job, "propagate-columns", call.session.user, inputs, outputs))
+        if marked or not change.propagating:
+            outputs = [self._dataset(self.feature.snapshot(), p) for p in marked]
+            self.feature.emit(lineage.run_event(job, change.action, call.session.user, inputs, outputs, change.problem))
 
     # -- what the call changes --------------------------------------------------------------
 
@@ -167,9 +172,17 @@ class Protection:
                 current = client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:
                 return None
-        difference = column_difference(columns_of(new.sd.cols if new.sd else []), columns_of(current.sd.cols if current.sd else []))
-        if difference is None:
+        after, before = columns_of(new.sd.cols if new.sd else []), columns_of(current.sd.cols if current.sd else [])
+        if after == before:
             return None
+        difference = column_difference(after, before)
+        if difference is None:  # comments alone: nothing breaks, and only the propagate policy copies them
+            snapshot = self.feature.snapshot()
+            following = tuple(d for d in dependents if snapshot.tables[d].policy == model.PROPAGATE)
+            if not following:
+                return None
+            affected = tuple(p for p in everything if p.table in following)
+            return Change("change-columns", f"changing the comments of {name}", ref, affected, following, "", columns=after)
         return Change(
             "change-columns",
             f"changing the columns of {name} (it would have other columns: it {difference})",
@@ -177,6 +190,7 @@ class Protection:
             everything,
             dependents,
             f"the columns of {name} changed: it {difference}",
+            columns=after,
         )
 
     @staticmethod
@@ -230,7 +244,29 @@ class Protection:
                 + f" and their {model.POLICY_KEY} is {model.RESTRICT}; drop or re-point those partitions first, "
                 f"or set {model.POLICY_KEY}=notify on them"
             )
+        if change.columns is not None:
+            following = tuple(d for d in change.dependents if snapshot.tables[d].policy == model.PROPAGATE)
+            for d in following:
+                why = self._propagation_refusal(call, snapshot, d, change)
+                if why is not None:
+                    raise AccessDenied(
+                        f"hmsproxy: {change.what} is refused: dependent table {identity.client_name(call.router, d)} follows it "
+                        f"({model.POLICY_KEY}={model.PROPAGATE}) but {why}; set {model.POLICY_KEY}=notify on it to let the change "
+                        "through without propagating it"
+                    )
+            change = replace(change, propagating=following)
         call.notes["dependent"] = change
+
+    @staticmethod
+    def _propagation_refusal(call: Call, snapshot: DependentSnapshot, ref: TableRef, change: Change) -> str | None:
+        """Why `change` can't be applied to dependent table `ref` (None: it can)."""
+        dep = snapshot.tables[ref]
+        others = {dep.target} | {p.target for p in snapshot.partitions.get(ref, ()) if not p.target_gone}
+        others.discard(change.target)
+        if others:  # its view reads the same columns from each: the others would lack the new ones
+            names = ", ".join(sorted(identity.client_name(call.router, t) for t in others))
+            return f"it also depends on {names}, which would not have the new columns"
+        return propagation_refusal(identity.client_name(call.router, change.target), dep.columns, change.columns)
 
     def _dataset(self, snapshot: DependentSnapshot, p: DependentPartition) -> lineage.Dataset:
         dep = snapshot.tables.get(p.table)

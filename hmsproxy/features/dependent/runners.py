@@ -9,6 +9,7 @@ from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.features import identity
+from hmsproxy.features.columns import column_difference
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
@@ -31,17 +32,6 @@ def columns_of(cols) -> tuple[model.Column, ...]:
     return tuple(model.Column(c.name.lower(), c.type.lower(), c.comment) for c in cols or [])
 
 
-def column_difference(have: tuple[model.Column, ...], want: tuple[model.Column, ...]) -> str | None:
-    """How two column lists differ in names or types, in words (None: they don't)."""
-    a, b = [(c.name, c.type) for c in have], [(c.name, c.type) for c in want]
-    if a == b:
-        return None
-    missing = [f"{n} {t}" for n, t in b if (n, t) not in a]
-    extra = [f"{n} {t}" for n, t in a if (n, t) not in b]
-    parts = ([f"lacks {', '.join(missing)}"] if missing else []) + ([f"has {', '.join(extra)} besides"] if extra else [])
-    return "; ".join(parts) or "has the same columns in another order"
-
-
 class Runners:
     def __init__(self, feature: Dependent):
         self.feature = feature
@@ -57,6 +47,7 @@ class Runners:
             st.ShowDependencies: self.show_dependencies,
             st.ShowDependents: self.show_dependents,
             st.ShowPartitions: self.show_partitions,
+            st.Describe: self.describe,
         }
 
     # -- helpers ---------------------------------------------------------------------------
@@ -333,6 +324,20 @@ class Runners:
             values = [given.get(c, "") for c in dep.partition_names]
             names = ctx.client.call("get_partition_names_ps", db_name=db, tbl_name=dep.ref.table, part_vals=values, max_parts=-1)
         return ResultSet(["partition"], [[n] for n in names])
+
+    def describe(self, s: st.Describe, ctx: StatementContext) -> ResultSet:
+        """Hive's DESCRIBE layout (col_name, data_type, comment), then each published partition with
+        each partition of its source it reads now (SHOW DEPENDENCIES' rows, locations left out)."""
+        db, dep = self._require(ctx, s.table, "DESCRIBE", hive_has_it=True)
+        blank = ["", "", ""]
+        rows = [[c.name, c.type, c.comment or ""] for c in (*dep.columns, *dep.partition_columns)]
+        rows += [blank, ["# Partition Information", "", ""], ["# col_name", "data_type", "comment"]]
+        rows += [[c.name, c.type, c.comment or ""] for c in dep.partition_columns]
+        rows += [blank, ["# Published partitions", "reads", "state"]]
+        for r in self.show_dependencies(st.ShowDependencies(s.table), ctx).rows:
+            partition, source, covers, _location, state = r
+            rows.append([partition, f"{source}@{covers}" if covers else source, state])
+        return ResultSet(["col_name", "data_type", "comment"], rows)
 
     def show_dependencies(self, s: st.ShowDependencies, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "SHOW DEPENDENCIES")

@@ -30,6 +30,8 @@ class DependentSnapshot:
     by_database: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     #: depended-upon table -> the dependent tables naming it (at table level or by a partition)
     dependents: dict[TableRef, tuple[TableRef, ...]] = field(default_factory=dict)
+    #: What is written from these records alone, kept while they last (view.py: the view's text and parameters).
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, generation: int, tables: list[DependentTable], partitions: list[DependentPartition]) -> DependentSnapshot:

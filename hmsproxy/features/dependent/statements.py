@@ -1,5 +1,6 @@
 """CREATE / DROP DEPENDENT TABLE, ADD / DROP PARTITION and DEPENDS ON of a dependent table,
-SET TBLPROPERTIES, SHOW DEPENDENCIES OF, SHOW DEPENDENTS OF, SHOW PARTITIONS of a dependent table.
+SET TBLPROPERTIES, SHOW DEPENDENCIES OF, SHOW DEPENDENTS OF, SHOW PARTITIONS and DESCRIBE
+EXTENDED / FORMATTED of a dependent table.
 
 Names are lower-cased; partition values kept as written (Hive's are strings: ds=1 and ds='1'
 are the same partition). A missing database is the caller's current one: None until executed.
@@ -86,6 +87,13 @@ class ShowPartitions(Statement):
     partition: Spec | None = None
 
 
+@dataclass(frozen=True)
+class Describe(Statement):
+    """DESCRIBE EXTENDED / FORMATTED of a dependent table (of an ordinary one: Spark's or Hive's statement)."""
+
+    table: Name
+
+
 # -- parse tree -> statement ---------------------------------------------------------------
 
 
@@ -148,6 +156,7 @@ STATEMENTS = StatementSet.from_file(
         "dep_show_partitions": lambda tree, source: ShowPartitions(
             _names(tree)[0], _spec(trees.find(tree, "dep_partition")) if trees.find(tree, "dep_partition") else None, source=source
         ),
+        "dep_describe": lambda tree, source: Describe(_names(tree)[0], source=source),
     },
     starts=STARTS,
     soft_keywords=(
@@ -167,6 +176,6 @@ STATEMENTS = StatementSet.from_file(
     ),
     summary=(
         "CREATE/DROP DEPENDENT TABLE, ALTER TABLE ... ADD/DROP PARTITION / [PARTITION (...)] DEPENDS ON TABLE ... / "
-        "SET TBLPROPERTIES, SHOW DEPENDENCIES OF ..., SHOW DEPENDENTS OF ..., SHOW PARTITIONS ..."
+        "SET TBLPROPERTIES, SHOW DEPENDENCIES OF ..., SHOW DEPENDENTS OF ..., SHOW PARTITIONS ..., DESCRIBE EXTENDED ..."
     ),
 )

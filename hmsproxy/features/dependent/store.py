@@ -171,6 +171,13 @@ class DependentRepository:
             )
             self.store.bump(conn, COMPONENT)
 
+    def set_columns(self, refs: Iterable[TableRef], columns: tuple[model.Column, ...]) -> None:
+        """The propagate policy: the dependent tables' data columns follow their source's."""
+        with self.store.writing() as conn:
+            for ref in refs:
+                conn.execute(update(dependent_tables).where(_is(dependent_tables, ref)).values(columns=_dump_columns(columns)))
+            self.store.bump(conn, COMPONENT)
+
     def set_policy(self, ref: TableRef, policy: str) -> None:
         with self.store.writing() as conn:
             conn.execute(update(dependent_tables).where(_is(dependent_tables, ref)).values(policy=policy))

@@ -75,15 +75,38 @@ def storage(columns) -> object:
     )
 
 
-def as_table(router: Router, client_db: str, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> object:
-    """The Table a client gets for a dependent table: a view over what it depends on now."""
-    text = view_text(router, table, partitions)
+def published(router: Router, table: DependentTable, partitions: tuple[DependentPartition, ...]) -> str:
+    """The published partitions and what each is made of, for DESCRIBE (Hive's and Spark's show table
+    parameters): `ds=1, ds=2 <- default.events; ds=3 <- default.events_v2`; a partition a notify policy
+    let break says so."""
+    # Every get_table writes it: one name per table (naming asks the router), specs joined directly.
+    names = table.partition_names
+    by_target: dict[TableRef, list[str]] = {}
+    for p in partitions:
+        spec = "/".join(map("=".join, zip(names, p.values)))
+        if p.problem:
+            spec += f" ({'not served: ' if p.target_gone else ''}{p.problem})"
+        by_target.setdefault(p.target, []).append(spec)
+    return "; ".join(f"{', '.join(specs)} <- {identity.client_name(router, t)}" for t, specs in by_target.items()) or "none"
+
+
+def as_table(
+    router: Router,
+    client_db: str,
+    table: DependentTable,
+    partitions: tuple[DependentPartition, ...],
+    written: tuple[str, str] | None = None,
+) -> object:
+    """The Table a client gets for a dependent table: a view over what it depends on now
+    (`written`: its view text and published parameter, if already written from these records)."""
+    text, listed = written or (view_text(router, table, partitions), published(router, table, partitions))
     served = [p for p in partitions if not p.target_gone]
     parameters = {
         MARK: "true",
         f"{MARK}.depends-on": identity.client_name(router, table.target),
         f"{MARK}.partitioned-by": ",".join(table.partition_names),
         f"{MARK}.partitions": str(len(served)),
+        f"{MARK}.published": listed,
         model.POLICY_KEY: table.policy,
         "comment": f"dependent table: {len(served)} published partition(s); new ones depend on {identity.client_name(router, table.target)}",
     }
@@ -125,6 +148,12 @@ def virtual_tables(snapshot: DependentSnapshot, router: Router, db: str | None) 
 
 def _loader(snapshot: DependentSnapshot, ref: TableRef, client_db: str):
     def load(call: Call):
-        return as_table(call.router, client_db, snapshot.tables[ref], snapshot.partitions.get(ref, ()))
+        table, partitions = snapshot.tables[ref], snapshot.partitions.get(ref, ())
+        # Written once per records and router (a reload brings a new router): 365 days cost ~1 ms to write.
+        router, *written = snapshot.memo.get(ref) or (None,)
+        if router is not call.router:
+            written = [view_text(call.router, table, partitions), published(call.router, table, partitions)]
+            snapshot.memo[ref] = (call.router, *written)
+        return as_table(call.router, client_db, table, partitions, tuple(written))
 
     return load

@@ -13,6 +13,7 @@ from hmsproxy.features.indexes.runners import Runners
 from hmsproxy.features.indexes.snapshot import IndexSnapshot, current
 from hmsproxy.features.indexes.statements import STATEMENTS
 from hmsproxy.features.indexes.store import INDEXES_SCHEMA, IndexRepository
+from hmsproxy.features.indexes.structure import StructureGuard
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import MethodSpec
@@ -34,6 +35,7 @@ class Indexes(Feature):
         self._calls = IndexCalls(self)
         self._protection = Protection(self)
         self._recording = BuildRecording(self)
+        self._structure = StructureGuard(self)
 
     def wants(self, spec: MethodSpec) -> bool:
         return (
@@ -62,6 +64,7 @@ class Indexes(Feature):
     def on_routed(self, call: Call):
         if call.method in METHODS:
             return self._calls.answer(call)
+        self._structure.check(call)  # first: a refused call records no build
         if call.method in BUILD_CALLS:
             self._recording.on_routed(call)
         return self._protection.on_routed(call)

@@ -12,6 +12,7 @@ from importlib.metadata import entry_points
 from typing import Protocol
 
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
+from hmsproxy.config.waggle_dance_kerberos import client_sasl
 from hmsproxy.upstream.wire import parse_uri
 
 ENTRY_POINT_GROUP = "hmsproxy.client_factories"
@@ -33,9 +34,12 @@ class ClientFactory(Protocol):
 
 
 class ThriftFactory:
-    """A Hive metastore reached over Thrift at `hive.metastore.uris`."""
+    """A Hive metastore reached over Thrift at `hive.metastore.uris`; a Kerberized one with Hive's
+    own keys (hive.metastore.sasl.enabled, hive.metastore.kerberos.principal, hadoop.rpc.protection),
+    reached as the proxy's own principal."""
 
     def validate(self, properties: dict[str, str]) -> None:
+        client_sasl(properties)
         uris = properties.get(URIS_PROPERTY, "").strip()
         if not uris:
             raise ValueError(f"property '{URIS_PROPERTY}' is required (thrift://host:port[,thrift://...])")
@@ -53,6 +57,7 @@ class ThriftFactory:
             uris=uris,
             access_control_type=AccessControlType.READ_ONLY,
             hive_version=properties.get(VERSION_PROPERTY) or None,
+            sasl=client_sasl(properties),
         )
 
 

@@ -25,15 +25,15 @@ from hmsproxy.features.remotes.config import SECTION
 from hmsproxy.features.remotes.listing import Listing
 from hmsproxy.features.remotes.model import RemoteDatabase
 from hmsproxy.features.remotes.protection import Protection
-from hmsproxy.features.remotes.records import Records, way_out
+from hmsproxy.features.remotes.records import Fetched, Records, way_out
 from hmsproxy.features.remotes.routes import RemotesSessionState, RemoteUnavailable, Routes
-from hmsproxy.features.remotes.runners import Runners
+from hmsproxy.features.remotes.runners import CHECK_PROPERTY, Runners
 from hmsproxy.features.remotes.snapshot import RemotesCache, RemotesSnapshot
 from hmsproxy.features.remotes.statements import STATEMENTS
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets
 from hmsproxy.pipeline.call import Call
-from hmsproxy.pipeline.errors import InvalidRequest, ProxyError
+from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.routing.methods import Kind, MethodSpec
 
@@ -77,12 +77,29 @@ class Remotes(Feature):
 
     def statement_runners(self) -> dict:
         # After a statement changed the store, this proxy serves the change at once.
-        return Runners(self.repo, self.cache.refresh, self._record).runners()
+        return Runners(self.repo, self.cache.refresh, self._record, self._check).runners()
 
-    def _record(self, ctx, remote) -> None:
-        """A new link's record, taken over the creating client's connections (ctx.client's session)."""
-        link = links.db_link(remote) if isinstance(remote, RemoteDatabase) else links.table_link(remote)
-        self.records.take(ctx.client.session, link)
+    def _check(self, ctx, remote) -> Fetched:
+        """A new link's object, asked of its catalog over the creating client's connections: a link
+        to nothing (a typo) or to a catalog out of reach is refused before it is made."""
+        link = _link_of(remote)
+        fetched = self.records.fetch(ctx.client.session, link)
+        if fetched.missing:
+            raise NotFound(f"can't create {link.subject}: {fetched.missing}")
+        if fetched.unreachable:
+            raise RemoteUnavailable(
+                f"can't create {link.subject}: {fetched.unreachable}; to make the link all the same "
+                f"(it is checked on first use), add the property '{CHECK_PROPERTY}' = 'false'"
+            )
+        return fetched
+
+    def _record(self, ctx, remote, fetched: Fetched | None) -> None:
+        """A new link's record: what `_check` fetched, or (an unchecked link) taken now if it can be."""
+        link = _link_of(remote)
+        if fetched is None:
+            self.records.take(ctx.client.session, link)
+        else:
+            self.records.keep(link, fetched)
 
     def describe(self) -> list[str]:
         """Lines for hmsproxy_describe (`hmsproxy status`): the remotes and their targets' health."""
@@ -142,3 +159,7 @@ class Remotes(Feature):
 
     def virtual_tables(self, call: Call, db: str | None) -> list[VirtualTable]:
         return self._listing.virtual_tables(call, db)
+
+
+def _link_of(remote) -> links.Link:
+    return links.db_link(remote) if isinstance(remote, RemoteDatabase) else links.table_link(remote)

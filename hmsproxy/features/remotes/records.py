@@ -25,6 +25,7 @@ import base64
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.utils import deserialize, serialize
@@ -60,6 +61,16 @@ def decode(text: str, cls):
     return deserialize(cls(), base64.b64decode(text), _PROTOCOL)
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """What a link's metastore gave for its object: the object, or why not (missing over there,
+    or out of reach)."""
+
+    found: object = None
+    missing: str | None = None
+    unreachable: str | None = None
+
+
 class Records:
     """Takes a link's record when it is made and answers its fetches from it (see the module doc)."""
 
@@ -69,25 +80,37 @@ class Records:
 
     # -- recording --------------------------------------------------------------------------
 
-    def take(self, session, link: Link) -> bool:
-        """Ask the link's metastore for its table or database (on `session`, the creating client's)
-        and keep it; False if the metastore can't give it now (the link works all the same)."""
+    def fetch(self, session, link: Link) -> Fetched:
+        """Ask the link's metastore for its table or database (on `session`, the creating client's)."""
         if link.kind == "table":
             method, args = "get_table", idl.HmsProxy.get_table_args(dbname=link.remote_db, tbl_name=link.remote_table)
         else:
             method, args = "get_database", idl.HmsProxy.get_database_args(name=link.remote_db)
         try:
             answer = session.call(self._metastore(link), method, args, read_only=True)
-        except Exception as e:  # unreachable, a bad property, a tunnel that won't open: no record
-            log.info("%s: nothing recorded, %s in %s didn't answer: %s", link.subject, link.remote, link.where, e)
-            return False
+        except Exception as e:  # unreachable, a bad property, a tunnel that won't open
+            reason = str(e).removeprefix("hmsproxy: ").removeprefix(f"{link.subject}: ")
+            return Fetched(unreachable=reason if link.where in reason else f"{link.where} didn't answer: {reason}")
         found = answer.success
         if found is None:
-            log.info("%s: nothing recorded: %s in %s answered %s", link.subject, link.remote, link.where, _error_of(answer))
-            return False
+            error = _error_of(answer)
+            if error.startswith("NoSuchObjectException"):
+                return Fetched(missing=f"{link.where} has no {link.kind} '{link.remote}' ({error})")
+            return Fetched(unreachable=f"{link.where} answered {error}")
         if link.kind == "table" and found.sd is not None and found.sd.skewedInfo is not None:
             found.sd.skewedInfo.skewedColValueLocationMaps = {}  # keyed by lists: thriftpy2 can't decode those
-        return self.repo.record(link.kind, link.local, encode(found), time.time())
+        return Fetched(found=found)
+
+    def keep(self, link: Link, fetched: Fetched) -> bool:
+        """Record what `fetch` found for the (now stored) link; False if it found nothing."""
+        if fetched.found is None:
+            log.info("%s: nothing recorded: %s", link.subject, fetched.missing or fetched.unreachable)
+            return False
+        return self.repo.record(link.kind, link.local, encode(fetched.found), time.time())
+
+    def take(self, session, link: Link) -> bool:
+        """Fetch and keep; False if the metastore can't give it now (the link works all the same)."""
+        return self.keep(link, self.fetch(session, link))
 
     # -- answering ----------------------------------------------------------------------------
 

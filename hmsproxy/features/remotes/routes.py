@@ -64,8 +64,14 @@ class Routes:
 
     def metastore(self, link: Link):
         try:
-            return self.feature.targets.metastore(link.factory, link.properties)
+            ms = self.feature.targets.metastore(link.factory, link.properties)
         except TunnelError as e:
             raise RemoteUnavailable(f"hmsproxy: {link.subject}: metastore {link.where} is unavailable: {e}") from None
         except (ValueError, UnknownFactory) as e:
             raise InvalidRequest(f"hmsproxy: {link.subject}: {e}") from None
+        if ms.sasl is not None and self.feature.platform.config().server.sasl is None:
+            raise RemoteUnavailable(
+                f"hmsproxy: {link.subject}: metastore {link.where} is Kerberized (hive.metastore.sasl.enabled) and this "
+                "proxy has no Kerberos login to reach it: set server.sasl's principal and keytab (docs/kerberos.md)"
+            )
+        return ms

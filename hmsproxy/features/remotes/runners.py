@@ -18,6 +18,8 @@ from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, Not
 from hmsproxy.store import AlreadyExists
 
 CREATORS_KEY = "remotes.creators"
+#: A link's property that, set to 'false', makes it without asking its catalog first.
+CHECK_PROPERTY = "hmsproxy.remote.check"
 #: Property values shown as *** by DESCRIBE.
 SECRET_KEY = re.compile(r"password|secret|token|credential", re.I)
 
@@ -48,6 +50,15 @@ def _check_factory(factory: str, properties: dict[str, str], what: str) -> None:
         raise InvalidRequest(f"{what}: VIA '{factory}': {e}") from None
 
 
+def _check_switch(properties: dict[str, str], what: str) -> tuple[bool, dict[str, str]]:
+    """(whether the target is asked before the link is made, the link's properties without the switch)."""
+    rest = {k: v for k, v in properties.items() if k != CHECK_PROPERTY}
+    value = properties.get(CHECK_PROPERTY, "true").strip().lower()
+    if value not in ("true", "false"):
+        raise InvalidRequest(f"{what}: property '{CHECK_PROPERTY}' is 'true' or 'false', not '{properties[CHECK_PROPERTY]}'")
+    return value == "true", rest
+
+
 def when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -63,10 +74,13 @@ class Runners:
         self,
         repo: RemoteRepository,
         changed: Callable[[], object] = lambda: None,
-        record: Callable[[StatementContext, RemoteDatabase | RemoteTable], object] = lambda ctx, remote: None,
+        record: Callable[[StatementContext, RemoteDatabase | RemoteTable, object], object] = lambda ctx, remote, fetched: None,
+        check: Callable[[StatementContext, RemoteDatabase | RemoteTable], object] = lambda ctx, remote: None,
     ):
         self.repo = repo
         self._changed = changed
+        #: Asks a new link's catalog for its object before the link is made; raises when it has none.
+        self._check = check
         #: Keeps what a new link points to, so it can be shown and dropped while that is out of reach (records.py).
         self._record = record
 
@@ -109,15 +123,17 @@ class Runners:
                 f"choose another local name (CREATE REMOTE DATABASE other_name CONNECTED TO {s.remote_name or s.name})"
             )
         remote_name = s.remote_name or s.name
-        _check_factory(s.factory, s.properties, f"can't create {what}")
-        rd = RemoteDatabase(s.name, remote_name, s.factory, dict(s.properties), ctx.user, time.time())
+        checked, properties = _check_switch(s.properties, f"can't create {what}")
+        _check_factory(s.factory, properties, f"can't create {what}")
+        rd = RemoteDatabase(s.name, remote_name, s.factory, properties, ctx.user, time.time())
+        fetched = self._check(ctx, rd) if checked else None
         try:
             self.repo.add_database(rd)
         except AlreadyExists:
             if s.if_not_exists:
                 return status(f"{what} already exists; nothing done (IF NOT EXISTS)")
             raise Conflict(f"{what} already exists") from None
-        self._record(ctx, rd)
+        self._record(ctx, rd, fetched)
         return status(f"created {what} connected to '{remote_name}' via '{s.factory}'")
 
     def create_table(self, s: st.CreateRemoteTable, ctx: StatementContext) -> ResultSet:
@@ -143,15 +159,17 @@ class Runners:
             raise Conflict(f"can't create {what}: a table '{local}' already exists; choose another local name")
         remote_db = s.remote_database or db
         remote_name = s.remote_name or s.name
-        _check_factory(s.factory, s.properties, f"can't create {what}")
-        rt = RemoteTable(db, s.name, remote_db, remote_name, s.factory, dict(s.properties), ctx.user, time.time())
+        checked, properties = _check_switch(s.properties, f"can't create {what}")
+        _check_factory(s.factory, properties, f"can't create {what}")
+        rt = RemoteTable(db, s.name, remote_db, remote_name, s.factory, properties, ctx.user, time.time())
+        fetched = self._check(ctx, rt) if checked else None
         try:
             self.repo.add_table(rt)
         except AlreadyExists:
             if s.if_not_exists:
                 return status(f"{what} already exists; nothing done (IF NOT EXISTS)")
             raise Conflict(f"{what} already exists") from None
-        self._record(ctx, rt)
+        self._record(ctx, rt, fetched)
         return status(f"created {what} connected to '{remote_db}.{remote_name}' via '{s.factory}'")
 
     def drop_database(self, s: st.DropRemoteDatabase, ctx: StatementContext) -> ResultSet:
