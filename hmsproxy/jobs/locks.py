@@ -3,7 +3,8 @@
 Streaming writers (hmsproxy.streaming) hold a shared lock on a partition from the start of each
 transaction until its files are published; a job that swaps the partition's location takes the
 exclusive lock first, so it waits for writers in flight, and writers of that partition wait for it
-(writers of other partitions go on: the locks are per partition). While held, the lock is heartbeated
+(writers of other partitions go on: the locks are per partition). An index rebuild reads a
+partition under a shared read lock, so it and such a job never interleave on one partition. While held, the lock is heartbeated
 on a connection of its own, since a rewrite may outlast the metastore's lock timeout.
 Under the lock, what dead writers left behind is published or deleted first (streaming/publish.py).
 
@@ -33,15 +34,22 @@ LOCK_WAIT_S = 600.0
 
 
 def lock_request(target: Target, user: str) -> object:
-    component = hive.LockComponent(
-        type=hive.LockType.EXCLUSIVE,
+    return _request([_component(target, hive.LockType.EXCLUSIVE, hive.DataOperationType.NO_TXN)], user)
+
+
+def _component(target: Target, kind: int, operation: int) -> object:
+    return hive.LockComponent(
+        type=kind,
         level=hive.LockLevel.PARTITION if target.is_partition else hive.LockLevel.TABLE,
         dbname=target.db,
         tablename=target.table,
         partitionname=target.name if target.is_partition else None,
-        operationType=hive.DataOperationType.NO_TXN,
+        operationType=operation,
     )
-    return hive.LockRequest(component=[component], user=user, hostname=socket.gethostname(), agentInfo="hmsproxy-job")
+
+
+def _request(components: list, user: str) -> object:
+    return hive.LockRequest(component=components, user=user, hostname=socket.gethostname(), agentInfo="hmsproxy-job")
 
 
 @contextlib.contextmanager
@@ -57,7 +65,7 @@ def exclusive_lock(
     """Hold the target's exclusive lock for the block; `connect()` opens the heartbeat connection."""
     deadline = time.monotonic() + wait_s
     while True:
-        lockid = _acquire(ms, target, deadline, wait_s, on_wait)
+        lockid = _acquire(ms, lock_request(target, ms.user), target.name, deadline, wait_s, on_wait)
         if not _held_beside(ms, target, lockid):
             break
         ms.unlock(lockid)  # granted beside a writer's lock (module doc): let it finish, then ask again
@@ -82,9 +90,9 @@ def beside_writers(ms, target: Target, connect: Callable[[], object]) -> Iterato
         yield
 
 
-def _acquire(ms, target: Target, deadline: float, wait_s: float, on_wait: Callable[[], None] | None) -> int:
-    """The metastore's grant of a new exclusive lock request, waited for; its id."""
-    answer = ms.lock(lock_request(target, ms.user))
+def _acquire(ms, request, what: str, deadline: float, wait_s: float, on_wait: Callable[[], None] | None) -> int:
+    """The metastore's grant of a new lock request, waited for; its id."""
+    answer = ms.lock(request)
     lockid = answer.lockid
     try:
         pause = 0.1
@@ -92,16 +100,42 @@ def _acquire(ms, target: Target, deadline: float, wait_s: float, on_wait: Callab
             if on_wait is not None:
                 on_wait()
             if time.monotonic() > deadline:
-                raise JobError(f"waited {wait_s:.0f} s for the lock on {target.name} (writers hold it)")
+                raise JobError(f"waited {wait_s:.0f} s for the lock on {what} (another job or writer holds it)")
             time.sleep(pause)
             pause = min(pause * 2, 2.0)
             answer = ms.check_lock(lockid)
         if answer.state != hive.LockState.ACQUIRED:
-            raise JobError(f"the metastore refused the lock on {target.name}")
+            raise JobError(f"the metastore refused the lock on {what}")
     except BaseException:
         ms.unlock(lockid)
         raise
     return lockid
+
+
+@contextlib.contextmanager
+def shared_read_lock(
+    ms,
+    targets: list[Target],
+    connect: Callable[[], object],
+    *,
+    wait_s: float = LOCK_WAIT_S,
+    interval_s: float = 60.0,
+    on_wait: Callable[[], None] | None = None,
+) -> Iterator[int | None]:
+    """Hold a shared read lock on every target for the block (one request, granted whole): readers that
+    must see a partition's files unchanged, such as an index rebuild, wait for a job's exclusive lock
+    and hold the job off in turn, while streaming writers' shared locks go on beside them."""
+    if not targets:
+        yield None
+        return
+    components = [_component(t, hive.LockType.SHARED_READ, hive.DataOperationType.SELECT) for t in targets]
+    what = targets[0].name if len(targets) == 1 else f"{len(targets)} partitions of {targets[0].db}.{targets[0].table}"
+    lockid = _acquire(ms, _request(components, ms.user), what, time.monotonic() + wait_s, wait_s, on_wait)
+    try:
+        with _heartbeats(connect, lockid, interval_s):
+            yield lockid
+    finally:
+        ms.unlock(lockid)
 
 
 def _held_beside(ms, target: Target, lockid: int) -> bool:

@@ -59,6 +59,12 @@ class MetastoreClient:
         except hive.NoSuchObjectException:
             raise JobError(f"table {db}.{table} does not exist (metastore {self.uris})") from None
 
+    def databases(self) -> list[str]:
+        return list(self._client.get_all_databases() or [])
+
+    def table_names(self, db: str) -> list[str]:
+        return list(self._client.get_all_tables(db) or [])
+
     def tables(self, db: str, names: list[str]) -> dict:
         """The tables of `db` with these names that exist, by name, in one call."""
         return {t.tableName.lower(): t for t in self._client.get_table_objects_by_name(db, names) or []}

@@ -1,6 +1,7 @@
 """rebuild-index: build a compact index's partitions from the base table's files, swapped in atomically.
 
     hmsproxy job rebuild-index shop.events.user_idx [--partition ds=2026-11-01] [--only-stale]
+    hmsproxy job rebuild-index --watch [--interval S] [DB.TABLE.INDEX ...]   # index_watch.py
 
 For each index partition (partitioned like the base table, or by a subset of its partition
 columns: then it covers every base partition with its values), the job
@@ -276,8 +277,31 @@ def new_partition(index: Index, values: tuple[str, ...], location: str) -> Any:
     )
 
 
-def rebuild_piece(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None = None) -> ItemResult:
-    """Build one index partition and swap it in; raises with the previous one left as it was."""
+def rebuild_piece(
+    spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, connect: Any, token: str | None = None
+) -> ItemResult:
+    """Build one index partition and swap it in, under a shared read lock on the base partitions it
+    covers (locks.py: a compact's exclusive lock on one of them and this build wait for each other,
+    so the files listed are the files read); raises with the previous one left as it was.
+    `connect()` opens the lock's heartbeat connection."""
+    from hmsproxy.jobs.locks import shared_read_lock  # Thrift: not for `hmsproxy --help`
+
+    with shared_read_lock(ms, piece.base, connect):
+        return _rebuild_locked(spark, ms, index, locked_view(ms, index, piece), only_stale=only_stale, token=token)
+
+
+def locked_view(ms: Any, index: Index, piece: Piece) -> Piece:
+    """The piece with its base partitions' locations read again under the lock: a compact that held the
+    partition before swapped it to a new directory, and the files to index are those."""
+    db, table = index.base.dbName, index.base.tableName
+    if not any(b.is_partition for b in piece.base):
+        return Piece(piece.name, piece.values, [Target(db, table, f"{db}.{table}", ms.get_table(db, table).sd.location)])
+    now = {tuple(p.values): p.sd.location or "" for p in ms.partitions_by_names(db, table, [b.name for b in piece.base])}
+    base = [Target(db, table, b.name, now[b.values], b.values) for b in piece.base if b.values in now]  # dropped meanwhile: gone
+    return Piece(piece.name, piece.values, base)
+
+
+def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None) -> ItemResult:
     t = index.table
     existing = ms.find_partition(t.dbName, t.tableName, list(piece.values)) if index.keys else t
     listings = {base_partition_name(index, b): listed(b) for b in piece.base}
@@ -340,7 +364,7 @@ def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: 
             item = piece.name or f"{db}.{table}"
             progress.start(item)
             try:
-                result = rebuild_piece(spark, ms, index, piece, only_stale=only_stale)
+                result = rebuild_piece(spark, ms, index, piece, only_stale=only_stale, connect=context.metastore)
             except Exception as e:  # this index partition is left as it was; go on with the others
                 result = ItemResult(FAILED, note=one_line(e))
                 failures.append((item, result.note))
@@ -357,9 +381,25 @@ def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("index", metavar="INDEX", help="DATABASE.TABLE.INDEX (or TABLE.INDEX in database 'default')")
+    from hmsproxy.jobs.index_watch import DEFAULT_INTERVAL_S, DEFAULT_MAX_PER_ROUND
+
+    parser.add_argument(
+        "index",
+        metavar="INDEX",
+        nargs="*",
+        help="DATABASE.TABLE.INDEX (or TABLE.INDEX in database 'default'); --watch takes several, or none",
+    )
     add_partition_option(parser, "base partitions")
     parser.add_argument("--only-stale", action="store_true", help="skip index partitions whose base files are unchanged since their build")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep rebuilding stale partitions (of the indexes named, else of every AUTO REBUILD index) until SIGTERM/SIGINT",
+    )
+    parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S, metavar="S", help="--watch: seconds between rounds")
+    parser.add_argument(
+        "--max-per-round", type=int, default=DEFAULT_MAX_PER_ROUND, metavar="N", help="--watch: index partitions rebuilt at most per round"
+    )
 
 
 def check_index(ms: Any, db: str, table: str, index_name: str, specs: list[dict[str, str]]) -> None:
@@ -374,13 +414,30 @@ def check_index(ms: Any, db: str, table: str, index_name: str, specs: list[dict[
 def run(args: argparse.Namespace, context: Any) -> int:
     from hmsproxy.jobs.skew_layout import open_metastore
 
-    db, table, index_name = split_index_name(args.index)
+    if args.watch:
+        return run_watch(args, context)
+    if len(args.index) != 1:
+        raise UsageError("name one index (DATABASE.TABLE.INDEX); several, or none, only with --watch")
+    db, table, index_name = split_index_name(args.index[0])
     specs = [parse_spec(s) for s in args.partition]
     context.check_first(lambda ms: check_index(ms, db, table, index_name, specs), connect=open_metastore)
     spark = context.spark
     with open_metastore(context.uri, user=spark_user(spark), sasl_principal=context.sasl_principal) as ms:
         rebuild(spark, ms, db, table, index_name, context, specs=specs, only_stale=args.only_stale)
     return 0
+
+
+def run_watch(args: argparse.Namespace, context: Any) -> int:
+    from hmsproxy.jobs.index_watch import watch
+    from hmsproxy.jobs.skew_layout import open_metastore
+
+    if args.partition:
+        raise UsageError("--watch checks every partition: leave out --partition")
+    if args.interval <= 0 or args.max_per_round < 1:
+        raise UsageError("--interval must be above 0 and --max-per-round at least 1")
+    named = [split_index_name(text) for text in args.index]
+    context.check_first(lambda ms: [load_index(ms, *n) for n in named], connect=open_metastore)
+    return watch(context, named, interval_s=args.interval, max_per_round=args.max_per_round)
 
 
 JOB = Job(NAME, "build a compact index's partitions from the base table's files, swapped in atomically", add_arguments, run)

@@ -13,6 +13,7 @@ import thriftpy2.rpc
 from thriftpy2.thrift import TException
 
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
+from hmsproxy.ddl import DdlSyntaxError
 from hmsproxy.features.indexes.compact import COMPACT, INDEX_OF
 from hmsproxy.protocol import idl
 from hmsproxy.testing import partition, table
@@ -378,3 +379,40 @@ def test_one_index_table_name_from_every_entry_point_on_a_prefixed_federated_dat
             direct.close()
     finally:
         proxy_client.drop_table("waggle_sales", base, True)  # its indexes and their index tables go with it
+
+
+def test_auto_rebuild_is_stored_shown_and_switched_from_the_python_client_and_hmsproxy_sql(proxy, proxy_client, run, events):
+    """CREATE INDEX … AUTO REBUILD (issue 41): an index property the watcher reads; SET IDXPROPERTIES
+    turns it off and on; any other value is refused; with WITH DEFERRED REBUILD it does not parse."""
+    ev = events
+    # The proxy's own execute: it creates the index and leaves the build to the client (no Spark here).
+    proxy_client.hmsproxy_execute(
+        f"CREATE INDEX user_idx ON TABLE {ev} (user_id) AS 'COMPACT' AUTO REBUILD IDXPROPERTIES ('team'='growth')", "default"
+    )
+    index = proxy_client.get_index_by_name("default", ev, "user_idx")
+    assert index.parameters == {"hmsproxy.index.auto-rebuild": "true", "team": "growth"} and index.deferredRebuild is False
+
+    shown = run(f"SHOW FORMATTED INDEX ON {ev}")
+    assert [(r["idx_name"], r["deferred_rebuild"], r["idx_properties"]) for r in shown] == [
+        ("user_idx", "false", "hmsproxy.index.auto-rebuild=true, team=growth")
+    ]
+    run(f"ALTER INDEX user_idx ON {ev} SET IDXPROPERTIES ('hmsproxy.index.auto-rebuild'='false')")
+    assert proxy_client.get_index_by_name("default", ev, "user_idx").parameters["hmsproxy.index.auto-rebuild"] == "false"
+    out = hmsproxy_sql(
+        proxy.uri, "--user", "alice", "-e", f"ALTER INDEX user_idx ON {ev} SET IDXPROPERTIES ('hmsproxy.index.auto-rebuild'='TRUE')"
+    )
+    assert out.returncode == 0, out.stderr
+    out = hmsproxy_sql(proxy.uri, "--user", "alice", "-e", f"SHOW FORMATTED INDEX ON {ev}")
+    assert out.returncode == 0, out.stderr
+    assert "hmsproxy.index.auto-rebuild=TRUE, team=growth" in out.stdout.splitlines()[2]
+
+    with pytest.raises(HmsProxyError, match=re.escape("hmsproxy.index.auto-rebuild is 'yes'; use 'true' or 'false'")):
+        run(f"ALTER INDEX user_idx ON {ev} SET IDXPROPERTIES ('hmsproxy.index.auto-rebuild'='yes')")
+    with pytest.raises(DdlSyntaxError, match=re.escape("found 'AUTO'")):
+        run(f"CREATE INDEX other ON TABLE {ev} (action) AS 'COMPACT' WITH DEFERRED REBUILD AUTO REBUILD")
+    with pytest.raises(TException, match=re.escape("use 'true' or 'false'")):  # the Hive CLI's way: add_index with parameters
+        proxy_client.hmsproxy_execute(
+            f"CREATE INDEX other ON TABLE {ev} (action) AS 'COMPACT' WITH DEFERRED REBUILD IDXPROPERTIES ('hmsproxy.index.auto-rebuild'='1')",
+            "default",
+        )
+    assert proxy_client.get_index_names("default", ev, -1) == ["user_idx"]

@@ -17,6 +17,7 @@ from thriftpy2.utils import deserialize, serialize
 from hmsproxy.features import identity
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes import compact
+from hmsproxy.features.indexes.auto_rebuild import check_auto_rebuild
 from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.features.indexes.model import IndexRecord
 from hmsproxy.pipeline.call import Call
@@ -105,6 +106,7 @@ class IndexCalls:
         if snapshot.get(base_ref, name) is not None:
             raise Conflict(f"hmsproxy: index {name} on {call.client_db}.{base_name} exists already")
         handler = get_handler(index.indexHandlerClass or "")
+        check_auto_rebuild(index.parameters, name)
         self._check_writable(call, (table.dbName if table is not None else None) or call.client_db)
         columns = [(c.name.lower(), c.type) for c in (index.sd.cols if index.sd else None) or []]
         with self.feature.platform.client_for(call) as client:
@@ -195,6 +197,7 @@ class IndexCalls:
             raise InvalidRequest("hmsproxy: alter_index needs the index")
         if (new.indexName or record.name).lower() != record.name or (new.origTableName or record.base.table).lower() != record.base.table:
             raise InvalidRequest("hmsproxy: an index cannot be renamed or moved to another table (DROP INDEX, then CREATE INDEX)")
+        check_auto_rebuild(new.parameters, record.name)
         self.feature.repository.replace(
             IndexRecord(
                 record.base,

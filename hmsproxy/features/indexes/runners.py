@@ -12,6 +12,7 @@ from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features import identity
 from hmsproxy.features.indexes import builds, compact
 from hmsproxy.features.indexes import statements as st
+from hmsproxy.features.indexes.auto_rebuild import AUTO_REBUILD_KEY
 from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.files.partition_names import NAMES_PER_CALL, partition_name
 from hmsproxy.files.storage import ArrowStorage, data_files
@@ -74,6 +75,8 @@ class Runners:
                 properties=table_properties,
             )
         parameters = dict(s.properties)
+        if s.auto_rebuild:
+            parameters[AUTO_REBUILD_KEY] = "true"
         if s.comment is not None:
             parameters[COMMENT_KEY] = s.comment
         index = hive.Index(
@@ -88,6 +91,8 @@ class Runners:
         )
         ctx.client.call("add_index", new_index=index, index_table=index_table)
         then = "ALTER INDEX ... REBUILD builds it" if s.deferred else "built next by the client"
+        if s.auto_rebuild:
+            then += ", then kept fresh by hmsproxy job rebuild-index --watch"
         return status(f"index {s.name} created on {db}.{table} (index table {index_db}.{index_name}); {then}")
 
     def drop(self, s: st.DropIndex, ctx: StatementContext) -> ResultSet:

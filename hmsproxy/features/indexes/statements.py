@@ -26,6 +26,8 @@ class CreateIndex(Statement):
     columns: tuple[str, ...]
     handler: str
     deferred: bool = False
+    #: AUTO REBUILD: kept fresh by `rebuild-index --watch` (an index property, AUTO_REBUILD_KEY).
+    auto_rebuild: bool = False
     properties: Properties = ()
     in_table: Name | None = None
     #: None: partitioned like the base table; () : one index partition for the whole table.
@@ -88,6 +90,7 @@ def _create(tree: Tree, source: str) -> CreateIndex:
         tuple(trees.name(n) for n in names[1:]),
         trees.string(trees.find(tree, "string")),
         deferred=trees.has(tree, "idx_deferred"),
+        auto_rebuild=trees.has(tree, "idx_auto"),
         properties=_props(tree, "idx_properties"),
         in_table=trees.qualified(trees.find(in_table, "qualified")) if in_table is not None else None,
         partitioned_by=tuple(trees.name(n) for n in _children(partitioned, "name")) if partitioned is not None else None,
@@ -138,6 +141,7 @@ STATEMENTS = StatementSet.from_file(
         "INDEX",
         "INDEXES",
         "DEFERRED",
+        "AUTO",
         "REBUILD",
         "IDXPROPERTIES",
         "FORMATTED",
@@ -151,5 +155,5 @@ STATEMENTS = StatementSet.from_file(
         "BY",
         "SET",
     ),
-    summary="CREATE INDEX ... ON TABLE ... AS 'COMPACT', DROP INDEX, ALTER INDEX ... SET IDXPROPERTIES / REBUILD, SHOW [FORMATTED] INDEX ON ...",
+    summary="CREATE INDEX ... ON TABLE ... AS 'COMPACT' [WITH DEFERRED REBUILD | AUTO REBUILD], DROP INDEX, ALTER INDEX ... SET IDXPROPERTIES / REBUILD, SHOW [FORMATTED] INDEX ON ...",
 )
