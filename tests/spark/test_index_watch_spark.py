@@ -23,6 +23,7 @@ from hmsproxy.jobs.cli import build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.skew_layout import open_metastore
 from hmsproxy.protocol import idl
+from hmsproxy.streaming import DelimitedInputWriter, HiveEndPoint
 from tests.spark.test_index_entry_points_spark import HMSPROXY, env
 from tests.spark.test_index_rebuild_spark import DAYS, full_scan, make_events, states
 
@@ -94,20 +95,41 @@ def test_watch_rebuilds_what_writes_made_stale_and_stops_on_sigterm(spark, proxy
         assert not [line for line in watcher.seen if f"{table}.user_idx ds={DAYS[1]}" in line]  # fresh ones are left alone
         assert set(states(spark, table).values()) == {"fresh"}
 
+        # A streaming commit publishes a file into day 2: stale, and rebuilt in its turn.
+        stream_one_row(proxy.uri, table, DAYS[2], b"3,streamed,3.5")
+        assert watcher.wait_for(f"rebuilt {table}.user_idx ds=", 240).split(" ds=")[1].split(":")[0] == DAYS[2]
+        assert set(states(spark, table).values()) == {"fresh"}
+
         # Lookups read through the index again: user 3 lives on day 0 and the new day, in one file each.
         expected = full_scan(spark, table, "user_id = 3")
-        assert {"late", "newday"} <= {r[1] for r in expected}
+        assert {"late", "newday", "streamed"} <= {r[1] for r in expected}
         result = arrow_lookup(proxy.uri, table, {"user_id": 3})
         assert sorted(tuple(r.values()) for r in result.table.to_pylist()) == expected
         assert {r.state for r in result.plan.reads} == {"fresh"}
-        assert result.files_opened == 3  # day 0's original file and the INSERT's, and the new day's; days 1 and 2 not at all
+        # Day 0's original file and the INSERT's, the new day's, the streamed file; day 1 not at all.
+        assert result.files_opened == 4
 
         watcher.proc.send_signal(signal.SIGTERM)
         assert watcher.proc.wait(120) == 0, "\n".join(watcher.errors[-40:])
-        watcher.wait_for("rebuild-index --watch: stopped by SIGTERM after 2 rebuild(s)", 10)
+        watcher.wait_for("rebuild-index --watch: stopped by SIGTERM after 3 rebuild(s)", 10)
     finally:
         watcher.stop()
     spark.sql(f"DROP TABLE {table}")
+
+
+def stream_one_row(uri: str, table: str, day: str, row: bytes) -> None:
+    """One transaction of the streaming API through the proxy into a day of `table`."""
+    db_name, name = table.split(".")
+    endpoint = HiveEndPoint(uri, db_name, name, [day])
+    connection = endpoint.new_connection(user="streamer")
+    try:
+        batch = connection.fetch_transaction_batch(1, DelimitedInputWriter(["user_id", "action", "amount"], ",", endpoint))
+        batch.begin_next_transaction()
+        batch.write(row)
+        batch.commit()
+        batch.close()
+    finally:
+        connection.close()
 
 
 def _waiting_locks(proxy, db: str, table: str, partition: str) -> list:
