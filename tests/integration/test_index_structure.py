@@ -87,6 +87,11 @@ def test_an_index_table_s_own_columns_are_the_index_s(proxy_client, indexed):
     with pytest.raises(TException, match=f"lacks user_id bigint.*DROP INDEX user_idx ON default.{indexed}"):
         proxy_client.alter_table("default", index_table, retyped)
     assert columns(proxy_client.get_table("default", index_table)) == columns(before)
+    renamed = proxy_client.get_table("default", index_table)
+    renamed.tableName = f"{index_table}_renamed"
+    with pytest.raises(TException, match=f"can't be renamed to default.{index_table}_renamed; DROP INDEX user_idx ON default.{indexed}"):
+        proxy_client.alter_table("default", index_table, renamed)
+    assert proxy_client.get_table("default", index_table).tableName == index_table
     # Its properties are the client's to change (a rebuild re-points it the same way).
     marked = proxy_client.get_table("default", index_table)
     marked.parameters["note"] = "kept"

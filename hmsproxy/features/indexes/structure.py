@@ -6,7 +6,8 @@ would drop, rename or retype a covered column or retype a partition key (index p
 named by the base table's partition values, and its index tables copy their types): the message
 names the indexes and the `DROP INDEX` to run first. Anything else (adding columns, comments,
 properties, statistics, Spark's whole-table rewrites) goes through. An index table's columns and
-partition keys are the index's own: a client changing them is refused the same way.
+partition keys are the index's own, and so is its name (the index finds it by it): a client
+changing them, or renaming it, is refused the same way.
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ class StructureGuard:
         )
 
     def _check_index_table(self, call: Call, ref: TableRef, index: IndexRecord, new) -> None:
+        renamed_to = f"{new.dbName or call.client_db}.{new.tableName}".lower()
+        if new.tableName and renamed_to != f"{call.client_db}.{call.table}".lower():
+            base = identity.client_name(call.router, index.base)
+            raise InvalidRequest(
+                f"hmsproxy: {call.client_db}.{ref.table} is the index table of index {index.name} on {base}, which finds it by "
+                f"this name: it can't be renamed to {renamed_to}; DROP INDEX {index.name} ON {base} and CREATE INDEX … "
+                "IN TABLE <name> to give the index table another name"
+            )
         current = self._current(call)
         if current is None or current.sd is None:
             return
