@@ -7,9 +7,10 @@ these, so a reload is one reference swap.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 
 class DatabaseResolution(enum.Enum):
@@ -101,6 +102,9 @@ class MetastoreConfig:
     hedge: HedgeConfig | None = None
     #: SASL GSSAPI towards this metastore, as the proxy's own principal (server.sasl); None: plain.
     sasl: MetastoreSaslConfig | None = None
+    #: A catalog without a Thrift API (catalogs/client.py's CatalogMaker: (connect_timeout_s,
+    #: call_timeout_s) -> CatalogClient); set by a remote's factory, never by YAML. None: Thrift at `uris`.
+    catalog: Callable[[float, float], Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,11 @@ from typing import Any, Protocol
 
 from thriftpy2.thrift import TApplicationException
 
+from hmsproxy.catalogs.connection import CatalogConnection
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
+from hmsproxy.protocol.results import put_exception
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
@@ -58,19 +60,6 @@ def _again(e: BackendUnavailable, reopen: Reopen | None) -> Connection:
     if reopen is None:
         raise e
     return reopen(e)
-
-
-def _put_exception(result, error) -> None:
-    """Set `error` on the result field declared for its type; one the call does not declare becomes its MetaException."""
-    fields = {cls: name for _, name, cls, *_ in (v for k, v in sorted(result.thrift_spec.items()) if k != 0)}
-    for cls, name in fields.items():
-        if isinstance(error, cls):
-            setattr(result, name, error)
-            return
-    meta = fields.get(idl.hive.MetaException)
-    if meta is None:
-        raise TApplicationException(TApplicationException.INTERNAL_ERROR, getattr(error, "message", None) or repr(error))
-    setattr(result, meta, idl.hive.MetaException(message=getattr(error, "message", None) or repr(error)))
 
 
 class ConnectionFactory(Protocol):
@@ -243,16 +232,20 @@ class Backends:
     def connection_to(self, metastore: MetastoreConfig, uris: tuple[str, ...]) -> Connection:
         """A (not yet open) connection to `metastore` tried over `uris` in that order."""
         server = self.config.server
-        conn = self._connect(
-            metastore.name,
-            tuple(uris),
-            connect_timeout_s=server.connect_timeout_s,
-            call_timeout_s=server.backend_timeout_s,
-            **self.sasl_for(metastore),
-        )
+        conn = self._connect_to(metastore, tuple(uris), server.connect_timeout_s, server.backend_timeout_s)
         if len(uris) > 1:  # an HA set: its stalled URIs are tried last (breaker.py)
             conn.avoid = functools.partial(self.breaker.stalled, metastore.name)
         return conn
+
+    def _connect_to(self, metastore: MetastoreConfig, uris: tuple[str, ...], connect_timeout_s: float, call_timeout_s: float) -> Connection:
+        """A Thrift connection by the factory, or a catalog's (catalogs/connection.py) when the metastore is one."""
+        if metastore.catalog is not None:
+            return CatalogConnection(
+                metastore.name, uris, metastore.catalog, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s
+            )
+        return self._connect(
+            metastore.name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s, **self.sasl_for(metastore)
+        )
 
     def sasl_for(self, metastore: MetastoreConfig) -> dict[str, SaslSettings]:
         """The `sasl` argument of a connection to `metastore` (the factory's, ThriftConnection's) when
@@ -296,7 +289,7 @@ class Backends:
         raise BackendUnavailable(name, ", ".join(uris), "; ".join(failures))
 
     def _probe_one(self, name: str, uris: tuple[str, ...], timeout_s: float) -> None:
-        conn = self._connect(name, uris, connect_timeout_s=timeout_s, call_timeout_s=timeout_s, **self.sasl_for(self.metastore(name)))
+        conn = self._connect_to(self.metastore(name), uris, timeout_s, timeout_s)
         try:
             conn.call("getVersion", idl.HmsProxy.getVersion_args())
         except TApplicationException:
@@ -381,14 +374,14 @@ class Backends:
         try:
             target_args = tr.build(args)
         except Untranslatable as e:
-            _put_exception(result, e.error)
+            put_exception(result, e.error)
             return result
         target = type(target_args).__name__.removesuffix("_args")
         inner = conn.call(target, target_args)
         errors = [v for k, v in vars(inner).items() if k != "success" and v is not None]
         if errors:
             if not (isinstance(errors[0], idl.hive.NoSuchObjectException) and tr.ignores_missing(args)):
-                _put_exception(result, errors[0])
+                put_exception(result, errors[0])
         elif 0 in result.thrift_spec:  # the client's call returns something (maybe where the target is void)
             result.success = tr.unwrap(getattr(inner, "success", None), args)
         return result

@@ -11,6 +11,8 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Protocol
 
+from hmsproxy.catalogs.client import CatalogMaker
+from hmsproxy.catalogs.connection import SERVED_VERSION
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
 from hmsproxy.upstream.wire import parse_uri
@@ -29,8 +31,13 @@ class ClientFactory(Protocol):
     def validate(self, properties: dict[str, str]) -> None:
         """Raise ValueError naming the property that is missing or wrong."""
 
+    # Optional: `where(properties) -> str`, the target as status and messages name it (a URI, a region;
+    # never a secret), and what tells one target from another (Targets.key). Without it: every property.
+
     def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
-        """The (read-only) metastore a remote with these properties lives in; `key` names it."""
+        """The (read-only) metastore a remote with these properties lives in; `key` names it. A
+        catalog without a Thrift API returns catalog_metastore(...): its client (catalogs/client.py)
+        answers the read methods."""
 
 
 class ThriftFactory:
@@ -59,6 +66,14 @@ class ThriftFactory:
             hive_version=properties.get(VERSION_PROPERTY) or None,
             sasl=client_sasl(properties),
         )
+
+
+def catalog_metastore(key: str, where: str, maker: CatalogMaker) -> MetastoreConfig:
+    """The read-only metastore of a catalog without a Thrift API (catalogs/): `where` names it in
+    messages and status (never a secret), `maker` makes its client per connection."""
+    return MetastoreConfig(
+        name=key, uris=(where,), access_control_type=AccessControlType.READ_ONLY, hive_version=SERVED_VERSION, catalog=maker
+    )
 
 
 _BUILT_IN: dict[str, ClientFactory] = {DEFAULT_FACTORY: ThriftFactory()}

@@ -13,7 +13,7 @@ import dataclasses
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
-from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, get_factory
+from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
 from hmsproxy.upstream.wire import parse_uri
 
@@ -76,9 +76,18 @@ def link_properties(parameters: dict[str, str]) -> dict[str, str]:
     return props
 
 
+def _catalog_where(factory: str, properties: dict[str, str]) -> str | None:
+    """Where a catalog factory's target is, in its own words (factories.ClientFactory.where), if it says."""
+    try:
+        where = getattr(get_factory(normalize_factory(factory)), "where", None)
+    except UnknownFactory:
+        return None
+    return where(properties) if where is not None else None
+
+
 def describe_target(factory: str, properties: dict[str, str]) -> str:
-    """How messages name a target: its URIs (and SSH route), or the factory."""
-    where = properties.get(URIS_PROPERTY, "").strip() or f"factory {factory}"
+    """How messages name a target: its URIs (and SSH route), or the factory's own words for it."""
+    where = properties.get(URIS_PROPERTY, "").strip() or _catalog_where(factory, properties) or f"factory {factory}"
     route = properties.get("ssh.tunnel.route")
     return f"{where} (via ssh {route.strip()})" if route else where
 
@@ -126,8 +135,9 @@ class Targets:
         if factory == DEFAULT_FACTORY:
             key = f"remote:{uris}"
         else:
+            where = _catalog_where(factory, properties)
             other = ",".join(f"{k}={v}" for k, v in sorted(properties.items()) if not k.startswith("ssh.tunnel."))
-            key = f"remote:{factory}:{uris or other}"
+            key = f"remote:{factory}:{uris or where or other}"
         route = (properties.get("ssh.tunnel.route") or "").strip()
         return f"{key} via ssh {route}" if route else key
 
