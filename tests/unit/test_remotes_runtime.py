@@ -96,6 +96,8 @@ def test_targets_are_named_stably_and_shared(tmp_path):
     assert registry.metastore(a.name) is a  # known to the registry (versions, translations)
     tunnelled = Targets.key("thrift", {**props, "ssh.tunnel.route": "u@b"})
     assert tunnelled == "remote:thrift://h:9083,thrift://h2:9083 via ssh u@b"
+    kerberized = {**props, "hive.metastore.sasl.enabled": "true", "hive.metastore.kerberos.principal": "hive/_HOST@R"}
+    assert Targets.key("thrift", kerberized) == "remote:thrift://h:9083,thrift://h2:9083 as kerberos to hive/_HOST@R"
     with pytest.raises(ValueError, match="hive.metastore.uris"):
         targets.validate("thrift", {"hive.metastore.uris": "http://x"})
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hmsproxy.features.columns import type_key
 from hmsproxy.features.identity import TableRef
 
 RESTRICT = "restrict"
@@ -25,6 +26,11 @@ class Column:
     name: str
     type: str
     comment: str | None = None
+
+
+def columns_of(cols) -> tuple[Column, ...]:
+    """A Thrift column list as recorded: names lowercased, types as features/columns.py compares them."""
+    return tuple(Column(c.name.lower(), type_key(c.type), c.comment) for c in cols or [])
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from hmsproxy.features import identity
 from hmsproxy.features.columns import column_difference
 from hmsproxy.features.dependent import lineage, model
-from hmsproxy.features.dependent.model import Column, DependentPartition, TableRef
-from hmsproxy.features.dependent.runners import columns_of
+from hmsproxy.features.dependent.model import Column, DependentPartition, TableRef, columns_of
 from hmsproxy.features.dependent.schema_change import propagation_refusal
 from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS

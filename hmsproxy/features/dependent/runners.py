@@ -9,10 +9,10 @@ from hmsproxy.ddl.executor import StatementContext, status
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.features import identity
-from hmsproxy.features.columns import column_difference
+from hmsproxy.features.columns import column_difference, type_key
 from hmsproxy.features.dependent import lineage, model
 from hmsproxy.features.dependent import statements as st
-from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef
+from hmsproxy.features.dependent.model import DependentPartition, DependentTable, TableRef, columns_of
 from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound, ProxyError
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.store import AlreadyExists
@@ -26,10 +26,6 @@ DEPENDENT_COLUMNS = ["dependent_table", "partition", "covers", "state"]
 NEW_PARTITIONS = "(new partitions)"
 #: Up to this many partitions in one statement are checked with a call each; more, with one listing.
 COVERED_CALLS = 4
-
-
-def columns_of(cols) -> tuple[model.Column, ...]:
-    return tuple(model.Column(c.name.lower(), c.type.lower(), c.comment) for c in cols or [])
 
 
 class Runners:
@@ -179,7 +175,7 @@ class Runners:
         policy = _policy(properties.get(model.POLICY_KEY, model.RESTRICT))
         tdb, tname, target = self._target(ctx, s.depends_on, (db, table))
         keys = {c.name: c.type for c in columns_of(target.partitionKeys)}
-        partition_columns = tuple(model.Column(n, (t or keys.get(n, "string")).lower()) for n, t in s.partition_columns)
+        partition_columns = tuple(model.Column(n, type_key(t or keys.get(n, "string"))) for n, t in s.partition_columns)
         self._check_partition_prefix(f"{db}.{table}", f"{tdb}.{tname}", target, partition_columns)
         dep = DependentTable(ref, partition_columns, columns_of(target.sd.cols), identity.ref_of(router, tdb, tname), policy, ctx.user)
         try:

@@ -32,6 +32,7 @@ from thriftpy2.utils import deserialize, serialize
 
 from hmsproxy.features.remotes.links import Link, add_params
 from hmsproxy.features.remotes.runners import when
+from hmsproxy.pipeline.call import result_outcome
 from hmsproxy.protocol import idl
 from hmsproxy.routing.default_catalog import fill_default_catalog
 
@@ -93,8 +94,9 @@ class Records:
             return Fetched(unreachable=reason if link.where in reason else f"{link.where} didn't answer: {reason}")
         found = answer.success
         if found is None:
-            error = _error_of(answer)
-            if error.startswith("NoSuchObjectException"):
+            kind, message = result_outcome(answer)
+            error = f"{kind}: {message}"
+            if kind == "NoSuchObjectException":
                 return Fetched(missing=f"{link.where} has no {link.kind} '{link.remote}' ({error})")
             return Fetched(unreachable=f"{link.where} answered {error}")
         if link.kind == "table" and found.sd is not None and found.sd.skewedInfo is not None:
@@ -211,10 +213,3 @@ def _stand_in_table():
     return hive.Table(
         sd=sd, partitionKeys=[partition], parameters={}, tableType="EXTERNAL_TABLE", createTime=0, lastAccessTime=0, retention=0
     )
-
-
-def _error_of(answer) -> str:
-    for name, value in vars(answer).items():
-        if name != "success" and value is not None:
-            return f"{type(value).__name__}: {getattr(value, 'message', value)}"
-    return "nothing"

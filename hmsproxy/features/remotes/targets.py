@@ -13,6 +13,7 @@ import dataclasses
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.config.waggle_dance_kerberos import METASTORE_PRINCIPAL, SASL
 from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
 from hmsproxy.upstream.wire import parse_uri
@@ -138,6 +139,8 @@ class Targets:
             where = _catalog_where(factory, properties)
             other = ",".join(f"{k}={v}" for k, v in sorted(properties.items()) if not k.startswith("ssh.tunnel."))
             key = f"remote:{factory}:{uris or where or other}"
+        if properties.get(SASL, "").strip().lower() == "true":  # one metastore reached two ways is two targets
+            key = f"{key} as kerberos to {properties.get(METASTORE_PRINCIPAL, '').strip()}"
         route = (properties.get("ssh.tunnel.route") or "").strip()
         return f"{key} via ssh {route}" if route else key
 
