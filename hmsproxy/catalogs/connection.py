@@ -1,7 +1,7 @@
 """A catalog client behind the Connection the proxy's upstream speaks (upstream/wire.Connection).
 
-Backends hands a CatalogConnection to sessions in place of a Thrift connection when a metastore's
-config carries a `catalog` maker. `call(method, args)` answers Hive 2.3's read methods (the
+A catalog's metastore config carries `connector(maker)` as its own connection factory, so Backends
+hands sessions a CatalogConnection in place of a Thrift connection. `call(method, args)` answers Hive 2.3's read methods (the
 configured version "2.3" makes Backends translate Hive 3/4 forms into these) from the client's
 databases, tables and partitions, as `<method>_result` structs a metastore would send: a missing
 object is the method's NoSuchObjectException, a refusal its MetaException, a catalog out of reach
@@ -36,6 +36,15 @@ _EMPTY_ANSWERS = {
     "get_aggr_stats_for": lambda a: hive.AggrStats(colStats=[], partsFound=0),
     "get_privilege_set": lambda a: hive.PrincipalPrivilegeSet(userPrivileges={}, groupPrivileges={}, rolePrivileges={}),
 }
+
+
+def connector(maker: CatalogMaker):
+    """The connection factory (upstream/backends.ConnectionFactory) of a catalog whose clients `maker` makes."""
+
+    def connect(metastore: str, uris: tuple[str, ...], *, connect_timeout_s: float, call_timeout_s: float) -> CatalogConnection:
+        return CatalogConnection(metastore, uris, maker, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s)
+
+    return connect
 
 
 class CatalogConnection:

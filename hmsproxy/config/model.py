@@ -102,9 +102,9 @@ class MetastoreConfig:
     hedge: HedgeConfig | None = None
     #: SASL GSSAPI towards this metastore, as the proxy's own principal (server.sasl); None: plain.
     sasl: MetastoreSaslConfig | None = None
-    #: A catalog without a Thrift API (catalogs/client.py's CatalogMaker: (connect_timeout_s,
-    #: call_timeout_s) -> CatalogClient); set by a remote's factory, never by YAML. None: Thrift at `uris`.
-    catalog: Callable[[float, float], Any] | None = field(default=None, compare=False, repr=False)
+    #: Its own connection factory (upstream/backends.ConnectionFactory), for a catalog without a Thrift
+    #: API (catalogs/connection.connector); set by a remote's factory, never by YAML. None: Thrift at `uris`.
+    connect: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

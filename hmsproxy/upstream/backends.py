@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.catalogs.connection import CatalogConnection
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
@@ -238,11 +237,9 @@ class Backends:
         return conn
 
     def _connect_to(self, metastore: MetastoreConfig, uris: tuple[str, ...], connect_timeout_s: float, call_timeout_s: float) -> Connection:
-        """A Thrift connection by the factory, or a catalog's (catalogs/connection.py) when the metastore is one."""
-        if metastore.catalog is not None:
-            return CatalogConnection(
-                metastore.name, uris, metastore.catalog, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s
-            )
+        """A connection by the metastore's own factory (a catalog's: catalogs/connection.py), else a Thrift one."""
+        if metastore.connect is not None:
+            return metastore.connect(metastore.name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s)
         return self._connect(
             metastore.name, uris, connect_timeout_s=connect_timeout_s, call_timeout_s=call_timeout_s, **self.sasl_for(metastore)
         )

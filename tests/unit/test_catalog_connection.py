@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from hmsproxy.catalogs.client import CatalogNotFound, CatalogRefused, CatalogUnavailable
-from hmsproxy.catalogs.connection import _ANSWERS, _EMPTY_ANSWERS, CatalogConnection
+from hmsproxy.catalogs.connection import _ANSWERS, _EMPTY_ANSWERS, SERVED_VERSION, CatalogConnection
+from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.features.remotes.factories import catalog_metastore
 from hmsproxy.protocol import idl
+from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.wire import BackendUnavailable
 
 hive, P = idl.hive, idl.HmsProxy
@@ -141,3 +144,22 @@ def test_a_cut_connection_never_carries_another_call():
 @pytest.mark.parametrize("method", sorted({*_ANSWERS, *_EMPTY_ANSWERS}))
 def test_every_answered_method_is_in_the_idl(method):
     assert hasattr(P, method + "_result") and hasattr(P, method + "_args")
+
+
+def test_backends_connect_to_a_catalog_through_its_metastore_config():
+    client = DictCatalog()
+    primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True)
+    backends = Backends(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
+    ms = catalog_metastore("remote:dict:x", "dict://x", lambda connect_s, call_s: client)
+    backends.extra[ms.name] = ms
+    assert ms.access_control_type is AccessControlType.READ_ONLY and ms.hive_version == SERVED_VERSION
+    conn = backends.new_connection(ms)
+    assert isinstance(conn, CatalogConnection) and not conn.is_open
+    backends.probe(ms.name, 1.0)  # getVersion, as the breaker's probe asks a metastore
+    assert backends.call(conn, "get_all_tables", P.get_all_tables_args(db_name="sales")).success == ["days", "orders"]
+    assert backends.state(ms.name).up is True
+    client.fail = CatalogUnavailable("503 Service Unavailable")
+    with pytest.raises(BackendUnavailable):
+        backends.call(conn, "get_all_tables", P.get_all_tables_args(db_name="sales"))
+    assert backends.state(ms.name).up is False and "503" in backends.state(ms.name).last_error
+    backends.close()

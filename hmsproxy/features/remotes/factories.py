@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 from typing import Protocol
 
 from hmsproxy.catalogs.client import CatalogMaker
-from hmsproxy.catalogs.connection import SERVED_VERSION
+from hmsproxy.catalogs.connection import SERVED_VERSION, connector
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
 from hmsproxy.upstream.wire import parse_uri
@@ -72,7 +72,7 @@ def catalog_metastore(key: str, where: str, maker: CatalogMaker) -> MetastoreCon
     """The read-only metastore of a catalog without a Thrift API (catalogs/): `where` names it in
     messages and status (never a secret), `maker` makes its client per connection."""
     return MetastoreConfig(
-        name=key, uris=(where,), access_control_type=AccessControlType.READ_ONLY, hive_version=SERVED_VERSION, catalog=maker
+        name=key, uris=(where,), access_control_type=AccessControlType.READ_ONLY, hive_version=SERVED_VERSION, connect=connector(maker)
     )
 
 
