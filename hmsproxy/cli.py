@@ -348,7 +348,11 @@ def cmd_dev_fetch(args) -> int:
 
             for line in storage_jars.fetch_all(say=lambda m: print(m, flush=True)):
                 print(line, flush=True)
-        wanted = [v for v in args.versions if v not in ("waggle-dance", "storage")]
+        if not args.versions or "iceberg-rest" in args.versions:  # the tests' REST catalog server
+            from hmsproxy.dev import iceberg_rest
+
+            print(f"Iceberg REST {iceberg_rest.VERSION}: {iceberg_rest.classpath(say=lambda m: print(m, flush=True))}", flush=True)
+        wanted = [v for v in args.versions if v not in ("waggle-dance", "storage", "iceberg-rest")]
         versions = [hive_version(v) for v in wanted] or ([] if args.versions else list(HIVE_VERSIONS.values()))
         if not args.versions or "waggle-dance" in args.versions:
             print(f"Waggle Dance {waggle_dance.VERSION}: {waggle_dance.fetch(say=lambda m: print(m, flush=True))}", flush=True)
@@ -483,8 +487,9 @@ def _add_dev_parser(sub, full: bool) -> None:
         "versions",
         nargs="*",
         metavar="VERSION",
-        help="e.g. 3.1 4.0, waggle-dance (the benchmark's Waggle Dance jar) or storage (S3A, s3proxy, the HDFS minicluster); "
-        "default: every version, each one's notification listener, Waggle Dance and storage",
+        help="e.g. 3.1 4.0, waggle-dance (the benchmark's Waggle Dance jar), storage (S3A, s3proxy, the HDFS minicluster) "
+        "or iceberg-rest (Iceberg's REST catalog server, for the tests); default: every version, each one's notification "
+        "listener, Waggle Dance, storage and iceberg-rest",
     )
     fetch.set_defaults(func=cmd_dev_fetch)
 

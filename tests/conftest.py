@@ -41,6 +41,7 @@ pytest_plugins = [
     "tests.support.s3",
     "tests.support.hdfs",
     "tests.support.storage_stack",
+    "tests.support.iceberg_rest",
 ]
 
 

@@ -29,15 +29,16 @@ class ServerFailed(RuntimeError):
 
 
 class ServerJvm:
-    def __init__(self, name: str, cmd: list[str], log: Path, cwd: Path):
+    def __init__(self, name: str, cmd: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None):
         self.name, self.cmd, self.log, self.cwd = name, cmd, log, cwd
+        self.env = dict(env or {})  # on top of this process's (servers configured by environment)
         self.process: subprocess.Popen | None = None
         self._watchdog: subprocess.Popen | None = None
 
     def start(self, ready: Callable[[], bool], timeout_s: float) -> None:
         """Launch and return once `ready()` holds; ServerFailed (stopped, its log named) if the JVM exits
         or `timeout_s` passes first."""
-        env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV_VARS}
+        env = {**{k: v for k, v in os.environ.items() if k not in LEAKY_ENV_VARS}, **self.env}
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 self.cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=self.cwd, env=env, start_new_session=True

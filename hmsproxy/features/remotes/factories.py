@@ -13,6 +13,7 @@ from typing import Protocol
 
 from hmsproxy.catalogs.client import CatalogMaker
 from hmsproxy.catalogs.connection import SERVED_VERSION, connector
+from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
 from hmsproxy.upstream.wire import parse_uri
@@ -76,7 +77,10 @@ def catalog_metastore(key: str, where: str, maker: CatalogMaker) -> MetastoreCon
     )
 
 
-_BUILT_IN: dict[str, ClientFactory] = {DEFAULT_FACTORY: ThriftFactory()}
+_BUILT_IN: dict[str, ClientFactory] = {
+    DEFAULT_FACTORY: ThriftFactory(),
+    "iceberg-rest": IcebergRestFactory(),
+}
 
 
 def get_factory(name: str | None) -> ClientFactory:

@@ -1,0 +1,71 @@
+"""`VIA 'iceberg-rest'`: a remote database or table in an Iceberg REST catalog (docs/remotes.md).
+
+Properties: `uri` (required, http(s)://, the catalog's base before /v1), `warehouse`, and either
+OAuth2 client credentials (`credential` = 'client-id:secret' or 'secret', `scope`,
+`oauth2-server-uri`, default <uri>/v1/oauth/tokens) or a bearer `token`. The target is the uri and
+warehouse: remotes on one share a health record and one login (the Tokens made here).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from hmsproxy.catalogs.iceberg_rest.catalog import IcebergRestCatalog
+from hmsproxy.catalogs.iceberg_rest.http import RestHttp
+from hmsproxy.catalogs.iceberg_rest.tokens import Tokens
+from hmsproxy.config.model import MetastoreConfig
+
+NAME = "iceberg-rest"
+URI, WAREHOUSE, CREDENTIAL, TOKEN, SCOPE, TOKEN_URI = "uri", "warehouse", "credential", "token", "scope", "oauth2-server-uri"
+_TUNNEL_PREFIX = "ssh.tunnel."
+
+
+class IcebergRestFactory:
+    def validate(self, properties: dict[str, str]) -> None:
+        uri = (properties.get(URI) or "").strip()
+        if not uri:
+            raise ValueError(f"property '{URI}' is required (the REST catalog's base URL, http(s)://host[:port][/path])")
+        _http_url(URI, uri)
+        if properties.get(TOKEN_URI):
+            _http_url(TOKEN_URI, properties[TOKEN_URI].strip())
+        credential = properties.get(CREDENTIAL)
+        if credential is not None:
+            client_id, sep, secret = credential.rpartition(":")
+            if not secret or (sep and not client_id):
+                raise ValueError(f"property '{CREDENTIAL}' must be 'client-id:secret' or 'secret'")
+            if properties.get(TOKEN):
+                raise ValueError(f"properties '{CREDENTIAL}' and '{TOKEN}' exclude each other: give one")
+        tunnels = sorted(k for k in properties if k.startswith(_TUNNEL_PREFIX))
+        if tunnels:
+            raise ValueError(f"'{NAME}' catalogs are reached over HTTP(S), not SSH tunnels: remove {', '.join(tunnels)}")
+
+    def where(self, properties: dict[str, str]) -> str:
+        """The uri and warehouse (never the credential): how messages name the catalog, and its key."""
+        uri = (properties.get(URI) or "").strip().rstrip("/")
+        warehouse = (properties.get(WAREHOUSE) or "").strip()
+        return f"{uri} warehouse {warehouse}" if warehouse else uri
+
+    def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
+        from hmsproxy.features.remotes import factories  # here: factories imports this module for its built-ins
+
+        self.validate(properties)
+        uri = properties[URI].strip().rstrip("/")
+        warehouse = (properties.get(WAREHOUSE) or "").strip() or None
+        tokens = Tokens(
+            (properties.get(TOKEN_URI) or "").strip() or f"{uri}/v1/oauth/tokens",
+            credential=properties.get(CREDENTIAL),
+            token=properties.get(TOKEN),
+            scope=properties.get(SCOPE),
+        )
+        description = f"Iceberg REST catalog {self.where(properties)}"
+
+        def maker(connect_timeout_s: float, call_timeout_s: float) -> IcebergRestCatalog:
+            return IcebergRestCatalog(RestHttp(uri, warehouse, tokens, description, (connect_timeout_s, call_timeout_s)))
+
+        return factories.catalog_metastore(key, self.where(properties), maker)
+
+
+def _http_url(name: str, value: str) -> None:
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"property '{name}' must be an http:// or https:// URL, not '{value}'")
