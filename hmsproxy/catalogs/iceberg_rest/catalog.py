@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from hmsproxy.catalogs.client import CatalogRefused
 from hmsproxy.catalogs.iceberg_rest import describe, names
+from hmsproxy.catalogs.iceberg_rest.hive_types import UnknownIcebergType
 from hmsproxy.catalogs.iceberg_rest.http import RestHttp
 
 #: Listings are paged (`pageToken` / `next-page-token`); at most this many pages are followed.
@@ -50,7 +52,10 @@ class IcebergRestCatalog:
     def table(self, database: str, name: str):
         path = f"/namespaces/{names.path_segment(database)}/tables/{quote(name, safe='')}"
         loaded = self.http.get(path, {"snapshots": "refs"}, f"no table '{database}.{name}'")
-        return describe.table(database, name, loaded)
+        try:
+            return describe.table(database, name, loaded)
+        except UnknownIcebergType as e:
+            raise CatalogRefused(f"{self.description}: table '{database}.{name}' can't be shown to Hive clients: {e}") from None
 
     def _pages(self, path: str, params: dict, key: str, missing: str) -> list:
         items, token = [], None

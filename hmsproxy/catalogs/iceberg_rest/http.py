@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import requests
@@ -32,7 +33,7 @@ class RestHttp:
         """GET /v1/config: the catalog's settings for this warehouse (defaults, then overrides), of
         which `prefix` goes in front of every later path."""
         params = {"warehouse": self.warehouse} if self.warehouse else None
-        answer = self._get_json("/v1/config", params, "the configuration endpoint /v1/config")
+        answer = self._get_json("/v1/config", params, "no configuration endpoint /v1/config (is 'uri' the catalog's base URL, before /v1?)")
         settings = {**(answer.get("defaults") or {}), **(answer.get("overrides") or {})}
         prefix = str(settings.get("prefix") or "").strip("/")
         self.settings, self._prefix = settings, ("/" + quote(prefix, safe="/")) if prefix else ""
@@ -78,6 +79,10 @@ class RestHttp:
 
 
 def _short(error: Exception) -> str:
-    """requests' errors nest urllib3's; the innermost says what happened (refused, timed out)."""
+    """What happened, without the layers requests wraps around it (pools, retries, adapters)."""
     text = str(error)
-    return text if len(text) <= 300 else text[:297] + "..."
+    for pattern in (r"(?:Read|Connect) timed out[^'\")]*", r"\[Errno -?\d+\][^'\")]*"):
+        found = re.search(pattern, text)
+        if found:
+            return found.group(0).strip()
+    return text if len(text) <= 200 else text[:197] + "..."
