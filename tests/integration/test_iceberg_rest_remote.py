@@ -198,6 +198,34 @@ def test_remote_table_in_a_primary_database(rest, iceberg_rest, uri, through_pro
         proxy_client.drop_database(shop, True, True)
 
 
+def test_nested_namespace_is_addressed_with_dots_in_backquotes(rest, iceberg_rest, uri, through_proxy, proxy_client):
+    nested = (NAMESPACE, "eu")
+    try:
+        rest.create_namespace(nested, {"location": f"{iceberg_rest.warehouse}/sales/eu"})
+    except NamespaceAlreadyExistsError:
+        pass
+    try:
+        rest.drop_table((*nested, "returns"))
+    except NoSuchTableError:
+        pass
+    rest.create_table((*nested, "returns"), schema=SCHEMA).append(ROWS.slice(0, 1))
+    lake, shop = unique("lake"), unique("shop")
+    proxy_client.create_database(idl_database(shop))
+    with HmsProxyClient(uri) as client:
+        client.execute(
+            f"CREATE REMOTE DATABASE {lake} CONNECTED TO `sales.eu` VIA 'iceberg-rest' WITH DBPROPERTIES ({props(iceberg_rest)});"
+            f"CREATE REMOTE TABLE {shop}.returns CONNECTED TO `sales.eu`.returns VIA 'iceberg-rest' WITH TBLPROPERTIES ({props(iceberg_rest)})"
+        )
+        try:
+            assert proxy_client.get_all_tables(lake) == ["returns"]
+            assert proxy_client.get_database(lake).locationUri == f"{iceberg_rest.warehouse}/sales/eu"
+            for name in (f"{lake}.returns", f"{shop}.returns"):
+                assert sorted_rows(through_proxy.load_table(name).scan().to_arrow()) == sorted_rows(ROWS.slice(0, 1))
+        finally:
+            client.execute(f"DROP REMOTE TABLE {shop}.returns; DROP REMOTE DATABASE {lake}")
+            proxy_client.drop_database(shop, True, True)
+
+
 def test_missing_namespace_and_table_are_refused_naming_catalog_and_name(rest, iceberg_rest, uri):
     with HmsProxyClient(uri) as client:
         with pytest.raises(HmsProxyError) as e:
