@@ -112,7 +112,7 @@ def server():
 
 def make(catalog: Catalog, **extra):
     properties = {"uri": catalog.uri, "warehouse": "wh", "credential": "app:s3cret", **extra}
-    return IcebergRestFactory().metastore("remote:iceberg-rest:test", properties).catalog
+    return IcebergRestFactory().maker(properties)
 
 
 def test_prefix_namespaces_nested_and_paged_and_table_described(server):
@@ -205,7 +205,7 @@ def test_answers_mapped_to_catalog_errors(server):
 
 
 def test_no_server_is_unavailable():
-    client = IcebergRestFactory().metastore("k", {"uri": f"http://127.0.0.1:{free_port()}"}).catalog(*TIMEOUTS)
+    client = IcebergRestFactory().maker({"uri": f"http://127.0.0.1:{free_port()}"})(*TIMEOUTS)
     with pytest.raises(CatalogUnavailable, match="didn't answer GET /v1/config"):
         client.open()
 
@@ -238,7 +238,15 @@ def test_a_catalog_that_never_answers_times_out_as_unavailable():
         listening.bind(("127.0.0.1", 0))
         listening.listen(1)
         uri = f"http://127.0.0.1:{listening.getsockname()[1]}"
-        client = IcebergRestFactory().metastore("k", {"uri": uri}).catalog(1.0, 0.3)
+        client = IcebergRestFactory().maker({"uri": uri})(1.0, 0.3)
         with pytest.raises(CatalogUnavailable, match="timed out"):
             client.open()
         client.close()
+
+
+def test_the_metastore_is_read_only_hive_2_3_named_by_key_and_where():
+    from hmsproxy.config.model import AccessControlType
+
+    ms = IcebergRestFactory().metastore("remote:iceberg-rest:k", {"uri": "http://h:8181/", "warehouse": "w", "token": "t"})
+    assert (ms.name, ms.uris, ms.hive_version) == ("remote:iceberg-rest:k", ("http://h:8181 warehouse w",), "2.3")
+    assert ms.access_control_type == AccessControlType.READ_ONLY and ms.connect is not None

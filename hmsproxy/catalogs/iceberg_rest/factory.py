@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
+from hmsproxy.catalogs.client import CatalogMaker
 from hmsproxy.catalogs.iceberg_rest.catalog import IcebergRestCatalog
 from hmsproxy.catalogs.iceberg_rest.http import RestHttp
 from hmsproxy.catalogs.iceberg_rest.tokens import Tokens
+from hmsproxy.catalogs.metastore import catalog_metastore
 from hmsproxy.config.model import MetastoreConfig
 
 NAME = "iceberg-rest"
@@ -46,8 +48,10 @@ class IcebergRestFactory:
         return f"{uri} warehouse {warehouse}" if warehouse else uri
 
     def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
-        from hmsproxy.features.remotes import factories  # here: factories imports this module for its built-ins
+        return catalog_metastore(key, self.where(properties), self.maker(properties))
 
+    def maker(self, properties: dict[str, str]) -> CatalogMaker:
+        """Makes the target's clients, all sharing one Tokens (one login per target)."""
         self.validate(properties)
         uri = properties[URI].strip().rstrip("/")
         warehouse = (properties.get(WAREHOUSE) or "").strip() or None
@@ -62,7 +66,7 @@ class IcebergRestFactory:
         def maker(connect_timeout_s: float, call_timeout_s: float) -> IcebergRestCatalog:
             return IcebergRestCatalog(RestHttp(uri, warehouse, tokens, description, (connect_timeout_s, call_timeout_s)))
 
-        return factories.catalog_metastore(key, self.where(properties), maker)
+        return maker
 
 
 def _http_url(name: str, value: str) -> None:

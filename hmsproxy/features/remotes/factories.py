@@ -11,9 +11,8 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Protocol
 
-from hmsproxy.catalogs.client import CatalogMaker
-from hmsproxy.catalogs.connection import SERVED_VERSION, connector
 from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
+from hmsproxy.catalogs.metastore import catalog_metastore as catalog_metastore  # plug-in factories' way to it, kept here
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
 from hmsproxy.upstream.wire import parse_uri
@@ -67,14 +66,6 @@ class ThriftFactory:
             hive_version=properties.get(VERSION_PROPERTY) or None,
             sasl=client_sasl(properties),
         )
-
-
-def catalog_metastore(key: str, where: str, maker: CatalogMaker) -> MetastoreConfig:
-    """The read-only metastore of a catalog without a Thrift API (catalogs/): `where` names it in
-    messages and status (never a secret), `maker` makes its client per connection."""
-    return MetastoreConfig(
-        name=key, uris=(where,), access_control_type=AccessControlType.READ_ONLY, hive_version=SERVED_VERSION, connect=connector(maker)
-    )
 
 
 _BUILT_IN: dict[str, ClientFactory] = {
