@@ -241,6 +241,17 @@ def test_missing_namespace_and_table_are_refused_naming_catalog_and_name(rest, i
         assert iceberg_rest.uri in str(e.value) and f"{NAMESPACE}.ordrs" in str(e.value)
 
 
+def test_credentials_refused_by_the_token_endpoint_name_the_property(iceberg_rest, uri):
+    bad_login = f"{props(iceberg_rest)}, 'credential' = 'app:s3cret', 'oauth2-server-uri' = '{iceberg_rest.uri}/v1/no-such-endpoint'"
+    with HmsProxyClient(uri) as client:
+        with pytest.raises(HmsProxyError) as e:
+            client.execute(
+                f"CREATE REMOTE DATABASE {unique('lake')} CONNECTED TO {NAMESPACE} VIA 'iceberg-rest' WITH DBPROPERTIES ({bad_login})"
+            )
+    assert "refused the client credentials" in str(e.value) and "check properties 'credential' and 'scope'" in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
 def test_bad_properties_are_refused_in_one_line(uri):
     with HmsProxyClient(uri) as client:
         for properties, said in [
