@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from hmsproxy.catalogs.client import CatalogClient, CatalogError, CatalogMaker, CatalogNotFound, CatalogUnavailable
+from hmsproxy.catalogs.client import CatalogClient, CatalogError, CatalogMaker, CatalogNotFound, CatalogRefused, CatalogUnavailable
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.results import declared_fields, put_exception
 from hmsproxy.routing.methods import METHOD_SPECS
@@ -24,6 +24,9 @@ hive = idl.hive
 
 #: The Hive version a catalog connection answers as: Backends translates newer clients' calls to it.
 SERVED_VERSION = "2.3"
+
+#: Calls answered without asking the catalog (a session's opening ones, the breaker's probe).
+_WITHOUT_CATALOG = frozenset({"getVersion", "set_ugi"})
 
 #: Answers with nothing in them: constraints, statistics and privileges a catalog has none of.
 _EMPTY_ANSWERS = {
@@ -58,6 +61,8 @@ class CatalogConnection:
         self._make = lambda: maker(connect_timeout_s, call_timeout_s)
         self._client: CatalogClient | None = None
         self._cut: tuple[str, str] | None = None
+        #: Why the catalog refused this connection's handshake (credentials): every call's MetaException.
+        self._refused: str | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -75,8 +80,11 @@ class CatalogConnection:
         if self._cut is not None:
             raise BackendUnavailable(self.metastore, *self._cut, cut=True)
         client = self._make()
+        self._refused = None
         try:
             client.open()
+        except CatalogRefused as e:  # it answered: not down, but every call on this connection is refused so
+            self._refused = e.message
         except CatalogError as e:
             client.close()
             raise BackendUnavailable(self.metastore, self._where, e.message) from None
@@ -107,6 +115,9 @@ class CatalogConnection:
         if self._client is None:
             self.open()
         result = getattr(idl.HmsProxy, method + "_result")()
+        if self._refused is not None and method not in _WITHOUT_CATALOG:
+            put_exception(result, hive.MetaException(message=self._refused))
+            return result
         answer = _ANSWERS.get(method)
         if answer is None:
             answer = _EMPTY_ANSWERS.get(method)
@@ -224,6 +235,9 @@ def _table_meta(client, db_patterns, tbl_patterns, tbl_types) -> list:
                 metas.append(hive.TableMeta(dbName=db, tableName=name, tableType=t.tableType, comments=(t.parameters or {}).get("comment")))
     return metas
 
+
+#: Calls answered without asking the catalog (a session's opening ones, the breaker's probe).
+_WITHOUT_CATALOG = frozenset({"getVersion", "set_ugi"})
 
 _ANSWERS = {
     "getVersion": lambda c, a: SERVED_VERSION,

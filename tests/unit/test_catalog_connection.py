@@ -163,3 +163,17 @@ def test_backends_connect_to_a_catalog_through_its_metastore_config():
         backends.call(conn, "get_all_tables", P.get_all_tables_args(db_name="sales"))
     assert backends.state(ms.name).up is False and "503" in backends.state(ms.name).last_error
     backends.close()
+
+
+def test_a_refused_handshake_is_refused_calls_not_a_catalog_down():
+    client = DictCatalog()
+
+    def refuse():
+        raise CatalogRefused("401 Unauthorized from the token endpoint: check properties 'credential' and 'scope'")
+
+    client.open = refuse
+    conn = _conn(client)
+    conn.open()  # it answered: the breaker and health must not count it down
+    assert conn.call("getVersion", P.getVersion_args()).success == SERVED_VERSION
+    r = conn.call("get_all_databases", P.get_all_databases_args())
+    assert "'credential'" in r.o1.message

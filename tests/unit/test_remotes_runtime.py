@@ -210,3 +210,11 @@ def test_a_tunnel_connection_ends_quietly_when_its_ssh_connection_went_first():
     tunnel._serve(conn, ("127.0.0.1", 1))  # returns, not raises
     assert client_side.recv(1) == b""  # the client's connection was closed
     client_side.close()
+
+
+def test_links_to_one_catalog_with_other_credentials_are_other_targets():
+    props = {"uri": "http://127.0.0.1:8181", "warehouse": "prod", "credential": "a:1"}
+    first, again = Targets.key("iceberg-rest", props), Targets.key("iceberg-rest", dict(props))
+    other = Targets.key("iceberg-rest", {**props, "credential": "b:2"})
+    assert first == again and first != other
+    assert first.startswith("remote:iceberg-rest:") and "a:1" not in first and "b:2" not in other

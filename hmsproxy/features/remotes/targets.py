@@ -10,6 +10,7 @@ properties arrive through plain clients (DBPROPERTIES / TBLPROPERTIES).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
@@ -138,7 +139,9 @@ class Targets:
         else:
             where = _catalog_where(factory, properties)
             other = ",".join(f"{k}={v}" for k, v in sorted(properties.items()) if not k.startswith("ssh.tunnel."))
-            key = f"remote:{factory}:{uris or where or other}"
+            if where:  # links with other credentials (not in `where`) to one catalog are other targets
+                other = f"{where} #{hashlib.sha256(other.encode()).hexdigest()[:8]}"
+            key = f"remote:{factory}:{uris or other}"
         if properties.get(SASL, "").strip().lower() == "true":  # one metastore reached two ways is two targets
             key = f"{key} as kerberos to {properties.get(METASTORE_PRINCIPAL, '').strip()}"
         route = (properties.get("ssh.tunnel.route") or "").strip()
