@@ -273,3 +273,38 @@ def test_a_proxy_restarted_mid_stream_loses_and_repeats_nothing(metastores, tmp_
             follower.client.close()
     assert summary(follower.seen) == expected
     assert [e.eventId for e in follower.seen] == list(range(start + 1, start + 1 + len(expected)))
+
+
+def test_a_member_killed_and_restarted_loses_and_repeats_nothing(metastores, tmp_path):
+    """Last in the module: it kills the shared member (SIGKILL) and starts it again on its own database."""
+    _, member = metastores
+    with served(federation(metastores, store_dir=tmp_path)) as server:
+        client, follower = proxy_client(server), ImpalaStyleFollower(proxy_client(server))
+        try:
+            follower.poll()
+            start = follower.last_synced
+            client.create_table(partitioned("waggle_sales", "before_kill"))
+            assert summary(follower.poll()) == [("CREATE_TABLE", "waggle_sales", "before_kill")]
+            member.stop(grace_s=0)  # no grace: SIGKILL at once
+            client.create_database(hive.Database(name="notif_while_down", description="", locationUri=None, parameters={}))
+            # The merged log goes on without the member.
+            assert summary(follower.poll()) == [("CREATE_DATABASE", "notif_while_down", None)]
+            member.start()
+            # A new client: the old session's write connection to the member died with it, and the
+            # proxy never sends a write twice (its first write there would fail).
+            client.close()
+            client = proxy_client(server)
+            client.create_table(partitioned("waggle_sales", "after_restart"))
+            client.drop_database("notif_while_down", True, True)
+            follower.poll()
+            assert follower.poll() == []
+        finally:
+            client.close()
+            follower.client.close()
+    assert summary(follower.seen) == [
+        ("CREATE_TABLE", "waggle_sales", "before_kill"),
+        ("CREATE_DATABASE", "notif_while_down", None),
+        ("DROP_DATABASE", "notif_while_down", None),
+        ("CREATE_TABLE", "waggle_sales", "after_restart"),
+    ]
+    assert [e.eventId for e in follower.seen] == list(range(start + 1, start + 5))

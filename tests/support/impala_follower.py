@@ -2,7 +2,8 @@
 (MetastoreEventsProcessor, from its source): ask the current event id; when it moved, read the
 events after the last one synced with `get_next_notification` in batches of 1,000 up to it; check
 that asking for `current - 1` with at most one event gives back `current` (Impala's sanity check
-that the log it follows is the one whose id it read). It also holds the log to what Hive's client
+that the log it follows is the one whose id it read); a batch that comes back empty ends the poll,
+the rest is read at the next one. It also holds the log to what Hive's client
 holds it to: each id is the previous plus one, and the current id never goes back.
 """
 
@@ -46,8 +47,8 @@ class ImpalaStyleFollower:
                 break
             request = hive.NotificationEventRequest(lastEvent=self.last_synced, maxEvents=BATCH)
             batch = self.client.get_next_notification(request).events
-            if not batch:
-                raise FollowerError(f"no events after {self.last_synced} though the current id is {current}")
+            if not batch:  # not yet available (Impala tries again at its next poll)
+                break
             for event in batch:
                 if event.eventId != self.last_synced + 1:
                     raise FollowerError(f"Notification events are missing: expected {self.last_synced + 1}, got {event.eventId}")

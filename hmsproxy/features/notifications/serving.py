@@ -33,34 +33,44 @@ def next_events(log_: NotificationLog, session: Session, router: Router, last: i
         page = log_.after(last, BATCH if wanted is None else min(BATCH, wanted - len(out)))
         if not page:
             break
-        out += _fetched(session, router, page)
+        events, whole = _fetched(session, router, page)
+        out += events
+        if not whole:
+            break
         last = page[-1].proxy_id
     return out
 
 
-def _fetched(session: Session, router: Router, page: list[Merged]) -> list:
-    """`page`'s events as clients see them, in proxy-id order. One a metastore no longer has (its own
-    retention deleted it) or can't give now (down) is left out: the client sees the hole, as it would
-    behind Hive itself."""
+def _fetched(session: Session, router: Router, page: list[Merged]) -> tuple[list, bool]:
+    """`page`'s events as clients see them, in proxy-id order, and whether the page was served whole.
+
+    An event whose metastore can't answer now ends the answer before it (False): the consumer gets
+    fewer events, no hole, and the rest when it asks again after the metastore is back. An event the
+    metastore answered without (its own retention deleted it) is left out: the consumer sees the hole,
+    as it would behind Hive itself."""
     by_metastore: dict[str, list[int]] = defaultdict(list)
     for m in page:
         by_metastore[m.metastore].append(m.backend_id)
     found: dict[tuple[str, int], object] = {}
+    down: set[str] = set()
     for name, ids in by_metastore.items():
         naming = router.by_name.get(name)
-        if naming is None:  # a metastore no longer in the config
+        if naming is None:  # a metastore no longer in the config: its events are gone from the log
             continue
         try:
             for event in _events_by_id(session, naming, ids):
                 found[(name, event.eventId)] = event
         except BackendUnavailable as e:
-            log.info("notifications: events of '%s' unavailable now: %s", name, e)
+            log.info("notifications: events of '%s' unavailable now, the answer stops before them: %s", name, e)
+            down.add(name)
     out = []
     for m in page:
+        if m.metastore in down:
+            return out, False
         event = found.get((m.metastore, m.backend_id))
         if event is not None:
             out.append(_as_client_sees(router, router.by_name[m.metastore], event, m.proxy_id))
-    return out
+    return out, True
 
 
 def _events_by_id(session: Session, naming: MetastoreNaming, ids: list[int]):
