@@ -23,7 +23,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.routing.router import Router
 from hmsproxy.store.db import Store
 from hmsproxy.upstream.wire import BackendUnavailable
-from tests.support.federation import prefixed_config
+from tests.support.federation import manual_config, prefixed_config
 
 hive = idl.hive
 P = idl.HmsProxy
@@ -183,3 +183,16 @@ def test_the_section_is_off_by_default_and_refuses_what_is_not_a_bool(tmp_path):
     assert _read(tmp_path, "notifications: {federate: true}\n").sections["notifications"] == NotificationsConfig(federate=True)
     with pytest.raises(ConfigError, match=r"notifications\.federate"):
         _read(tmp_path, "notifications: {federate: sometimes}\n")
+
+
+def test_a_manual_federation_names_events_by_the_alias(store):
+    config = manual_config(prefixed_config("thrift://primary:1", "thrift://waggle:1"), database_name_mapping={"sales": "shop"})
+    router, logs, log = Router(config), Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    table_json = json.dumps({"1": {"str": "t"}, "2": {"str": "sales"}})
+    logs.add("waggle", "CREATE_TABLE", "sales", "t", {"db": "sales", "table": "t", "tableObjJson": table_json})
+    merger.pull(logs, router)
+    (event,) = next_events(log, logs, router, 0, None)
+    message = json.loads(event.message)
+    assert (event.dbName, message["db"], json.loads(message["tableObjJson"])["2"]["str"]) == ("shop", "shop", "shop")
