@@ -20,6 +20,7 @@ from hmsproxy.features.dependent.feature import Dependent
 from hmsproxy.features.indexes.feature import Indexes
 from hmsproxy.features.limits.feature import Limits
 from hmsproxy.features.metrics import Metrics
+from hmsproxy.features.notifications.feature import Notifications
 from hmsproxy.features.remotes.feature import Remotes
 from hmsproxy.features.skew.feature import Skew
 from hmsproxy.features.statements import Statements
@@ -42,6 +43,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Dependent,  # dependent tables: served as views the proxy writes, drop protection, lineage
     Indexes,  # indexes: proxy-owned metadata for every backend, index tables kept safe
     Transactions,  # transaction, lock and write ids go to the metastore they belong to
+    Notifications,  # one merged notification log of every metastore (notifications.federate)
 )
 
 

@@ -66,6 +66,7 @@ def classes_named(directory: Path, name: str) -> list[str]:
 #: Features whose store rows are read per call, never as a snapshot (why, for each).
 READ_PER_CALL = {
     "transactions": "one binding row per transaction, asked by id (bindings.py keeps the ones seen)",
+    "notifications": "the merged log is read a page at a time per call, and other proxies append to it",
     "tokens": "one token row per login, renewal or cancellation, asked by sequence number (other proxies write them)",
 }
 

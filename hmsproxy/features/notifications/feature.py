@@ -1,0 +1,58 @@
+"""The notifications feature: with `notifications.federate`, the proxy answers the notification log
+calls from one merged log of every metastore (merging.py, serving.py); without it the feature is idle
+and the calls go to the primary, as before."""
+
+from __future__ import annotations
+
+from hmsproxy.config.model import Config
+from hmsproxy.features.notifications.config import SECTION
+from hmsproxy.features.notifications.merging import Merger
+from hmsproxy.features.notifications.serving import next_events
+from hmsproxy.features.notifications.store import NOTIFICATIONS_SCHEMA, NotificationLog
+from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.platform import Feature, Platform
+from hmsproxy.protocol import idl
+
+hive = idl.hive
+P = idl.HmsProxy
+
+#: The calls this feature answers.
+METHODS = frozenset({"get_current_notificationEventId", "get_next_notification"})
+
+
+class Notifications(Feature):
+    name = "notifications"
+    methods = METHODS
+    config_section = SECTION
+    store_schema = NOTIFICATIONS_SCHEMA
+    #: Each answer depends on the log at that moment, which grows between identical calls.
+    verdict_per_call = True
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self.federate = False
+        self.log = NotificationLog(platform.store) if platform.store is not None else None
+        self.merger = Merger(self.log) if self.log is not None else None
+
+    def configure(self, config: Config) -> None:
+        self.federate = bool(self.settings(config).federate) and self.log is not None
+
+    def idle(self, hook: str) -> bool:
+        return not self.federate
+
+    def describe(self) -> list[str]:
+        if not self.federate:
+            return []
+        return [f"Notifications: merged log at event {self.log.current()}"]
+
+    def on_request(self, call: Call):
+        if not self.federate:  # a reload turned it off while this call was on its way
+            return None
+        # Pull first, so a change the client just made through the proxy is in the answer.
+        self.merger.pull(call.session, call.router)
+        call.backend = "*"
+        if call.spec.name == "get_current_notificationEventId":
+            return P.get_current_notificationEventId_result(success=hive.CurrentNotificationEventId(eventId=self.log.current()))
+        rqst = call.args.rqst
+        events = next_events(self.log, call.session, call.router, rqst.lastEvent, rqst.maxEvents)
+        return P.get_next_notification_result(success=hive.NotificationEventResponse(events=events))

@@ -1,0 +1,198 @@
+"""The merged notification log (features/notifications) against in-memory metastore logs: merging in
+batches, what is passed over, a metastore that is down, two logs racing on one store, serving by id
+with the federation's names, and the section's parsing. The real metastores' side is
+tests/integration/test_notifications_federated.py."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import pytest
+
+from hmsproxy.app import config_sections
+from hmsproxy.config import ConfigError, load_config
+from hmsproxy.features.notifications.config import NotificationsConfig
+from hmsproxy.features.notifications.merging import Merger
+from hmsproxy.features.notifications.messages import rewrite_message
+from hmsproxy.features.notifications.model import BATCH, Pulled
+from hmsproxy.features.notifications.serving import next_events
+from hmsproxy.features.notifications.store import NOTIFICATIONS_SCHEMA, NotificationLog
+from hmsproxy.protocol import idl
+from hmsproxy.routing.router import Router
+from hmsproxy.store.db import Store
+from hmsproxy.upstream.wire import BackendUnavailable
+from tests.support.federation import manual_config, prefixed_config
+
+hive = idl.hive
+P = idl.HmsProxy
+
+
+class Logs:
+    """Each metastore's notification log, answered as a metastore answers (a fake session's `call`)."""
+
+    def __init__(self):
+        self.events: dict[str, list] = {"primary": [], "waggle": []}
+        self.down: set[str] = set()
+        self.asked: list[tuple[str, str, int | None]] = []
+
+    def add(self, metastore: str, kind: str, db: str | None, table: str | None = None, message: dict | None = None):
+        events = self.events[metastore]
+        body = json.dumps(message if message is not None else {"db": db, "table": table})
+        events.append(hive.NotificationEvent(len(events) + 1, 0, kind, db, table, body, "json-0.2"))
+
+    def call(self, metastore, method: str, args, read_only: bool = False):
+        if metastore.name in self.down:
+            raise BackendUnavailable(metastore.name, metastore.uris[0], "connection refused")
+        events = self.events[metastore.name]
+        if method == "get_current_notificationEventId":
+            return P.get_current_notificationEventId_result(success=hive.CurrentNotificationEventId(eventId=len(events)))
+        rqst = args.rqst
+        self.asked.append((metastore.name, method, rqst.maxEvents))
+        after = [e for e in events if e.eventId > rqst.lastEvent][: rqst.maxEvents]
+        return P.get_next_notification_result(success=hive.NotificationEventResponse(events=after))
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'store.db'}", [NOTIFICATIONS_SCHEMA])
+    s.migrate()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def router():
+    return Router(prefixed_config("thrift://primary:1", "thrift://waggle:1", mapped_databases=("sales",)))
+
+
+def merged(log: NotificationLog) -> list[tuple[int, str, int]]:
+    return [(m.proxy_id, m.metastore, m.backend_id) for m in log.after(0, 100_000)]
+
+
+def test_the_first_pull_starts_the_log_at_each_metastores_current_id(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    logs.add("primary", "CREATE_DATABASE", "before")
+    Merger(log).pull(logs, router)
+    assert (log.mark("primary"), log.mark("waggle"), log.current()) == (1, 0, 0)
+    logs.add("primary", "CREATE_DATABASE", "after")
+    Merger(log).pull(logs, router)
+    assert merged(log) == [(1, "primary", 2)]
+
+
+def test_hidden_databases_and_member_transactions_are_passed_over_and_ids_stay_dense(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    logs.add("waggle", "CREATE_TABLE", "hr", "secret")  # not in mapped-databases
+    logs.add("waggle", "OPEN_TXN", None)  # a member's transaction ids mean nothing to clients yet
+    logs.add("waggle", "ALLOC_WRITE_ID", "sales", "t")
+    logs.add("waggle", "CREATE_TABLE", "sales", "t")
+    logs.add("primary", "OPEN_TXN", None)  # the primary's are the client's own
+    logs.add("primary", "CREATE_DATABASE", "waggle_x")  # a name the member's prefix claims: hidden
+    merger.pull(logs, router)
+    assert merged(log) == [(1, "primary", 1), (2, "waggle", 4)]
+    assert (log.mark("primary"), log.mark("waggle")) == (2, 4)
+
+
+def test_a_long_log_is_read_and_appended_in_batches_of_at_most_1000(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    Merger(log).pull(logs, router)
+    for i in range(2500):
+        logs.add("primary", "ADD_PARTITION", "shop", f"t{i}")
+    Merger(log).pull(logs, router)
+    assert log.current() == 2500 and merged(log)[-1] == (2500, "primary", 2500)
+    assert [m for _, method, m in logs.asked if method == "get_next_notification"] == [BATCH] * 3
+
+
+def test_a_metastore_that_is_down_is_caught_up_when_it_answers_nothing_lost(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    logs.add("waggle", "CREATE_TABLE", "sales", "a")
+    logs.down.add("waggle")
+    logs.add("primary", "CREATE_DATABASE", "p1")
+    merger.pull(logs, router)
+    assert merged(log) == [(1, "primary", 1)]  # the log moved on without it
+    logs.down.clear()
+    logs.add("waggle", "CREATE_TABLE", "sales", "b")
+    merger.pull(logs, router)
+    assert merged(log) == [(1, "primary", 1), (2, "waggle", 1), (3, "waggle", 2)]
+
+
+def test_an_append_from_a_stale_mark_writes_nothing(store, router, tmp_path):
+    one, two = NotificationLog(store), NotificationLog(store)
+    one.start("waggle", 10)
+    assert one.append("waggle", 10, Pulled((11, 12), 12))
+    assert not two.append("waggle", 10, Pulled((11, 12), 12))  # it read the mark before the first appended
+    assert merged(one) == [(1, "waggle", 11), (2, "waggle", 12)] and one.mark("waggle") == 12
+    two.start("waggle", 99)  # a second start changes nothing
+    assert two.mark("waggle") == 12
+
+
+def test_events_are_served_by_their_own_ids_with_proxy_ids_and_federation_names(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    table_json = json.dumps({"1": {"str": "t"}, "2": {"str": "sales"}})
+    logs.add("waggle", "CREATE_TABLE", "sales", "t", {"db": "sales", "table": "t", "tableObjJson": table_json})
+    logs.add("primary", "CREATE_DATABASE", "p")
+    logs.add("waggle", "CREATE_TABLE", "hr", "hidden")
+    logs.add("waggle", "DROP_TABLE", "sales", "t")
+    merger.pull(logs, router)
+    served = next_events(log, logs, router, 0, None)
+    assert [(e.eventId, e.eventType, e.dbName) for e in served] == [
+        (1, "CREATE_DATABASE", "p"),
+        (2, "CREATE_TABLE", "waggle_sales"),
+        (3, "DROP_TABLE", "waggle_sales"),
+    ]
+    message = json.loads(served[1].message)
+    assert message["db"] == "waggle_sales" and json.loads(message["tableObjJson"])["2"] == {"str": "waggle_sales"}
+    assert [e.eventId for e in next_events(log, logs, router, 1, 1)] == [2]
+    # The member is down: the answer stops before its first event, no hole; the rest comes later.
+    logs.down.add("waggle")
+    assert [e.eventId for e in next_events(log, logs, router, 0, None)] == [1]
+    logs.down.clear()
+    # The member's own retention deleted event 1: the client sees the hole, as behind Hive.
+    del logs.events["waggle"][0]
+    assert [e.eventId for e in next_events(log, logs, router, 0, None)] == [1, 3]
+
+
+def test_messages_keep_their_format_gzip_included():
+    rename = {"sales": "waggle_sales"}.get
+    partition = json.dumps({"1": {"lst": ["str", 1, "x"]}, "2": {"str": "sales"}, "3": {"str": "t"}})
+    body = {"db": "sales", "table": "t", "partitionListJson": [partition], "partitions": [{"ds": "x"}]}
+    plain = json.loads(rewrite_message(json.dumps(body), "json-0.2", rename))
+    assert plain["db"] == "waggle_sales" and json.loads(plain["partitionListJson"][0])["2"] == {"str": "waggle_sales"}
+    assert plain["partitions"] == [{"ds": "x"}]
+    zipped = base64.b64encode(gzip.compress(json.dumps(body).encode())).decode()
+    again = rewrite_message(zipped, "gzip(json-2.0)", rename)
+    assert json.loads(gzip.decompress(base64.b64decode(again)))["db"] == "waggle_sales"
+    assert rewrite_message("not json", "json-0.2", rename) == "not json"
+
+
+def _read(tmp_path, text: str):
+    path = tmp_path / "hmsproxy.yml"
+    path.write_text("primary-meta-store: {name: primary, remote-meta-store-uris: 'thrift://h:1'}\n" + text)
+    return load_config(path, config_sections())
+
+
+def test_the_section_is_off_by_default_and_refuses_what_is_not_a_bool(tmp_path):
+    assert _read(tmp_path, "").sections.get("notifications", NotificationsConfig()) == NotificationsConfig(federate=False)
+    assert _read(tmp_path, "notifications: {federate: true}\n").sections["notifications"] == NotificationsConfig(federate=True)
+    with pytest.raises(ConfigError, match=r"notifications\.federate"):
+        _read(tmp_path, "notifications: {federate: sometimes}\n")
+
+
+def test_a_manual_federation_names_events_by_the_alias(store):
+    config = manual_config(prefixed_config("thrift://primary:1", "thrift://waggle:1"), database_name_mapping={"sales": "shop"})
+    router, logs, log = Router(config), Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    table_json = json.dumps({"1": {"str": "t"}, "2": {"str": "sales"}})
+    logs.add("waggle", "CREATE_TABLE", "sales", "t", {"db": "sales", "table": "t", "tableObjJson": table_json})
+    merger.pull(logs, router)
+    (event,) = next_events(log, logs, router, 0, None)
+    message = json.loads(event.message)
+    assert (event.dbName, message["db"], json.loads(message["tableObjJson"])["2"]["str"]) == ("shop", "shop", "shop")
