@@ -64,6 +64,12 @@ ALLOWED_ADDITIONS = frozenset(
         "ReplLastIdInfo",
         "CommitTxnKeyValue",
         "TxnType",
+        # Hive 3.0+/4.0's notification counts and request filters (the notifications feature).
+        *(f"{service}.get_notification_events_count" for service in ("ThriftHiveMetastore", "HmsProxy")),
+        "NotificationEventsCountRequest",
+        "NotificationEventsCountResponse",
+        "NotificationEvent.8:catName",
+        *(f"NotificationEventRequest.{f}" for f in ("3:eventTypeSkipList", "4:catName", "5:dbName", "6:tableNames")),
         # The proxy's own calls.
         "HmsProxy.hmsproxy_describe",
         "HmsProxy.hmsproxy_execute",

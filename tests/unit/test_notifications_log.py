@@ -14,14 +14,17 @@ import pytest
 from hmsproxy.app import config_sections
 from hmsproxy.config import ConfigError, load_config
 from hmsproxy.features.notifications.config import NotificationsConfig
+from hmsproxy.features.notifications.filters import of_count_request, of_events_request
+from hmsproxy.features.notifications.labelling import Labeller
 from hmsproxy.features.notifications.merging import Merger
 from hmsproxy.features.notifications.messages import rewrite_message
-from hmsproxy.features.notifications.model import BATCH, Pulled
+from hmsproxy.features.notifications.model import BATCH, Label, Pulled
 from hmsproxy.features.notifications.serving import next_events
-from hmsproxy.features.notifications.store import NOTIFICATIONS_SCHEMA, NotificationLog
+from hmsproxy.features.notifications.store import NOTIFICATIONS_SCHEMA, NotificationLog, log_table
 from hmsproxy.protocol import idl
 from hmsproxy.routing.router import Router
 from hmsproxy.store.db import Store
+from hmsproxy.store.schema import StoreSchema
 from hmsproxy.upstream.wire import BackendUnavailable
 from tests.support.federation import manual_config, prefixed_config
 
@@ -124,8 +127,9 @@ def test_a_metastore_that_is_down_is_caught_up_when_it_answers_nothing_lost(stor
 def test_an_append_from_a_stale_mark_writes_nothing(store, router, tmp_path):
     one, two = NotificationLog(store), NotificationLog(store)
     one.start("waggle", 10)
-    assert one.append("waggle", 10, Pulled((11, 12), 12))
-    assert not two.append("waggle", 10, Pulled((11, 12), 12))  # it read the mark before the first appended
+    page = Pulled((Label(11, "CREATE_TABLE", "sales", "t"), Label(12, "DROP_TABLE", "sales", "t")), 12)
+    assert one.append("waggle", 10, page)
+    assert not two.append("waggle", 10, page)  # it read the mark before the first appended
     assert merged(one) == [(1, "waggle", 11), (2, "waggle", 12)] and one.mark("waggle") == 12
     two.start("waggle", 99)  # a second start changes nothing
     assert two.mark("waggle") == 12
@@ -196,3 +200,115 @@ def test_a_manual_federation_names_events_by_the_alias(store):
     (event,) = next_events(log, logs, router, 0, None)
     message = json.loads(event.message)
     assert (event.dbName, message["db"], json.loads(message["tableObjJson"])["2"]["str"]) == ("shop", "shop", "shop")
+
+
+def _filled(store, router):
+    """A merged log of both metastores (a pull takes the primary's first): ids 1-3 the primary's `p`,
+    4-6 the member's `sales` (its hidden `hr` passed over)."""
+    logs, log = Logs(), NotificationLog(store)
+    merger = Merger(log)
+    merger.pull(logs, router)
+    logs.add("primary", "CREATE_DATABASE", "p")
+    logs.add("primary", "CREATE_TABLE", "p", "a")
+    logs.add("waggle", "CREATE_TABLE", "sales", "t")
+    logs.add("waggle", "CREATE_TABLE", "hr", "secret")
+    logs.add("waggle", "ALTER_TABLE", "sales", "t")
+    logs.add("waggle", "CREATE_TABLE", "sales", "u")
+    logs.add("primary", "DROP_TABLE", "p", "a")
+    merger.pull(logs, router)
+    return logs, log
+
+
+def _request(**filters):
+    return hive.NotificationEventRequest(lastEvent=filters.pop("lastEvent", 0), maxEvents=filters.pop("maxEvents", None), **filters)
+
+
+def _count(router, log, **fields):
+    rqst = hive.NotificationEventsCountRequest(**fields)
+    where = of_count_request(router, rqst)
+    return 0 if where is None else log.count(rqst.fromEventId, where)
+
+
+def test_hive4_filters_apply_to_the_merged_log_and_ids_stay_the_proxys(store, router):
+    logs, log = _filled(store, router)
+    assert [(m.proxy_id, m.metastore, m.backend_id) for m in log.after(0, 100)] == [
+        (1, "primary", 1), (2, "primary", 2), (3, "primary", 3), (4, "waggle", 1), (5, "waggle", 3), (6, "waggle", 4),
+    ]  # fmt: skip
+
+    def served(**filters):
+        where = of_events_request(router, _request(**filters))
+        if where is None:
+            return []
+        rqst = _request(**filters)
+        return [
+            (e.eventId, e.eventType, e.dbName, e.tableName) for e in next_events(log, logs, router, rqst.lastEvent, rqst.maxEvents, where)
+        ]
+
+    assert served(dbName="waggle_sales") == [
+        (4, "CREATE_TABLE", "waggle_sales", "t"), (5, "ALTER_TABLE", "waggle_sales", "t"), (6, "CREATE_TABLE", "waggle_sales", "u"),
+    ]  # fmt: skip
+    assert served(dbName="WAGGLE_SALES", tableNames=["T"]) == [
+        (4, "CREATE_TABLE", "waggle_sales", "t"),
+        (5, "ALTER_TABLE", "waggle_sales", "t"),
+    ]
+    assert [e[0] for e in served(eventTypeSkipList=["CREATE_TABLE", "ALTER_TABLE"])] == [1, 3]
+    # maxEvents counts what the filter keeps, as in Hive; after lastEvent, the next of them.
+    assert served(dbName="waggle_sales", maxEvents=1, lastEvent=4) == [(5, "ALTER_TABLE", "waggle_sales", "t")]
+    # A filtered batch may be empty (Hive's REPL then moves on by its batch size).
+    assert served(dbName="p", lastEvent=2, maxEvents=3) == [(3, "DROP_TABLE", "p", "a")]
+    assert served(dbName="p", lastEvent=3) == [] and served(dbName="waggle_sales", lastEvent=6) == []
+    # What the federation does not show, or another catalog: nothing.
+    assert served(dbName="waggle_hr") == [] and served(dbName="nowhere_x") == []
+    assert served(catName="spark") == [] and len(served(catName="HIVE")) == 6
+    assert len(served()) == 6  # no filter: the whole log
+
+
+def test_counts_are_over_the_merged_log_in_the_federations_names(store, router):
+    _, log = _filled(store, router)
+    assert _count(router, log, fromEventId=0, dbName="waggle_sales") == 3
+    assert _count(router, log, fromEventId=4, dbName="waggle_sales") == 2  # after 4, as Hive's eventId > fromEventId
+    assert _count(router, log, fromEventId=0, dbName="p") == 3
+    assert _count(router, log, fromEventId=0, dbName="waggle_sales", toEventId=5) == 2  # Hive 4: up to toEventId
+    assert _count(router, log, fromEventId=0, dbName="waggle_sales", tableNames=["u"]) == 1
+    assert _count(router, log, fromEventId=0, dbName="waggle_hr") == 0
+    assert _count(router, log, fromEventId=0, dbName="p", catName="other") == 0
+
+
+def test_events_merged_before_labels_are_labelled_from_their_metastores(tmp_path, router):
+    """A log written by store version 1 (no labels): the labeller fetches each event once; one the
+    metastore no longer has is never counted; a metastore that is down leaves its events for later."""
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    old = Store(url, [StoreSchema(NOTIFICATIONS_SCHEMA.component, NOTIFICATIONS_SCHEMA.migrations[:1])])
+    old.migrate()
+    with old.writing() as conn:
+        conn.execute(log_table.insert(), [
+            {"proxy_id": 1, "metastore": "primary", "backend_id": 1},
+            {"proxy_id": 2, "metastore": "waggle", "backend_id": 1},
+            {"proxy_id": 3, "metastore": "waggle", "backend_id": 2},
+            {"proxy_id": 4, "metastore": "primary", "backend_id": 2},
+        ])  # fmt: skip
+    old.close()
+    store = Store(url, [NOTIFICATIONS_SCHEMA])
+    store.migrate()
+    try:
+        logs, log = Logs(), NotificationLog(store)
+        logs.add("primary", "CREATE_TABLE", "p", "a")
+        logs.add("primary", "DROP_TABLE", "p", "a")
+        logs.add("waggle", "CREATE_TABLE", "sales", "t")
+        logs.add("waggle", "DROP_TABLE", "sales", "t")
+        del logs.events["primary"][1]  # its retention deleted primary's event 2
+        labeller = Labeller(log)
+        logs.down.add("waggle")
+        labeller.catch_up(logs, router)
+        assert not labeller.done and _count(router, log, fromEventId=0, dbName="p") == 1
+        assert _count(router, log, fromEventId=0, dbName="waggle_sales") == 0  # not labelled yet
+        # A filtered request still tests such events when it fetches them (here: the member is back).
+        logs.down.clear()
+        where = of_events_request(router, _request(dbName="waggle_sales"))
+        assert [e.eventId for e in next_events(log, logs, router, 0, None, where)] == [2, 3]
+        labeller.catch_up(logs, router)
+        assert labeller.done and log.unlabelled(10) == []
+        assert _count(router, log, fromEventId=0, dbName="waggle_sales") == 2
+        assert _count(router, log, fromEventId=0, dbName="p") == 1  # the deleted one is not counted
+    finally:
+        store.close()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.features.notifications.model import BATCH, Pulled
+from hmsproxy.features.notifications.model import BATCH, Label, Pulled
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -75,7 +75,7 @@ class Merger:
             events = events.success.events or []
             if not events:
                 return
-            page = Pulled(tuple(e.eventId for e in events if self._shown(router, naming, e)), events[-1].eventId)
+            page = Pulled(tuple(Label.of(e) for e in events if self._shown(router, naming, e)), events[-1].eventId)
             if not self.log.append(naming.name, mark, page):
                 log.debug("notifications: another proxy merged '%s' first; reading its mark again", naming.name)
             mark = self.log.mark(naming.name)

@@ -1,5 +1,7 @@
 """The notification calls answered from the merged log: each event fetched from its metastore by its
-own id, with the proxy's id and the federation's names."""
+own id, with the proxy's id and the federation's names; a request's filters (filters.py) applied to
+the log's labels in the store, so a filtered page is read as one query, and tested again on each
+event fetched (events merged before labels were kept may have none yet)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.notifications.messages import rewrite_message
-from hmsproxy.features.notifications.model import BATCH, Merged
+from hmsproxy.features.notifications.model import BATCH, NO_FILTER, Label, LogFilter, Merged
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -24,16 +26,19 @@ hive = idl.hive
 P = idl.HmsProxy
 
 
-def next_events(log_: NotificationLog, session: Session, router: Router, last: int, max_events: int | None) -> list:
-    """The events after proxy id `last` (at most `max_events`; all without a positive one, as Hive),
-    read from the store and the metastores a page at a time."""
+def next_events(
+    log_: NotificationLog, session: Session, router: Router, last: int, max_events: int | None, where: LogFilter = NO_FILTER
+) -> list:
+    """The events after proxy id `last` that `where` accepts (at most `max_events`; all without a
+    positive one, as Hive), read from the store and the metastores a page at a time."""
     wanted = max_events if max_events and max_events > 0 else None
     out: list = []
     while wanted is None or len(out) < wanted:
-        page = log_.after(last, BATCH if wanted is None else min(BATCH, wanted - len(out)))
+        size = BATCH if wanted is None else min(BATCH, wanted - len(out))
+        page = log_.after(last, size) if where.empty else log_.after_filtered(last, size, where)
         if not page:
             break
-        events, whole = _fetched(session, router, page)
+        events, whole = _fetched(session, router, page, where)
         out += events
         if not whole:
             break
@@ -41,7 +46,7 @@ def next_events(log_: NotificationLog, session: Session, router: Router, last: i
     return out
 
 
-def _fetched(session: Session, router: Router, page: list[Merged]) -> tuple[list, bool]:
+def _fetched(session: Session, router: Router, page: list[Merged], where: LogFilter) -> tuple[list, bool]:
     """`page`'s events as clients see them, in proxy-id order, and whether the page was served whole.
 
     An event whose metastore can't answer now ends the answer before it (False): the consumer gets
@@ -58,7 +63,7 @@ def _fetched(session: Session, router: Router, page: list[Merged]) -> tuple[list
         if naming is None:  # a metastore no longer in the config: its events are gone from the log
             continue
         try:
-            for event in _events_by_id(session, naming, ids):
+            for event in events_by_id(session, naming, ids):
                 found[(name, event.eventId)] = event
         except BackendUnavailable as e:
             log.info("notifications: events of '%s' unavailable now, the answer stops before them: %s", name, e)
@@ -68,12 +73,12 @@ def _fetched(session: Session, router: Router, page: list[Merged]) -> tuple[list
         if m.metastore in down:
             return out, False
         event = found.get((m.metastore, m.backend_id))
-        if event is not None:
+        if event is not None and where.accepts(m.metastore, Label.of(event)):
             out.append(_as_client_sees(router, router.by_name[m.metastore], event, m.proxy_id))
     return out, True
 
 
-def _events_by_id(session: Session, naming: MetastoreNaming, ids: list[int]):
+def events_by_id(session: Session, naming: MetastoreNaming, ids: list[int]):
     """The events of `naming`'s metastore with these ids (ascending), read in pages from the first."""
     wanted, last, end = set(ids), ids[0] - 1, ids[-1]
     while last < end:

@@ -1,7 +1,9 @@
 """The merged notification log as the store keeps it: the `notifications` component.
 
-Two tables: the log (proxy id -> metastore and its event id, both unique) and each metastore's
-high-water mark (the last of its event ids merged or passed over). Every proxy on one store appends
+Three tables: the log (proxy id -> metastore and its event id, both unique), each metastore's
+high-water mark (the last of its event ids merged or passed over), and each event's label (type,
+database, table: what Hive 4's filters and `get_notification_events_count` look at), written with
+the log row since store version 2. Every proxy on one store appends
 to the same log, so they hand out the same id for the same event, and a restarted proxy goes on where
 the log ends. An append is one transaction per batch that checks the mark it started from: a proxy
 that lost a race (the mark moved, or an id it chose was taken) appends nothing and re-reads.
@@ -11,10 +13,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import BigInteger, Column, Connection, MetaData, String, Table, UniqueConstraint, func, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Index,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    and_,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
-from hmsproxy.features.notifications.model import Merged, Pulled
+from hmsproxy.features.notifications.model import Label, LogFilter, Merged, Pulled
 from hmsproxy.store.schema import StoreSchema
 
 if TYPE_CHECKING:
@@ -41,13 +58,30 @@ marks = Table(
 )
 
 
+#: What filters and counts read of each event (model.Label), one row per proxy id. Rows merged before
+#: this table existed have none until the merger labels them (merging.py, fetched from their metastore).
+labels = Table(
+    "hmsproxy_notif_labels",
+    metadata,
+    Column("proxy_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("event_type", String(256), nullable=False),
+    Column("db_name", String(256)),
+    Column("table_name", String(256)),
+    Index("hmsproxy_notif_labels_db", "db_name", "proxy_id"),
+)
+
+
 def _m001_log(conn: Connection) -> None:
     log_table.create(conn)
     marks.create(conn)
 
 
+def _m002_labels(conn: Connection) -> None:
+    labels.create(conn)
+
+
 #: Append-only: never edit or reorder a released migration.
-NOTIFICATIONS_SCHEMA = StoreSchema(COMPONENT, (_m001_log,))
+NOTIFICATIONS_SCHEMA = StoreSchema(COMPONENT, (_m001_log, _m002_labels))
 
 #: On PostgreSQL appenders take turns (held until commit): each numbers its batch from max + 1, which
 #: concurrent transactions would pick alike. SQLite's writers queue already (BEGIN IMMEDIATE).
@@ -91,8 +125,9 @@ class NotificationLog:
                     first = (conn.execute(select(func.max(log_table.c.proxy_id))).scalar() or 0) + 1
                     conn.execute(
                         log_table.insert(),
-                        [{"proxy_id": first + i, "metastore": metastore, "backend_id": b} for i, b in enumerate(page.shown)],
+                        [{"proxy_id": first + i, "metastore": metastore, "backend_id": s.backend_id} for i, s in enumerate(page.shown)],
                     )
+                    conn.execute(labels.insert(), [_label_row(first + i, s) for i, s in enumerate(page.shown)])
             return True
         except IntegrityError:  # an id taken meanwhile: the transaction rolled back, the caller re-reads
             return False
@@ -107,3 +142,69 @@ class NotificationLog:
         query = select(log_table).where(log_table.c.proxy_id > last).order_by(log_table.c.proxy_id).limit(limit)
         with self._store.reading() as conn:
             return [Merged(r.proxy_id, r.metastore, r.backend_id) for r in conn.execute(query)]
+
+    def unlabelled(self, limit: int) -> list[Merged]:
+        """At most `limit` events merged before labels were kept (store version 1), oldest first."""
+        query = (
+            select(log_table)
+            .outerjoin(labels, labels.c.proxy_id == log_table.c.proxy_id)
+            .where(labels.c.proxy_id.is_(None))
+            .order_by(log_table.c.proxy_id)
+            .limit(limit)
+        )
+        with self._store.reading() as conn:
+            return [Merged(r.proxy_id, r.metastore, r.backend_id) for r in conn.execute(query)]
+
+    def label(self, labelled: list[tuple[int, Label]]) -> bool:
+        """Record these (proxy id, label) pairs in one transaction; False when another proxy labelled
+        some of them first (nothing written here: theirs stand)."""
+        if not labelled:
+            return True
+        try:
+            with self._store.writing() as conn:
+                conn.execute(labels.insert(), [_label_row(proxy_id, label) for proxy_id, label in labelled])
+            return True
+        except IntegrityError:
+            return False
+
+    def after_filtered(self, last: int, limit: int, where: LogFilter) -> list[Merged]:
+        """At most `limit` events above `last` that `where` may accept, in order. Events without a label
+        (their metastore was down when the merger labelled) are included: the caller tests them when
+        fetched."""
+        query = (
+            select(log_table)
+            .outerjoin(labels, labels.c.proxy_id == log_table.c.proxy_id)
+            .where(log_table.c.proxy_id > last, or_(labels.c.proxy_id.is_(None), _matching(where)))
+            .order_by(log_table.c.proxy_id)
+            .limit(limit)
+        )
+        with self._store.reading() as conn:
+            return [Merged(r.proxy_id, r.metastore, r.backend_id) for r in conn.execute(query)]
+
+    def count(self, after: int, where: LogFilter) -> int:
+        """How many labelled events above `after` `where` accepts."""
+        query = (
+            select(func.count())
+            .select_from(log_table.join(labels, labels.c.proxy_id == log_table.c.proxy_id))
+            .where(log_table.c.proxy_id > after, _matching(where))
+        )
+        with self._store.reading() as conn:
+            return conn.execute(query).scalar() or 0
+
+
+def _label_row(proxy_id: int, label: Label) -> dict:
+    return {"proxy_id": proxy_id, "event_type": label.event_type, "db_name": label.db, "table_name": label.table}
+
+
+def _matching(where: LogFilter):
+    """`where` as a condition on the log joined with its labels."""
+    conditions = []
+    if where.to_id is not None:
+        conditions.append(log_table.c.proxy_id <= where.to_id)
+    if where.skip_types:
+        conditions.append(labels.c.event_type.not_in(sorted(where.skip_types)))
+    if where.db is not None:
+        conditions += [log_table.c.metastore == where.db[0], labels.c.db_name == where.db[1]]
+    if where.tables is not None:
+        conditions.append(labels.c.table_name.in_(sorted(where.tables)))
+    return and_(True, *conditions)

@@ -838,11 +838,31 @@ struct NotificationEvent {
   5: optional string tableName,
   6: required string message,
   7: optional string messageFormat,
+  8: optional string catName,
 }
 
+// Fields 3-6 are Hive 4.0's filters (the notifications feature applies them to the merged log).
 struct NotificationEventRequest {
   1: required i64 lastEvent,
   2: optional i32 maxEvents,
+  3: optional list<string> eventTypeSkipList,
+  4: optional string catName,
+  5: optional string dbName,
+  6: optional list<string> tableNames,
+}
+
+// Hive 3.0+ (fields 4-6 are Hive 4.0's).
+struct NotificationEventsCountRequest {
+  1: required i64 fromEventId,
+  2: required string dbName,
+  3: optional string catName,
+  4: optional i64 toEventId,
+  5: optional i64 limit,
+  6: optional list<string> tableNames,
+}
+
+struct NotificationEventsCountResponse {
+  1: required i64 eventsCount,
 }
 
 struct NotificationEventResponse {
@@ -1506,6 +1526,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   list<Index> get_indexes(1: string db_name, 2: string tbl_name, 3: i16 max_indexes) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   list<string> get_master_keys(),
   NotificationEventResponse get_next_notification(1: NotificationEventRequest rqst),
+  NotificationEventsCountResponse get_notification_events_count(1: NotificationEventsCountRequest rqst),
   i32 get_num_partitions_by_filter(1: string db_name, 2: string tbl_name, 3: string filter) throws (1: MetaException o1, 2: NoSuchObjectException o2),
   GetOpenTxnsResponse get_open_txns(),
   GetOpenTxnsInfoResponse get_open_txns_info(),
