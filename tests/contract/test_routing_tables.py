@@ -18,6 +18,10 @@ NOT_DB_NAMES = {
     ("Database", "locationUri"),
     ("Database", "catalogName"),
     ("CreateDatabaseRequest", "remote_dbname"),  # a database behind a Hive 4 data connector, not one of ours
+    # Filters of a notification log, not where the call goes: the log is the primary's, or the merged
+    # one, whose filters features/notifications/filters.py translates itself.
+    ("NotificationEventRequest", "dbName"),
+    ("NotificationEventsCountRequest", "dbName"),
 }
 DB_LIKE = re.compile(r"(^|_)db(_|$)|dbname|db_?name|database|_db$", re.IGNORECASE)
 
