@@ -192,6 +192,49 @@ def test_a_follower_sees_every_event_of_both_metastores_once_with_federation_nam
         assert_named_as_the_federation_shows(event)
 
 
+def test_hive4_filters_and_counts_over_the_merged_log(metastores, proxy):
+    """Hive 4's request filters and get_notification_events_count (Hive 3.0+) answered by the proxy
+    over both metastores' events, in the federation's names and the proxy's ids, though neither the
+    2.3 primary nor the 3.1 member knows the filters."""
+    client = proxy_client(proxy)
+    try:
+        start = client.get_current_notificationEventId().eventId
+        hidden_change(metastores, "f")
+        expected = changes(client, "f")
+        everything = client.get_next_notification(hive.NotificationEventRequest(lastEvent=start)).events
+
+        def filtered(**filters):
+            return client.get_next_notification(hive.NotificationEventRequest(lastEvent=start, **filters)).events
+
+        def count(**fields):
+            return client.get_notification_events_count(hive.NotificationEventsCountRequest(fromEventId=start, **fields)).eventsCount
+
+        fed = [e for e in everything if e.dbName == "waggle_sales"]
+        by_db = filtered(dbName="waggle_sales")
+        no_partitions = filtered(eventTypeSkipList=["ADD_PARTITION"])
+        one_table = filtered(dbName="notif_f", tableNames=["ORDERS"])
+        first_two = filtered(dbName="waggle_sales", maxEvents=2)
+        counts = (
+            count(dbName="waggle_sales"),
+            count(dbName="notif_f"),
+            count(dbName="waggle_sales", limit=1),
+            count(dbName="waggle_sales", toEventId=fed[0].eventId),
+            count(dbName="waggle_hr"),
+        )
+    finally:
+        client.close()
+
+    # No pull between the changes: the primary's come first (order of arrival), each metastore's in order.
+    assert sorted(summary(everything)) == sorted(expected)
+    assert [e.eventId for e in everything] == list(range(start + 1, start + 1 + len(expected)))
+    assert [(e.eventId, e.message) for e in by_db] == [(e.eventId, e.message) for e in fed] and len(fed) == 3
+    assert [e.eventId for e in first_two] == [e.eventId for e in fed[:2]]
+    assert [e.eventId for e in no_partitions] == [e.eventId for e in everything if e.eventType != "ADD_PARTITION"]
+    assert summary(one_table) == [s for s in expected if s[1:] == ("notif_f", "orders")]
+    own = [s for s in expected if s[1] == "notif_f"]
+    assert counts == (3, len(own), 1, 1, 0)
+
+
 def test_two_proxies_on_one_postgres_store_hand_out_the_same_ids(metastores, pg_url):
     config = federation(metastores, store_url=pg_url)
     with served(config) as one, served(config) as two:
