@@ -260,7 +260,7 @@ def test_hive4_filters_apply_to_the_merged_log_and_ids_stay_the_proxys(store, ro
     # What the federation does not show, or another catalog: nothing.
     assert served(dbName="waggle_hr") == [] and served(dbName="nowhere_x") == []
     assert served(catName="spark") == [] and len(served(catName="HIVE")) == 6
-    assert len(served()) == 6  # no filter: the whole log
+    assert len(served()) == 6 and len(served(tableNames=[], eventTypeSkipList=[])) == 6  # no filter: the whole log
 
 
 def test_counts_are_over_the_merged_log_in_the_federations_names(store, router):

@@ -41,7 +41,7 @@ def _filter(router: Router, catalog, db, tables, *, skip_types=None, to_id=None)
         where = (route.naming.name, route.backend_db.lower())
     return LogFilter(
         db=where,
-        tables=frozenset(t.lower() for t in tables) if tables is not None else None,
+        tables=frozenset(t.lower() for t in tables) if tables else None,  # an empty list filters nothing, as in Hive
         skip_types=frozenset(skip_types or ()),
         to_id=to_id,
     )
