@@ -84,6 +84,9 @@ NOT_TABLE_NAMES = frozenset(
         # "db.table" strings: the transactions feature renames them (features/transactions/write_ids.py).
         ("GetValidWriteIdsRequest", "fullTableNames"),
         ("TableValidWriteIds", "fullTableName"),
+        # Filters of a notification log (features/notifications/filters.py compares them with the events').
+        ("NotificationEventRequest", "tableNames"),
+        ("NotificationEventsCountRequest", "tableNames"),
     }
 )
 
