@@ -153,6 +153,7 @@ def test_events_are_served_by_their_own_ids_with_proxy_ids_and_federation_names(
     ]
     message = json.loads(served[1].message)
     assert message["db"] == "waggle_sales" and json.loads(message["tableObjJson"])["2"] == {"str": "waggle_sales"}
+    assert served[0].message == logs.events["primary"][0].message  # the unprefixed primary's: passed on untouched
     assert [e.eventId for e in next_events(log, logs, router, 1, 1)] == [2]
     # The member is down: the answer stops before its first event, no hole; the rest comes later.
     logs.down.add("waggle")

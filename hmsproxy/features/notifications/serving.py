@@ -101,5 +101,6 @@ def _as_client_sees(router: Router, naming: MetastoreNaming, event, proxy_id: in
     shown.eventId = proxy_id
     if event.dbName:
         shown.dbName = rename(event.dbName)
-    shown.message = rewrite_message(event.message, event.messageFormat, rename)
+    if not naming.identity:  # a metastore whose names clients see as they are (a PREFIXED primary): nothing to rename
+        shown.message = rewrite_message(event.message, event.messageFormat, rename)
     return shown
