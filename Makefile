@@ -23,13 +23,13 @@ NEWEST_ONLY := tests/spark/test_jobs_on_cluster_spark.py
 $(BIN)/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_OLDEST)'
+	$(BIN)/python -m pip install --quiet -e '.[spark,connect,glue,test]' 'pyspark==$(SPARK_OLDEST)'
 	touch $@
 
 $(NEWEST_VENV)/bin/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(NEWEST_VENV)/bin/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_NEWEST)'
+	$(NEWEST_VENV)/bin/python -m pip install --quiet -e '.[spark,connect,glue,test]' 'pyspark==$(SPARK_NEWEST)'
 	touch $@
 
 # The Spark scenarios on the newest supported pyspark (its own JVM jars: Spark $(SPARK_NEWEST), Hadoop 3.5).

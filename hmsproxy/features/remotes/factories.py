@@ -1,7 +1,7 @@
 """Client factories: what `VIA 'name'` in a remote's DDL connects with.
 
 A factory turns a remote's properties (TBLPROPERTIES / DBPROPERTIES) into the
-metastore the proxy should call. `thrift` is built in; others load by dotted
+metastore the proxy should call. `thrift`, `iceberg-rest` and `glue` are built in; others load by dotted
 path ("package.module:Class") or by the entry point group `hmsproxy.client_factories`.
 """
 
@@ -15,6 +15,7 @@ from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
 from hmsproxy.catalogs.metastore import catalog_metastore as catalog_metastore  # plug-in factories' way to it, kept here
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
+from hmsproxy.features.remotes.glue_factory import GlueFactory
 from hmsproxy.upstream.wire import parse_uri
 
 ENTRY_POINT_GROUP = "hmsproxy.client_factories"
@@ -71,6 +72,7 @@ class ThriftFactory:
 _BUILT_IN: dict[str, ClientFactory] = {
     DEFAULT_FACTORY: ThriftFactory(),
     "iceberg-rest": IcebergRestFactory(),
+    "glue": GlueFactory(),
 }
 
 
