@@ -71,11 +71,14 @@ class GlueSettings:
 
     @property
     def where(self) -> str:
-        """The catalog as messages and status name it, and what tells one Glue target from another."""
+        """The catalog as messages and status name it, and what tells one Glue target from another: the
+        profile too, as links read with other credentials must not share a connection."""
         text = f"Glue catalog {self.region}"
         if self.catalog_id:
             text += f" (account {self.catalog_id})"
-        return f"{text} at {self.endpoint}" if self.endpoint else text
+        if self.endpoint:
+            text += f" at {self.endpoint}"
+        return f"{text} as profile {self.profile}" if self.profile else text
 
 
 #: boto3 sessions by profile: a session loads Glue's service model once for every client made from it.

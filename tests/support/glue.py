@@ -130,13 +130,17 @@ def _write_parquet(path: Path, columns, rows) -> None:
     pq.write_table(pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema), path)
 
 
+def _uri(path: Path) -> str:
+    return f"file://{path}"  # as Hive writes one: Path.as_uri() would quote the '=' of ds=…
+
+
 def _sd(columns, location: str) -> dict:
     return {"Columns": [{"Name": n, "Type": t} for n, t in columns], "Location": location, **PARQUET}
 
 
 def seed_sales(glue, root: Path) -> None:
     """Database `sales` with `orders` and `payments` (see the module doc) in `glue`, files under `root`."""
-    glue.create_database(DatabaseInput={"Name": "sales", "Description": "sales in Glue", "LocationUri": (root / "sales").as_uri()})
+    glue.create_database(DatabaseInput={"Name": "sales", "Description": "sales in Glue", "LocationUri": _uri(root / "sales")})
     orders = root / "sales" / "orders"
     _write_parquet(orders / "part-0.parquet", ORDERS_COLUMNS, ORDERS)
     glue.create_table(
@@ -146,7 +150,7 @@ def seed_sales(glue, root: Path) -> None:
             "TableType": "EXTERNAL_TABLE",
             "Owner": "etl",
             "Parameters": {"EXTERNAL": "TRUE", "classification": "parquet"},
-            "StorageDescriptor": _sd(ORDERS_COLUMNS, orders.as_uri()),
+            "StorageDescriptor": _sd(ORDERS_COLUMNS, _uri(orders)),
         },
     )
     payments = root / "sales" / "payments"
@@ -156,7 +160,7 @@ def seed_sales(glue, root: Path) -> None:
             "Name": "payments",
             "TableType": "EXTERNAL_TABLE",
             "Parameters": {"EXTERNAL": "TRUE"},
-            "StorageDescriptor": _sd(PAYMENTS_COLUMNS, payments.as_uri()),
+            "StorageDescriptor": _sd(PAYMENTS_COLUMNS, _uri(payments)),
             "PartitionKeys": [{"Name": "ds", "Type": "string"}],
         },
     )
@@ -166,5 +170,5 @@ def seed_sales(glue, root: Path) -> None:
         glue.create_partition(
             DatabaseName="sales",
             TableName="payments",
-            PartitionInput={"Values": [ds], "StorageDescriptor": _sd(PAYMENTS_COLUMNS, where.as_uri())},
+            PartitionInput={"Values": [ds], "StorageDescriptor": _sd(PAYMENTS_COLUMNS, _uri(where))},
         )

@@ -20,7 +20,7 @@ class GlueFactory:
             raise ValueError(why)
 
     def where(self, properties: dict[str, str]) -> str:
-        """Region, account and endpoint: the target's key and its name in messages."""
+        """Region, account, endpoint and profile: the target's key and its name in messages."""
         try:
             return GlueSettings.of(properties).where
         except ValueError:
