@@ -3,6 +3,7 @@ and boto3's answers (botocore's Stubber) as the catalog interface's results and 
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -162,3 +163,9 @@ def test_no_credentials_is_a_refusal_naming_what_to_set(monkeypatch):
     with pytest.raises(CatalogRefused, match="no AWS credentials for the proxy: set AWS_ACCESS_KEY_ID"):
         catalog.databases()
     catalog.close()
+
+
+def test_without_boto3_via_glue_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "boto3", None)  # an import of it fails, as where it isn't installed
+    with pytest.raises(ValueError, match=r"VIA 'glue' needs boto3: pip install 'hmsproxy\[glue\]'"):
+        get_factory("glue").validate({"aws.region": "eu-west-1"})
