@@ -29,7 +29,7 @@ def hmsproxy_sql(uri: str, statements: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def links(proxy, glue_server):
+def links(proxy, glue_server, glue_env):
     """glue_sales (all of Glue's `sales`, made with `hmsproxy sql`) and shop.glue_orders (made with the
     Python client); dropped at the end."""
     uri = f"thrift://127.0.0.1:{proxy.port}"

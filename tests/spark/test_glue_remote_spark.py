@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def glue_links(spark, glue_server):
+def glue_links(spark, glue_server, glue_env):
     props = f"'aws.region'='{REGION}', 'aws.glue.endpoint'='{glue_server.endpoint}'"
     spark.sql("CREATE DATABASE IF NOT EXISTS shop")
     hmsproxy_sql(spark, f"CREATE REMOTE DATABASE glue_sales CONNECTED TO sales VIA 'glue' WITH DBPROPERTIES ({props})")

@@ -1,8 +1,8 @@
 """moto's AWS server as the tests' Glue Data Catalog, the only Glue endpoint reachable here.
 
-`glue_server` (session) runs `python -m moto.server` on a free loopback port, with fake keys and
-a region in this process's environment, which is the in-process proxy's AWS chain; both go at the
-end. `seed_sales` fills a moto catalog with the database `sales`: `orders` (unpartitioned) and
+`glue_server` (session) runs `python -m moto.server` on a free loopback port, stopped at the end;
+`glue_env` (per module) puts fake keys and a region in this process's environment, which is the
+in-process proxy's AWS chain. `seed_sales` fills a moto catalog with the database `sales`: `orders` (unpartitioned) and
 `payments` (partitioned by `ds`, three partitions), over Parquet files pyarrow writes.
 """
 
@@ -96,9 +96,10 @@ def start_moto() -> MotoServer:
     return MotoServer(free_port()).start()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def glue_env():
-    """This process's AWS chain (the in-process proxy's) set to moto's fake keys; put back at the end."""
+    """This process's AWS chain (the in-process proxy's) set to moto's fake keys for one module's
+    tests; put back after them, so the session's other tests see the environment they were given."""
     before = {k: os.environ.get(k) for k in AWS_ENV}
     os.environ.update(AWS_ENV)
     yield AWS_ENV
@@ -110,7 +111,7 @@ def glue_env():
 
 
 @pytest.fixture(scope="session")
-def glue_server(glue_env, tmp_path_factory):
+def glue_server(tmp_path_factory):
     """moto's server with the `sales` catalog seeded (see the module doc); stopped at the end."""
     server = start_moto()
     try:
