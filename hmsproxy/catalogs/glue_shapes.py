@@ -50,12 +50,17 @@ def storage(sd: dict | None):
     )
 
 
+#: Where a Glue database without a LocationUri (as Athena and the API make them) says it is: Spark
+#: can't look at a database without a location, and this one is never a place with files.
+NO_LOCATION = "hmsproxy-remote:/{name}"
+
+
 def database(db: dict):
     """hive.Database of a Glue Database."""
     return hive.Database(
         name=db["Name"],
         description=db.get("Description"),
-        locationUri=db.get("LocationUri"),
+        locationUri=db.get("LocationUri") or NO_LOCATION.format(name=db["Name"]),
         parameters=dict(db.get("Parameters") or {}),
     )
 

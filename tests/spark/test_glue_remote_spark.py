@@ -78,3 +78,18 @@ def test_spark_writes_are_refused(spark, glue_links):
         spark.sql("ALTER TABLE glue_sales.payments ADD PARTITION (ds='2026-11-09')")
     assert "read-only" in str(err.value)
     assert spark.sql("SELECT count(*) FROM glue_sales.payments").collect()[0][0] == 4
+
+
+def test_a_glue_database_without_a_location(spark, glue_links):
+    """Athena and the API make databases with no LocationUri; Spark needs one to look at a database."""
+    glue = glue_links.client()
+    glue.create_database(DatabaseInput={"Name": "athena_made"})
+    props = f"'aws.region'='{REGION}', 'aws.glue.endpoint'='{glue_links.endpoint}'"
+    hmsproxy_sql(spark, f"CREATE REMOTE DATABASE glue_bare CONNECTED TO athena_made VIA 'glue' WITH DBPROPERTIES ({props})")
+    try:
+        assert spark.sql("SHOW TABLES IN glue_bare").collect() == []
+        described = {r[0]: r[1] for r in spark.sql("DESCRIBE DATABASE glue_bare").collect()}
+        assert described["Namespace Name"] == "glue_bare"
+    finally:
+        hmsproxy_sql(spark, "DROP REMOTE DATABASE glue_bare")
+        glue.delete_database(Name="athena_made")

@@ -59,7 +59,7 @@ def test_what_glue_leaves_out_is_filled_as_hive_would():
     assert t.tableType == "EXTERNAL_TABLE" and t.partitionKeys == [] and t.parameters == {}
     assert (t.sd.cols, t.sd.numBuckets, t.sd.bucketCols, t.sd.sortCols, t.sd.serdeInfo.parameters) == ([], -1, [], [], {})
     db = glue_shapes.database({"Name": "sales"})
-    assert (db.name, db.locationUri, db.parameters) == ("sales", None, {})
+    assert (db.name, db.locationUri, db.parameters) == ("sales", "hmsproxy-remote:/sales", {})  # Spark needs one
     p = glue_shapes.partition({"Values": ["2026-11-01"], "StorageDescriptor": {"Location": "s3://b/p/ds=2026-11-01"}}, "sales", "payments")
     assert (p.values, p.dbName, p.tableName, p.sd.location) == (["2026-11-01"], "sales", "payments", "s3://b/p/ds=2026-11-01")
 
