@@ -11,11 +11,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Protocol
 
+from hmsproxy.catalogs.glue_factory import GlueFactory
 from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
 from hmsproxy.catalogs.metastore import catalog_metastore as catalog_metastore  # plug-in factories' way to it, kept here
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import client_sasl
-from hmsproxy.features.remotes.glue_factory import GlueFactory
 from hmsproxy.upstream.wire import parse_uri
 
 ENTRY_POINT_GROUP = "hmsproxy.client_factories"

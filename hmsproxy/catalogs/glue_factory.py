@@ -9,6 +9,7 @@ or a Glue-compatible server), `aws.glue.catalog-id` (another account's catalog) 
 from __future__ import annotations
 
 from hmsproxy.catalogs.glue import GlueCatalog, GlueSettings, missing_boto3
+from hmsproxy.catalogs.metastore import catalog_metastore
 from hmsproxy.config.model import MetastoreConfig
 
 
@@ -27,8 +28,6 @@ class GlueFactory:
             return "Glue catalog (no aws.region)"
 
     def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
-        from hmsproxy.features.remotes.factories import catalog_metastore  # factories imports this module
-
         self.validate(properties)
         settings = GlueSettings.of(properties)
         return catalog_metastore(key, settings.where, lambda connect_s, call_s: GlueCatalog(settings, connect_s, call_s))
