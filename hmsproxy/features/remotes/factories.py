@@ -22,6 +22,8 @@ ENTRY_POINT_GROUP = "hmsproxy.client_factories"
 DEFAULT_FACTORY = "thrift"
 URIS_PROPERTY = "hive.metastore.uris"
 VERSION_PROPERTY = "hive.metastore.version"
+#: The writes a link that takes commits lets through to its catalog: an Iceberg writer's swap of metadata_location.
+COMMIT_METHODS = frozenset({"alter_table", "alter_table_with_environment_context"})
 
 
 class UnknownFactory(ValueError):
@@ -34,6 +36,8 @@ class ClientFactory(Protocol):
 
     # Optional: `where(properties) -> str`, the target as status and messages name it (a URI, a region;
     # never a secret), and what tells one target from another (Targets.key). Without it: every property.
+    # Optional: `commits(properties) -> bool`, whether the link takes Iceberg writers' commits
+    # (COMMIT_METHODS, their lock held on the primary); its catalog client then has `commit`.
 
     def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
         """The (read-only) metastore a remote with these properties lives in; `key` names it. A

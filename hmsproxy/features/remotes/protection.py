@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.remotes import statements as st
-from hmsproxy.features.remotes.factories import DEFAULT_FACTORY
+from hmsproxy.features.remotes.factories import COMMIT_METHODS, DEFAULT_FACTORY
 from hmsproxy.features.remotes.links import Link, has_error
 from hmsproxy.features.remotes.runners import shown
 from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link, link_properties, normalize_factory
@@ -60,6 +60,8 @@ class Protection:
                 f"hmsproxy: {link.local}.{call.table} is not dropped: it is a table of {link.subject}, read-only; "
                 f"DROP DATABASE {link.local} removes the link"
             )
+        if link.takes_commits and spec.name in COMMIT_METHODS | {"lock"}:
+            return None  # an Iceberg writer's commit: its catalog answers (routes.py sends the lock to the primary)
         if spec.writes:
             raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
         return None

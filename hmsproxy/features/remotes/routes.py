@@ -15,9 +15,12 @@ from hmsproxy.features.remotes.links import Link
 from hmsproxy.features.remotes.tunnels import TunnelError
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import UNAVAILABLE_TYPES, InvalidRequest, ProxyError
+from hmsproxy.protocol import idl
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
 from hmsproxy.routing.router import Route
 from hmsproxy.routing.table_rewrite import rewrite_tables, table_renamer
+
+hive = idl.hive
 
 if TYPE_CHECKING:
     from hmsproxy.features.remotes.feature import Remotes
@@ -47,6 +50,8 @@ class Routes:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
         catalog = split_catalog(call.client_db)[0] if call.client_db else None
         call.subject = link.subject
+        if call.spec.name == "lock" and link.takes_commits:
+            return self._commit_lock(call, link)
         ms = self.metastore(link)
         # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
         seen = call.session.state(self.feature).seen_uris
@@ -61,6 +66,20 @@ class Routes:
         if renamed:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
         call.notes[self.feature.name] = link
+
+    def _commit_lock(self, call: Call, link: Link) -> None:
+        """An Iceberg writer's commit lock on a link that takes commits: a catalog has no Hive locks,
+        so the primary holds it under the client's names; every proxy sharing the primary sees it,
+        and check_lock and unlock find it by its (primary's) id. Only that table is locked here."""
+        for component in call.args.rqst.component or ():
+            table = f"{split_catalog(component.dbname or '')[1]}.{component.tablename or ''}".lower()
+            if link.kind == "table" and table != link.local or link.kind == "database" and not table.startswith(f"{link.local}."):
+                raise InvalidRequest(f"hmsproxy: a commit lock on {link.subject} can't also lock {table}")
+            # Not an ACID table's lock on the primary; Hive 2.3 refuses an UNSET operation (Hive 4 clients' default).
+            component.isAcid = False
+            if component.operationType in (None, hive.DataOperationType.UNSET):
+                component.operationType = hive.DataOperationType.NO_TXN
+        call.route = Route(MetastoreNaming(call.router.primary.metastore, DatabaseResolution.MANUAL), link.local_db, None)
 
     def metastore(self, link: Link):
         try:
