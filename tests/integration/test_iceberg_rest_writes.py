@@ -19,6 +19,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
+from hmsproxy.protocol import idl
 
 NAMESPACE = "shop_writes"
 SCHEMA = Schema(NestedField(1, "order_id", LongType(), required=True), NestedField(2, "customer", StringType()))
@@ -173,3 +174,22 @@ def test_a_bad_writes_value_is_refused_naming_the_property(uri, iceberg_rest):
     with pytest.raises(HmsProxyError) as e:
         link(uri, iceberg_rest, "yes")
     assert "'hmsproxy.iceberg.writes' must be 'commit' or 'read-only'" in str(e.value)
+
+
+def test_a_commit_lock_is_held_on_the_primary_for_the_links_tables_only(lake, orders, proxy_client):
+    hive = idl.hive
+
+    def lock(**component):
+        parts = {"type": hive.LockType.EXCLUSIVE, "level": hive.LockLevel.TABLE, "dbname": lake, **component}
+        return proxy_client.lock(hive.LockRequest(component=[hive.LockComponent(**parts)], user="w", hostname="h"))
+
+    held = lock(tablename=orders)
+    assert held.state == hive.LockState.ACQUIRED
+    waiting = lock(tablename=orders)  # a second writer waits for the first: one lock, on the primary
+    assert waiting.state == hive.LockState.WAITING
+    proxy_client.unlock(hive.UnlockRequest(lockid=held.lockid))
+    assert proxy_client.check_lock(hive.CheckLockRequest(lockid=waiting.lockid)).state == hive.LockState.ACQUIRED
+    proxy_client.unlock(hive.UnlockRequest(lockid=waiting.lockid))
+    with pytest.raises(Exception) as e:
+        lock(level=hive.LockLevel.DB)
+    assert "can only lock its tables" in str(e.value)

@@ -70,12 +70,16 @@ class Routes:
     def _commit_lock(self, call: Call, link: Link) -> None:
         """An Iceberg writer's commit lock on a link that takes commits: a catalog has no Hive locks,
         so the primary holds it under the client's names; every proxy sharing the primary sees it,
-        and check_lock and unlock find it by its (primary's) id. Only that table is locked here."""
+        and check_lock and unlock find it by its (primary's) id. Only tables of the link, outside
+        transactions (as Iceberg's commits lock), are locked here."""
+        if call.args.rqst.txnid:
+            raise InvalidRequest(f"hmsproxy: {link.subject} takes Iceberg commits, not transactions: lock it without a txnid")
         for component in call.args.rqst.component or ():
-            table = f"{split_catalog(component.dbname or '')[1]}.{component.tablename or ''}".lower()
-            if link.kind == "table" and table != link.local or link.kind == "database" and not table.startswith(f"{link.local}."):
-                raise InvalidRequest(f"hmsproxy: a commit lock on {link.subject} can't also lock {table}")
-            # Not an ACID table's lock on the primary; Hive 2.3 refuses an UNSET operation (Hive 4 clients' default).
+            db, table = split_catalog(component.dbname or "")[1].lower(), (component.tablename or "").lower()
+            if not table or (f"{db}.{table}" != link.local if link.kind == "table" else db != link.local):
+                raise InvalidRequest(f"hmsproxy: a commit lock on {link.subject} can only lock its tables, not {db}.{table or '*'}")
+            # No ACID table's lock: the primary must not treat it as one (a Hive 2.3 metastore with
+            # hive.in.test refuses pyiceberg's UNSET operation type; NO_TXN is what it is).
             component.isAcid = False
             if component.operationType in (None, hive.DataOperationType.UNSET):
                 component.operationType = hive.DataOperationType.NO_TXN
