@@ -1,4 +1,5 @@
-"""What plain clients' writes do to remotes: a remote is read-only; DROP DATABASE / DROP TABLE of
+"""What plain clients' writes do to remotes: a remote is read-only (but a link whose factory takes
+commits lets an Iceberg writer's lock and alter_table through: docs/remotes.md); DROP DATABASE / DROP TABLE of
 one drops only the link (nothing remote is touched); CREATE DATABASE ... WITH DBPROPERTIES
 ('hmsproxy.remote.uris'=...) and CREATE TABLE ... TBLPROPERTIES (...) make a remote; dropping a
 local database takes the links of its remote tables with it.
