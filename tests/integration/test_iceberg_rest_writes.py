@@ -193,3 +193,41 @@ def test_a_commit_lock_is_held_on_the_primary_for_the_links_tables_only(lake, or
     with pytest.raises(Exception) as e:
         lock(level=hive.LockLevel.DB)
     assert "can only lock its tables" in str(e.value)
+
+
+def test_a_remote_table_under_another_name_commits_and_other_writes_stay_refused(direct, orders, uri, iceberg_rest, proxy_client):
+    shop = f"shop_{uuid.uuid4().hex[:8]}"
+    proxy_client.create_database(idl.hive.Database(name=shop, parameters={}))
+    try:
+        with HmsProxyClient(uri) as client:
+            client.execute(
+                f"CREATE REMOTE TABLE {shop}.rest_orders CONNECTED TO {NAMESPACE}.{orders} VIA 'iceberg-rest' "
+                f"WITH TBLPROPERTIES ('uri' = '{iceberg_rest.uri}', 'warehouse' = '{iceberg_rest.warehouse}', "
+                "'hmsproxy.iceberg.writes' = 'commit')"
+            )
+        writer(uri).load_table(f"{shop}.rest_orders").append(rows(7))
+        assert ids(direct.load_table(f"{NAMESPACE}.{orders}")) == [1, 2, 7]
+        renamed = proxy_client.get_table(shop, "rest_orders")
+        renamed.tableName = "other_name"
+        with pytest.raises(Exception) as e:  # an alter_table that is no commit: a rename
+            proxy_client.alter_table(shop, "rest_orders", renamed)
+        assert "can't be renamed" in str(e.value)
+        with pytest.raises(Exception) as e:
+            proxy_client.create_table(idl.hive.Table(dbName=shop, tableName="rest_orders", parameters={}, sd=renamed.sd))
+        assert "is read-only" in str(e.value)
+        assert ids(direct.load_table(f"{NAMESPACE}.{orders}")) == [1, 2, 7]
+    finally:
+        with HmsProxyClient(uri) as client:
+            client.execute(f"DROP REMOTE TABLE IF EXISTS {shop}.rest_orders")
+        proxy_client.drop_database(shop, True, True)
+
+
+def test_other_writes_to_a_database_link_that_takes_commits_are_refused(lake, orders, uri):
+    catalog = writer(uri)
+    with pytest.raises(Exception) as e:
+        catalog.create_table(f"{lake}.new_one", schema=SCHEMA)
+    assert "read-only" in str(e.value)
+    with pytest.raises(Exception) as e:
+        catalog.rename_table(f"{lake}.{orders}", f"{lake}.renamed")
+    assert "a table can't be renamed through the proxy" in str(e.value)
+    assert [t for _, t in catalog.list_tables(lake)] == [orders]
