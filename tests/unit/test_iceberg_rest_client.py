@@ -42,6 +42,8 @@ class Catalog:
         self.refuse_logins = False
         self.commits: list[dict] = []  # bodies POSTed to a table
         self.commit_status = 200
+        self.metadata = METADATA  # the table's, as GET answers it
+        self.applied_before_failing: dict | None = None  # a commit that lands though its answer is an error
 
 
 def handler_for(catalog: Catalog):
@@ -60,6 +62,8 @@ def handler_for(catalog: Catalog):
         def do_POST(self):
             if unquote(self.path) == "/v1/cat1/namespaces/a\x1fb/tables/t":
                 catalog.commits.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                if catalog.applied_before_failing is not None:
+                    catalog.metadata = catalog.applied_before_failing
                 if catalog.commit_status != 200:
                     message = "Requirement failed: branch main has changed"
                     return self._send(catalog.commit_status, {"error": {"message": message, "type": "CommitFailedException"}})
@@ -99,7 +103,7 @@ def handler_for(catalog: Catalog):
             if path == "/v1/cat1/namespaces/a\x1fb/tables":
                 return self._send(200, {"identifiers": [{"namespace": ["a", "b"], "name": "t"}]})
             if path == "/v1/cat1/namespaces/a\x1fb/tables/t":
-                return self._send(200, {"metadata-location": "file:/w/a/b/t/metadata/1.json", "metadata": METADATA})
+                return self._send(200, {"metadata-location": "file:/w/a/b/t/metadata/1.json", "metadata": catalog.metadata})
             self._send(404, {"error": {"message": f"no {path}", "type": "NoSuchNamespaceException", "code": 404}})
 
     return Handler
@@ -336,3 +340,15 @@ def test_only_a_link_that_opts_in_commits_and_its_databases_are_writable():
     ms = factory.metastore("k", {**base, "hmsproxy.iceberg.writes": "commit"})
     assert ms.access_control_type == AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST
     assert ms.writable_database_white_list == (".*",)
+
+
+def test_a_commit_answered_with_an_error_is_unknown_unless_it_landed(server, tmp_path):
+    client = committing(server)
+    server.commit_status = 503
+    new = written(tmp_path, properties={"owner": "bob"})
+    with pytest.raises(CatalogUnavailable, match="503.*the commit's outcome is unknown: reload the table"):
+        client.commit("a.b", "t", {"metadata_location": new}, CURRENT)
+    # The same error after the catalog applied it: the commit stands, and the writer hears so.
+    server.applied_before_failing = {**METADATA, "properties": {"owner": "bob"}, "last-updated-ms": 2}
+    client.commit("a.b", "t", {"metadata_location": new}, CURRENT)
+    assert len(server.commits) == 2

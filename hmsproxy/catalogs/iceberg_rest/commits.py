@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
-from hmsproxy.catalogs.client import CatalogConflict, CatalogRefused
+from hmsproxy.catalogs.client import CatalogConflict, CatalogError, CatalogRefused, CatalogUnavailable
 from hmsproxy.catalogs.iceberg_rest import names
 from hmsproxy.catalogs.iceberg_rest.catalog import IcebergRestCatalog
 from hmsproxy.catalogs.iceberg_rest.updates import UnsupportedChange, commit_changes
@@ -48,7 +48,8 @@ class CommittingIcebergRestCatalog(IcebergRestCatalog):
         if expected_location != current:
             raise CatalogConflict(conflict(current, expected_location, what))
         try:
-            requirements, updates = commit_changes(loaded.get("metadata") or {}, read_metadata(new_location))
+            new_metadata = read_metadata(new_location)
+            requirements, updates = commit_changes(loaded.get("metadata") or {}, new_metadata)
         except UnsupportedChange as e:
             raise CatalogRefused(f"{what}: {e}") from None
         if not updates:
@@ -58,6 +59,19 @@ class CommittingIcebergRestCatalog(IcebergRestCatalog):
             self.http.post(path, body, f"no table '{database}.{table}'")
         except CatalogConflict as e:
             raise CatalogConflict(f"{conflict(None, expected_location, what)}: {e.message}") from None
+        except CatalogUnavailable as e:
+            # No answer or a 5xx: the commit may have landed. Saying it failed when it did would make
+            # a writer delete files the table now uses, so look before answering.
+            if not self._landed(path, new_metadata):
+                raise CatalogUnavailable(f"{e.message}; the commit's outcome is unknown: reload the table before writing again") from None
+
+    def _landed(self, path: str, new_metadata: dict) -> bool:
+        """Whether the catalog's table now is what the writer's metadata file says (nothing left to send)."""
+        try:
+            current = self.http.get(path, None, "no such table").get("metadata") or {}
+            return commit_changes(current, new_metadata) == ([], [])
+        except (CatalogError, UnsupportedChange):
+            return False
 
 
 def conflict(current: str | None, expected: str, what: str) -> str:
