@@ -20,7 +20,7 @@ ICEBERG_FOR_SPARK = {"4.0": "1.10.0", "4.1": "1.11.0"}
 
 
 def spark_minor(version: str | None = None) -> str:
-    """"4.0" of pyspark's "4.0.5" (or of `version`)."""
+    """ "4.0" of pyspark's "4.0.5" (or of `version`)."""
     if version is None:
         import pyspark
 
