@@ -11,6 +11,7 @@ Iceberg publishes runtimes for Spark 4.0 and 4.1 only, so on a newer pyspark the
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import sys
@@ -83,14 +84,10 @@ def runtime_jar():
 def direct(iceberg_rest):
     """The REST catalog, direct, with spark_sales.orders made afresh and appended twice (two snapshots)."""
     catalog = RestCatalog("direct", uri=iceberg_rest.uri, warehouse=iceberg_rest.warehouse)
-    try:
+    with contextlib.suppress(NamespaceAlreadyExistsError):  # the session's server: another module may have made it
         catalog.create_namespace(NAMESPACE)
-    except NamespaceAlreadyExistsError:
-        pass
-    try:
+    with contextlib.suppress(NoSuchTableError):
         catalog.drop_table(f"{NAMESPACE}.orders")
-    except NoSuchTableError:
-        pass
     table = catalog.create_table(f"{NAMESPACE}.orders", schema=SCHEMA)
     for batch in BATCHES:
         table.append(arrow(batch))
