@@ -38,6 +38,7 @@ _EMPTY_ANSWERS = {
     "get_table_statistics_req": lambda a: hive.TableStatsResult(tableStats=[]),
     "get_partitions_statistics_req": lambda a: hive.PartitionsStatsResult(partStats={}),
     "get_aggr_stats_for": lambda a: hive.AggrStats(colStats=[], partsFound=0),
+    "show_locks": lambda a: hive.ShowLocksResponse(locks=[]),  # a catalog's locks are the primary's (remotes/routes.py)
     "get_privilege_set": lambda a: hive.PrincipalPrivilegeSet(userPrivileges={}, groupPrivileges={}, rolePrivileges={}),
 }
 

@@ -61,8 +61,10 @@ class Protection:
                 f"hmsproxy: {link.local}.{call.table} is not dropped: it is a table of {link.subject}, read-only; "
                 f"DROP DATABASE {link.local} removes the link"
             )
-        if link.takes_commits and spec.name in COMMIT_METHODS | {"lock"}:
-            return None  # an Iceberg writer's commit: its catalog answers (routes.py sends the lock to the primary)
+        if spec.name == "lock":
+            return None  # an Iceberg writer's commit lock: the primary holds it (routes.py); its alter_table decides
+        if link.takes_commits and spec.name in COMMIT_METHODS:
+            return None  # an Iceberg writer's commit: its catalog answers
         if spec.writes:
             raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
         return None

@@ -50,8 +50,8 @@ class Routes:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
         catalog = split_catalog(call.client_db)[0] if call.client_db else None
         call.subject = link.subject
-        if call.spec.name == "lock" and link.takes_commits:
-            return self._commit_lock(call, link)
+        if call.spec.name == "lock":
+            return self._lock_on_primary(call, link)
         ms = self.metastore(link)
         # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
         seen = call.session.state(self.feature).seen_uris
@@ -67,17 +67,19 @@ class Routes:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
         call.notes[self.feature.name] = link
 
-    def _commit_lock(self, call: Call, link: Link) -> None:
-        """An Iceberg writer's commit lock on a link that takes commits: a catalog has no Hive locks,
-        so the primary holds it under the client's names; every proxy sharing the primary sees it,
-        and check_lock and unlock find it by its (primary's) id. Only tables of the link, outside
-        transactions (as Iceberg's commits lock), are locked here."""
+    def _lock_on_primary(self, call: Call, link: Link) -> None:
+        """An Iceberg writer's commit lock on a remote table: a catalog has no Hive locks, so the
+        primary holds it under the client's names; every proxy sharing the primary sees it, and
+        check_lock and unlock find it by its (primary's) id. Only tables of the link, outside
+        transactions (as Iceberg's commits lock), are locked here. On a read-only link the lock is
+        granted all the same: the alter_table after it is refused, which Iceberg reports at once,
+        where a refused lock is retried for minutes (iceberg.hive.lock-creation-timeout-ms)."""
         if call.args.rqst.txnid:
             raise InvalidRequest(f"hmsproxy: {link.subject} takes Iceberg commits, not transactions: lock it without a txnid")
         for component in call.args.rqst.component or ():
             db, table = split_catalog(component.dbname or "")[1].lower(), (component.tablename or "").lower()
             if not table or (f"{db}.{table}" != link.local if link.kind == "table" else db != link.local):
-                raise InvalidRequest(f"hmsproxy: a commit lock on {link.subject} can only lock its tables, not {db}.{table or '*'}")
+                raise InvalidRequest(f"hmsproxy: a lock on {link.subject} can only lock its tables, not {db}.{table or '*'}")
             # No ACID table's lock: the primary must not treat it as one (a Hive 2.3 metastore with
             # hive.in.test refuses pyiceberg's UNSET operation type; NO_TXN is what it is).
             component.isAcid = False
