@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hmsproxy.protocol import idl
-from hmsproxy.upstream.insert_event_layout import answer as insert_event_answer
-from hmsproxy.upstream.insert_event_layout import hive3_fire_listener_event
 from hmsproxy.routing.default_catalog import DEFAULT_CATALOG
 from hmsproxy.routing.methods import database_from_request
+from hmsproxy.upstream.insert_event_layout import answer as insert_event_answer
+from hmsproxy.upstream.insert_event_layout import hive3_fire_listener_event
 
 hive = idl.hive
 P = idl.HmsProxy
