@@ -83,6 +83,14 @@ def spark_changes(spark) -> None:
     spark.sql(f"DROP DATABASE {OWN} CASCADE")
 
 
+def current_id(ms) -> int:
+    client = ms.client()
+    try:
+        return client.get_current_notificationEventId().eventId
+    finally:
+        client.close()
+
+
 def recorded(ms, after: int) -> list:
     """The events `ms` recorded after its id `after`, read from it directly."""
     client = ms.client()
@@ -106,7 +114,7 @@ def test_hive_java_client_and_a_follower_read_every_event_spark_made_on_both_met
     readers = [HiveJavaReader(version, tmp_path_factory.mktemp("java")) for version in ("2.3", "3.1")]
     with proxy_config(lambda base: notifying_federation(base, primary, member)):
         start = proxy_client.get_current_notificationEventId().eventId  # the first pull sets each metastore's mark
-        marks = {name: ms.client().get_current_notificationEventId().eventId for name, ms in (("n23", primary), ("fed1", member))}
+        marks = {"n23": current_id(primary), "fed1": current_id(member)}
         try:
             with dml_events(spark):
                 spark_changes(spark)
