@@ -4,8 +4,8 @@ notifications:
   federate: true     # merge every metastore's notification log into one (default: false)
 
 Off by default: this slice serves the two calls Impala and Hive 2.3's client read the log with, but
-not yet `get_notification_events_count`, Hive 4's request filters, ACID events of federated
-metastores or `fire_listener_event` (docs/notifications.md, "Not done"). Turned on by default it
+not yet `get_notification_events_count`, Hive 4's request filters or ACID events of federated
+metastores (docs/notifications.md, "Not done"). Turned on by default it
 would hand a consumer such as REPL DUMP a log that looks complete and is not; off, the calls go to
 the primary as they always did, which consumers already know how to live with.
 """
