@@ -7,10 +7,16 @@ lists, loads and scans it; a HiveCatalog commit through a link that takes commit
 reading the writer's metadata file from S3 with its own Hadoop settings (the session's core-site.xml,
 tests/support/storage_stack.py); with wrong keys in those settings the commit is refused in one line
 naming the file and the setting, and the table is unchanged.
+
+HDFS (the session's minicluster): pyiceberg can't write there (its HDFS FileIO is pyarrow's, which
+needs a JVM's libhdfs), so what is shown is the proxy's part, reading a writer's metadata file from
+hdfs:// and refusing one it can't reach in one line naming it.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import uuid
 
 import pyarrow as pa
@@ -22,6 +28,8 @@ from pyiceberg.exceptions import NamespaceAlreadyExistsError
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
+from hmsproxy.catalogs.client import CatalogRefused
+from hmsproxy.catalogs.iceberg_rest.commits import read_metadata
 from hmsproxy.clients.proxy import HmsProxyClient
 from hmsproxy.dev.dev_storage import site_xml
 from hmsproxy.files import filesystems
@@ -174,3 +182,22 @@ def test_wrong_s3_keys_in_the_proxys_settings_refuse_the_commit_in_one_line_unch
     after = direct.load_table(f"{NAMESPACE}.{orders}")
     assert after.metadata_location == before.metadata_location
     assert ids(after) == [1, 2] and len(after.snapshots()) == 1
+
+
+def test_the_proxy_reads_a_writers_metadata_file_from_hdfs(storage_conf):
+    metadata = {"format-version": 2, "table-uuid": str(uuid.uuid4()), "location": f"{storage_conf.hdfs_uri}/t"}
+    location = f"{storage_conf.root('hdfs', f'iceberg-{uuid.uuid4().hex[:8]}')}/metadata/00001-w.gz.metadata.json"
+    filesystem, path = filesystems.filesystem(location)
+    filesystem.create_dir(path.rsplit("/", 1)[0])
+    with filesystem.open_output_stream(path) as out:
+        out.write(gzip.compress(json.dumps(metadata).encode()))
+    assert read_metadata(location) == metadata
+    with pytest.raises(CatalogRefused, match=f"can't read the committed metadata file '{location}x'"):
+        read_metadata(f"{location}x")
+
+
+def test_a_metadata_file_on_a_namenode_that_does_not_answer_is_refused_naming_it_and_the_setting():
+    location = "hdfs://127.0.0.1:1/w/t/metadata/00001.metadata.json"
+    with pytest.raises(CatalogRefused) as e:
+        read_metadata(location)
+    assert location in str(e.value) and "fs.defaultFS" in str(e.value) and "\n" not in str(e.value)
