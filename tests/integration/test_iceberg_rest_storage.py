@@ -19,14 +19,10 @@ import gzip
 import json
 import uuid
 
-import pyarrow as pa
 import pytest
 from pyarrow import fs as arrow_fs
 from pyiceberg.catalog.hive import HiveCatalog
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.exceptions import NamespaceAlreadyExistsError
-from pyiceberg.schema import Schema
-from pyiceberg.types import LongType, NestedField, StringType
 
 from hmsproxy.catalogs.client import CatalogRefused
 from hmsproxy.catalogs.iceberg_rest.commits import read_metadata
@@ -35,19 +31,10 @@ from hmsproxy.dev.dev_storage import site_xml
 from hmsproxy.files import filesystems
 from hmsproxy.files.hadoop_conf import SITE_FILES
 from hmsproxy.files.s3_settings import CHECKSUM_ENV
-from tests.support.iceberg_rest import S3_WAREHOUSE
+from tests.integration.test_iceberg_rest_writes import SCHEMA, ids, rows
+from tests.support.iceberg_rest import S3_WAREHOUSE, with_namespace
 
 NAMESPACE = "s3_sales"
-SCHEMA = Schema(NestedField(1, "order_id", LongType(), required=True), NestedField(2, "customer", StringType()))
-ARROW = pa.schema([pa.field("order_id", pa.int64(), nullable=False), ("customer", pa.string())])
-
-
-def rows(*ids: int) -> pa.Table:
-    return pa.Table.from_pylist([{"order_id": i, "customer": f"c{i}"} for i in ids], schema=ARROW)
-
-
-def ids(table) -> list[int]:
-    return sorted(r["order_id"] for r in table.scan().to_arrow().to_pylist())
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,12 +60,7 @@ def s3_io(storage_conf) -> dict[str, str]:
 
 @pytest.fixture
 def direct(iceberg_rest_s3, s3_io):
-    catalog = RestCatalog("direct_s3", uri=iceberg_rest_s3.uri, warehouse=iceberg_rest_s3.warehouse, **s3_io)
-    try:
-        catalog.create_namespace(NAMESPACE)
-    except NamespaceAlreadyExistsError:
-        pass
-    return catalog
+    return with_namespace(RestCatalog("direct_s3", uri=iceberg_rest_s3.uri, warehouse=iceberg_rest_s3.warehouse, **s3_io), NAMESPACE)
 
 
 @pytest.fixture

@@ -21,6 +21,18 @@ from hmsproxy.dev.iceberg_rest import HADOOP_VERSION, IcebergRestServer, classpa
 from hmsproxy.dev.ports import free_port
 from tests.support.jvm_child import start_or_unavailable
 
+
+def with_namespace(catalog, namespace: str):
+    """`catalog` (a pyiceberg RestCatalog) once `namespace` exists in it (made by the first test that asks)."""
+    from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+    try:
+        catalog.create_namespace(namespace)
+    except NamespaceAlreadyExistsError:
+        pass
+    return catalog
+
+
 #: Where `iceberg_rest_s3` keeps its tables, in the storage stack's bucket.
 S3_WAREHOUSE = "iceberg-rest-warehouse"
 
