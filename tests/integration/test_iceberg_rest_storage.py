@@ -10,7 +10,7 @@ naming the file and the setting, and the table is unchanged.
 
 HDFS (the session's minicluster): pyiceberg can't write there (its HDFS FileIO is pyarrow's, which
 needs a JVM's libhdfs), so what is shown is the proxy's part, reading a writer's metadata file from
-hdfs:// and refusing one it can't reach in one line naming it.
+hdfs:// (and from S3 under s3a:// and s3://) and refusing one it can't reach in one line naming it.
 """
 
 from __future__ import annotations
@@ -166,13 +166,15 @@ def test_wrong_s3_keys_in_the_proxys_settings_refuse_the_commit_in_one_line_unch
     assert ids(after) == [1, 2] and len(after.snapshots()) == 1
 
 
-def test_the_proxy_reads_a_writers_metadata_file_from_hdfs(storage_conf):
-    metadata = {"format-version": 2, "table-uuid": str(uuid.uuid4()), "location": f"{storage_conf.hdfs_uri}/t"}
-    location = f"{storage_conf.root('hdfs', f'iceberg-{uuid.uuid4().hex[:8]}')}/metadata/00001-w.gz.metadata.json"
-    filesystem, path = filesystems.filesystem(location)
+@pytest.mark.parametrize("store, scheme", [("hdfs", "hdfs"), ("s3", "s3a"), ("s3", "s3")])
+def test_the_proxy_reads_a_writers_metadata_file_from_each_store(storage_conf, store, scheme):
+    metadata = {"format-version": 2, "table-uuid": str(uuid.uuid4()), "location": storage_conf.root(store, "t")}
+    written = f"{storage_conf.root(store, f'iceberg-{uuid.uuid4().hex[:8]}')}/metadata/00001-w.gz.metadata.json"
+    filesystem, path = filesystems.filesystem(written)
     filesystem.create_dir(path.rsplit("/", 1)[0])
     with filesystem.open_output_stream(path) as out:
         out.write(gzip.compress(json.dumps(metadata).encode()))
+    location = written if store == "hdfs" else f"{scheme}://{written.split('://', 1)[1]}"  # S3's three names, one store
     assert read_metadata(location) == metadata
     with pytest.raises(CatalogRefused, match=f"can't read the committed metadata file '{location}x'"):
         read_metadata(f"{location}x")
