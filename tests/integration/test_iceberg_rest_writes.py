@@ -14,12 +14,13 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog.hive import HiveCatalog
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.exceptions import CommitFailedException, NamespaceAlreadyExistsError
+from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.protocol import idl
+from tests.support.iceberg_rest import with_namespace
 
 NAMESPACE = "shop_writes"
 SCHEMA = Schema(NestedField(1, "order_id", LongType(), required=True), NestedField(2, "customer", StringType()))
@@ -37,12 +38,7 @@ def ids(table) -> list[int]:
 
 @pytest.fixture
 def direct(iceberg_rest):
-    catalog = RestCatalog("direct", uri=iceberg_rest.uri, warehouse=iceberg_rest.warehouse)
-    try:
-        catalog.create_namespace(NAMESPACE)
-    except NamespaceAlreadyExistsError:
-        pass
-    return catalog
+    return with_namespace(RestCatalog("direct", uri=iceberg_rest.uri, warehouse=iceberg_rest.warehouse), NAMESPACE)
 
 
 @pytest.fixture

@@ -317,7 +317,11 @@ def test_a_commit_the_catalog_refuses_with_409_is_a_conflict(server, tmp_path):
 @pytest.mark.parametrize(
     "parameters, expected, said",
     [
-        ({"metadata_location": "s3://b/t/metadata/2.json"}, CURRENT, "only from local storage"),
+        (
+            {"metadata_location": "ftp://h/t/metadata/2.json"},
+            CURRENT,
+            "metadata file: ftp://h/t/metadata/2.json: no file system for scheme 'ftp'",
+        ),
         ({"metadata_location": "file:/no/such/2.json"}, CURRENT, "can't read the committed metadata file"),
         ({}, CURRENT, "takes only Iceberg commits"),
         ({"metadata_location": CURRENT}, CURRENT, "'metadata_location' is unchanged"),

@@ -6,20 +6,22 @@ that file changes (updates.py), with requirements that make it fail if the table
 Checked before anything is sent: the writer started from the catalog's current metadata file
 (`previous_metadata_location`, or Iceberg's `expected_parameter_value`); else it lost, with Hive's
 own message for that, which Iceberg's Java HiveCatalog reads as a failed commit. The writer's
-metadata file must be readable here: local files (`file:` or a path) only.
+metadata file is read through the storage door (hmsproxy.files.filesystems: s3a://, s3://, hdfs://,
+file: or a path) with the proxy's own Hadoop settings, never with the writer's.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import quote
 
 from hmsproxy.catalogs.client import CatalogConflict, CatalogError, CatalogRefused, CatalogUnavailable
 from hmsproxy.catalogs.iceberg_rest import names
 from hmsproxy.catalogs.iceberg_rest.catalog import IcebergRestCatalog
 from hmsproxy.catalogs.iceberg_rest.updates import UnsupportedChange, commit_changes
+from hmsproxy.files import filesystems
+from hmsproxy.files.locations import StorageError
 
 #: The link property that lets writers commit, and its value.
 WRITES_PROPERTY = "hmsproxy.iceberg.writes"
@@ -84,18 +86,17 @@ def conflict(current: str | None, expected: str, what: str) -> str:
 
 
 def read_metadata(location: str) -> dict:
-    """The table metadata JSON a writer wrote (gzip'd if its name says so)."""
-    parsed = urlparse(location)
-    if parsed.scheme not in ("", "file"):
-        raise CatalogRefused(
-            f"hmsproxy reads a committed metadata file only from local storage (file:), not '{location}': "
-            "commit through the REST catalog itself"
-        )
-    path = Path(unquote(parsed.path) if parsed.scheme else location)
+    """The table metadata JSON a writer wrote (gzip'd if its name says so), wherever it is stored."""
     try:
-        raw = path.read_bytes()[: MAX_METADATA_BYTES + 1]
+        filesystem, path = filesystems.filesystem(location)
+    except StorageError as e:
+        # Already names the location and the setting to fix (fs.s3a.*, fs.defaultFS, kinit, ...).
+        raise CatalogRefused(f"hmsproxy can't read the committed metadata file: {filesystems.one_line(e)}") from None
+    try:
+        with filesystem.open_input_stream(path) as stream:
+            raw = stream.read(MAX_METADATA_BYTES + 1)
     except OSError as e:
-        raise CatalogRefused(f"hmsproxy can't read the committed metadata file '{location}': {e.strerror}") from None
+        raise CatalogRefused(f"hmsproxy can't read the committed metadata file '{location}': {filesystems.one_line(e)}") from None
     if len(raw) > MAX_METADATA_BYTES:
         raise CatalogRefused(f"'{location}' is bigger than a metadata file ({MAX_METADATA_BYTES >> 20} MiB)")
     try:
