@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-notifications check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -23,13 +23,13 @@ NEWEST_ONLY := tests/spark/test_jobs_on_cluster_spark.py
 $(BIN)/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_OLDEST)'
+	$(BIN)/python -m pip install --quiet -e '.[spark,connect,glue,test]' 'pyspark==$(SPARK_OLDEST)'
 	touch $@
 
 $(NEWEST_VENV)/bin/.installed: pyproject.toml $(EXTENSION_SOURCES) | kerberos
 	$(PYTHON) -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(NEWEST_VENV)/bin/python -m pip install --quiet -e '.[spark,connect,test]' 'pyspark==$(SPARK_NEWEST)'
+	$(NEWEST_VENV)/bin/python -m pip install --quiet -e '.[spark,connect,glue,test]' 'pyspark==$(SPARK_NEWEST)'
 	touch $@
 
 # The Spark scenarios on the newest supported pyspark (its own JVM jars: Spark $(SPARK_NEWEST), Hadoop 3.5).
@@ -89,7 +89,7 @@ docker: $(BIN)/.installed
 # Hive 3.1 and 4.0 metastores for the mixed-version tests, and Waggle Dance for its harness test (and
 # `make bench`, which fetches it itself too), and real storage (S3A, s3proxy, the HDFS minicluster: docs/storage.md): fetched with Maven once (hmsproxy/dev/poms/).
 hive-jars: $(BIN)/.installed
-	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars, Waggle Dance's or real storage's (S3A, s3proxy, HDFS minicluster); their tests will skip (and fail with CI=true)"
+	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars, Waggle Dance's, real storage's (S3A, s3proxy, HDFS minicluster) or Iceberg's Spark runtime; their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)
@@ -144,6 +144,10 @@ bench-sql: $(BIN)/.installed
 # Kerberos: get_table with SASL GSSAPI QOP auth, a Kerberized 2.3 metastore directly vs through the proxy (plain and Kerberos port); ARGS="--duration 2 --repeats 1".
 bench-kerberos: kerberos $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_kerberos $(ARGS)
+
+# Iceberg REST remotes: get_table and listing 1,000 tables through the proxy vs pyiceberg's RestCatalog straight from Iceberg's REST server (docs/benchmark.md); ARGS="--tables 100 --calls 50 --repeats 1" for a smoke run.
+bench-iceberg: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_iceberg_rest $(ARGS)
 
 clean:
 	rm -rf $(VENV) .state .pytest_cache

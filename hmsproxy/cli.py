@@ -352,7 +352,12 @@ def cmd_dev_fetch(args) -> int:
             from hmsproxy.dev import iceberg_rest
 
             print(f"Iceberg REST {iceberg_rest.VERSION}: {iceberg_rest.classpath(say=lambda m: print(m, flush=True))}", flush=True)
-        wanted = [v for v in args.versions if v not in ("waggle-dance", "storage", "iceberg-rest")]
+        if not args.versions or "iceberg-spark" in args.versions:  # Iceberg's Spark runtime, where pyspark's Spark has one
+            from hmsproxy.dev import iceberg_jars
+
+            if args.versions or iceberg_jars.has_runtime():
+                print(f"Iceberg Spark runtime: {iceberg_jars.runtime_jar(say=lambda m: print(m, flush=True))}", flush=True)
+        wanted = [v for v in args.versions if v not in ("waggle-dance", "storage", "iceberg-rest", "iceberg-spark")]
         versions = [hive_version(v) for v in wanted] or ([] if args.versions else list(HIVE_VERSIONS.values()))
         if not args.versions or "waggle-dance" in args.versions:
             print(f"Waggle Dance {waggle_dance.VERSION}: {waggle_dance.fetch(say=lambda m: print(m, flush=True))}", flush=True)
@@ -487,9 +492,9 @@ def _add_dev_parser(sub, full: bool) -> None:
         "versions",
         nargs="*",
         metavar="VERSION",
-        help="e.g. 3.1 4.0, waggle-dance (the benchmark's Waggle Dance jar), storage (S3A, s3proxy, the HDFS minicluster) "
-        "or iceberg-rest (Iceberg's REST catalog server, for the tests); default: every version, each one's notification "
-        "listener, Waggle Dance, storage and iceberg-rest",
+        help="e.g. 3.1 4.0, waggle-dance (the benchmark's Waggle Dance jar), storage (S3A, s3proxy, the HDFS minicluster), "
+        "iceberg-rest (Iceberg's REST catalog server, for the tests) or iceberg-spark (Iceberg's Spark runtime for pyspark's "
+        "Spark); default: every version, each one's notification listener, Waggle Dance, storage, iceberg-rest and iceberg-spark",
     )
     fetch.set_defaults(func=cmd_dev_fetch)
 

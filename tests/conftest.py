@@ -42,6 +42,7 @@ pytest_plugins = [
     "tests.support.hdfs",
     "tests.support.storage_stack",
     "tests.support.iceberg_rest",
+    "tests.support.glue",
 ]
 
 

@@ -9,7 +9,9 @@ catalog a sick backend like a metastore that is down (breaker, health, status).
 
 Only `open`, `close`, `databases`, `database`, `tables` and `table` are required; partitions are
 for catalogs that have them (Glue): CatalogConnection answers an unpartitioned table's partition
-calls itself when a client doesn't implement `partitions`.
+calls itself when a client doesn't implement `partitions`. A client that has `commit`
+(CommittingCatalog) takes an Iceberg writer's `alter_table` (its swap of `metadata_location`); one
+without it is read-only, and its link's `alter_table` is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ class CatalogNotFound(CatalogError):
 
 class CatalogRefused(CatalogError):
     """The catalog answered, refusing: a MetaException naming the reason (and the property to fix)."""
+
+
+class CatalogConflict(CatalogRefused):
+    """A commit lost: the table is no longer the version the writer started from; nothing changed."""
 
 
 class CatalogUnavailable(CatalogError):
@@ -64,6 +70,13 @@ class PartitionedCatalog(CatalogClient, Protocol):
         """hive.Partition of the table, in the catalog's order; at most `max_parts` if not negative;
         only those `filter` (Hive's get_partitions_by_filter expression, e.g. "ds >= '2026-11-01'")
         selects when given."""
+
+
+class CommittingCatalog(CatalogClient, Protocol):
+    def commit(self, database: str, table: str, parameters: dict[str, str], expected_location: str | None) -> None:
+        """Make the table the version whose metadata file `parameters['metadata_location']` names
+        (written by the client), if its current metadata file is still `expected_location`; else raise
+        CatalogConflict naming the current one. Nothing changes when it raises."""
 
 
 #: Makes a catalog client with the proxy's timeouts: (connect_timeout_s, call_timeout_s) -> client.

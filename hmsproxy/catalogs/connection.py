@@ -6,7 +6,8 @@ configured version "2.3" makes Backends translate Hive 3/4 forms into these) fro
 databases, tables and partitions, as `<method>_result` structs a metastore would send: a missing
 object is the method's NoSuchObjectException, a refusal its MetaException, a catalog out of reach
 BackendUnavailable (so the breaker and health treat it like a metastore that is down). Writes are
-refused: such catalogs are read-only here.
+refused, except an Iceberg writer's `alter_table` on a client that commits (catalogs/client.py's
+CommittingCatalog): such catalogs are otherwise read-only here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _EMPTY_ANSWERS = {
     "get_table_statistics_req": lambda a: hive.TableStatsResult(tableStats=[]),
     "get_partitions_statistics_req": lambda a: hive.PartitionsStatsResult(partStats={}),
     "get_aggr_stats_for": lambda a: hive.AggrStats(colStats=[], partsFound=0),
+    "show_locks": lambda a: hive.ShowLocksResponse(locks=[]),  # a catalog's locks are the primary's (remotes/routes.py)
     "get_privilege_set": lambda a: hive.PrincipalPrivilegeSet(userPrivileges={}, groupPrivileges={}, rolePrivileges={}),
 }
 
@@ -236,8 +238,24 @@ def _table_meta(client, db_patterns, tbl_patterns, tbl_types) -> list:
     return metas
 
 
-#: Calls answered without asking the catalog (a session's opening ones, the breaker's probe).
-_WITHOUT_CATALOG = frozenset({"getVersion", "set_ugi"})
+def _commit(client, db: str, name: str, new_table, context=None):
+    """An Iceberg writer's alter_table: its swap of metadata_location, if the client commits."""
+    commit = getattr(client, "commit", None)
+    if commit is None:
+        raise CatalogRefused(
+            f"hmsproxy: {client.description} is read-only through the proxy (alter_table): write through the catalog itself"
+        )
+    if new_table is None or (new_table.tableName or name).lower() != name.lower():
+        raise CatalogRefused(f"hmsproxy: {client.description}: a table can't be renamed through the proxy")
+    parameters = dict(new_table.parameters or {})
+    expected = (context.properties or {}) if context is not None else {}
+    # Iceberg's Java HiveCatalog names the version it replaces in the context; pyiceberg in a parameter.
+    if expected.get("expected_parameter_key") == "metadata_location":
+        previous = expected.get("expected_parameter_value")
+    else:
+        previous = parameters.get("previous_metadata_location")
+    commit(db, name, parameters, previous)
+
 
 _ANSWERS = {
     "getVersion": lambda c, a: SERVED_VERSION,
@@ -252,6 +270,8 @@ _ANSWERS = {
     ],
     "get_table_meta": lambda c, a: _table_meta(c, a.db_patterns, a.tbl_patterns, a.tbl_types),
     "get_table": lambda c, a: c.table(a.dbname, a.tbl_name),
+    "alter_table": lambda c, a: _commit(c, a.dbname, a.tbl_name, a.new_tbl),
+    "alter_table_with_environment_context": lambda c, a: _commit(c, a.dbname, a.tbl_name, a.new_tbl, a.environment_context),
     "get_table_req": lambda c, a: hive.GetTableResult(table=c.table(a.req.dbName, a.req.tblName)),
     "get_table_objects_by_name": lambda c, a: _tables(c, a.dbname, a.tbl_names),
     "get_table_objects_by_name_req": lambda c, a: hive.GetTablesResult(tables=_tables(c, a.req.dbName, a.req.tblNames)),

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from hmsproxy.protocol import idl
 from hmsproxy.routing.default_catalog import DEFAULT_CATALOG
 from hmsproxy.routing.methods import database_from_request
+from hmsproxy.upstream.insert_event_layout import answer as insert_event_answer
+from hmsproxy.upstream.insert_event_layout import hive3_fire_listener_event
 
 hive = idl.hive
 P = idl.HmsProxy
@@ -264,4 +266,9 @@ ADDED_IN_4_0 = {
 }
 
 #: Every translation, by the client's method.
-TRANSLATIONS: dict[str, Translation] = {**REMOVED_IN_4_0_1, **ADDED_IN_4_0}
+# ------------------------------------------- Hive 3.0 moved InsertEventRequestData's fields
+
+#: Not a missing call: the same call in Hive 3's layout (insert_event_layout.py).
+LAYOUT_OF_3_0 = {"fire_listener_event": Translation(hive3_fire_listener_event, insert_event_answer, removed_in=(3, 0))}
+
+TRANSLATIONS: dict[str, Translation] = {**REMOVED_IN_4_0_1, **ADDED_IN_4_0, **LAYOUT_OF_3_0}

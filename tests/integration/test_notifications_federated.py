@@ -9,7 +9,6 @@ proxy restarted mid-stream loses and repeats nothing.
 from __future__ import annotations
 
 import copy
-import json
 import threading
 from dataclasses import replace
 
@@ -26,6 +25,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.support.federation import prefixed_config, stored_in
 from tests.support.impala_follower import ImpalaStyleFollower
+from tests.support.notification_names import assert_named_as_the_federation_shows
 from tests.support.required import unavailable
 from tests.support.served import served
 
@@ -137,24 +137,6 @@ def summary(events) -> list[tuple[str, str, str | None]]:
     return [(e.eventType, e.dbName, e.tableName) for e in events]
 
 
-def assert_named_as_the_federation_shows(event) -> None:
-    """The JSON message names the event's database as the client knows it, in `db` and in every
-    Thrift-JSON object embedded in it."""
-    message = json.loads(event.message)
-    assert message["db"] == event.dbName, message
-    objects = []
-    for key in ("tableObjJson", "tableObjBeforeJson", "tableObjAfterJson", "ptnObjJson"):
-        if key in message:
-            objects.append(json.loads(message[key]))
-    objects += [json.loads(p) for p in message.get("partitionListJson", [])]
-    for obj in objects:
-        assert obj["2"]["str"] == event.dbName, (event.eventType, obj["2"])
-    if event.eventType in ("CREATE_TABLE", "ADD_PARTITION"):
-        assert objects, f"{event.eventType} carries the table object in its message"
-    if event.eventType == "ADD_PARTITION":
-        assert message["partitions"] and message["table"] == event.tableName
-
-
 @pytest.fixture(scope="module")
 def proxy(metastores, tmp_path_factory):
     with served(federation(metastores, store_dir=tmp_path_factory.mktemp("notif-store"))) as server:
@@ -189,7 +171,7 @@ def test_a_follower_sees_every_event_of_both_metastores_once_with_federation_nam
     assert ids_after_own_ddl == [by_id[current] for current, *_ in ids_after_own_ddl]
     assert ids_after_own_ddl[-1][1] == "DROP_DATABASE"
     for event in events:
-        assert_named_as_the_federation_shows(event)
+        assert_named_as_the_federation_shows(event.eventType, event.dbName, event.tableName, event.message)
 
 
 def test_hive4_filters_and_counts_over_the_merged_log(metastores, proxy):

@@ -118,6 +118,35 @@ def test_writes_and_unserved_reads_are_refused_by_name():
     assert "not served" in r.o1.message
 
 
+class CommittingDictCatalog(DictCatalog):
+    def __init__(self):
+        super().__init__()
+        self.committed = []
+
+    def commit(self, db, name, parameters, expected_location):
+        self.committed.append((db, name, parameters["metadata_location"], expected_location))
+
+
+def _swap(name="orders", **parameters):
+    return hive.Table(dbName="sales", tableName=name, parameters={"metadata_location": "m2", **parameters})
+
+
+def test_an_alter_table_is_a_commit_only_for_a_client_that_commits():
+    r = _conn(DictCatalog()).call("alter_table", P.alter_table_args(dbname="sales", tbl_name="orders", new_tbl=_swap()))
+    assert "read-only" in r.o2.message and "alter_table" in r.o2.message
+    client = CommittingDictCatalog()
+    conn = _conn(client)
+    r = conn.call("alter_table", P.alter_table_args(dbname="sales", tbl_name="orders", new_tbl=_swap(previous_metadata_location="m1")))
+    assert (r.o1, r.o2) == (None, None)
+    # Iceberg's Java HiveCatalog names the version it replaces in the environment context instead.
+    context = hive.EnvironmentContext(properties={"expected_parameter_key": "metadata_location", "expected_parameter_value": "m1j"})
+    args = P.alter_table_with_environment_context_args(dbname="sales", tbl_name="orders", new_tbl=_swap(), environment_context=context)
+    assert conn.call("alter_table_with_environment_context", args).o2 is None
+    assert client.committed == [("sales", "orders", "m2", "m1"), ("sales", "orders", "m2", "m1j")]
+    r = conn.call("alter_table", P.alter_table_args(dbname="sales", tbl_name="orders", new_tbl=_swap("renamed")))
+    assert "can't be renamed" in r.o2.message and len(client.committed) == 2
+
+
 def test_refusal_is_meta_exception_and_unreachable_is_backend_unavailable():
     client = DictCatalog()
     conn = _conn(client)

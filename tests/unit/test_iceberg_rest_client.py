@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-from hmsproxy.catalogs.client import CatalogNotFound, CatalogRefused, CatalogUnavailable
+from hmsproxy.catalogs.client import CatalogConflict, CatalogNotFound, CatalogRefused, CatalogUnavailable
 from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
 from hmsproxy.dev.ports import free_port
 
@@ -40,6 +40,10 @@ class Catalog:
         self.status: int | None = None  # force an answer to catalog calls
         self.lifetime_s = 3600
         self.refuse_logins = False
+        self.commits: list[dict] = []  # bodies POSTed to a table
+        self.commit_status = 200
+        self.metadata = METADATA  # the table's, as GET answers it
+        self.applied_before_failing: dict | None = None  # a commit that lands though its answer is an error
 
 
 def handler_for(catalog: Catalog):
@@ -56,6 +60,14 @@ def handler_for(catalog: Catalog):
             self.wfile.write(data)
 
         def do_POST(self):
+            if unquote(self.path) == "/v1/cat1/namespaces/a\x1fb/tables/t":
+                catalog.commits.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                if catalog.applied_before_failing is not None:
+                    catalog.metadata = catalog.applied_before_failing
+                if catalog.commit_status != 200:
+                    message = "Requirement failed: branch main has changed"
+                    return self._send(catalog.commit_status, {"error": {"message": message, "type": "CommitFailedException"}})
+                return self._send(200, {"metadata-location": "file:/w/a/b/t/metadata/2.json", "metadata": METADATA})
             form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
             catalog.logins.append({k: v[0] for k, v in form.items()})
             if catalog.refuse_logins or form.get("client_secret") != ["s3cret"]:
@@ -91,7 +103,7 @@ def handler_for(catalog: Catalog):
             if path == "/v1/cat1/namespaces/a\x1fb/tables":
                 return self._send(200, {"identifiers": [{"namespace": ["a", "b"], "name": "t"}]})
             if path == "/v1/cat1/namespaces/a\x1fb/tables/t":
-                return self._send(200, {"metadata-location": "file:/w/a/b/t/metadata/1.json", "metadata": METADATA})
+                return self._send(200, {"metadata-location": "file:/w/a/b/t/metadata/1.json", "metadata": catalog.metadata})
             self._send(404, {"error": {"message": f"no {path}", "type": "NoSuchNamespaceException", "code": 404}})
 
     return Handler
@@ -219,6 +231,7 @@ def test_no_server_is_unavailable():
         ({"uri": "http://h", "credential": "s", "token": "t"}, "exclude each other"),
         ({"uri": "http://h", "oauth2-server-uri": "h/token"}, "'oauth2-server-uri' must be"),
         ({"uri": "http://h", "ssh.tunnel.route": "me@b"}, "remove ssh.tunnel.route"),
+        ({"uri": "http://h", "hmsproxy.iceberg.writes": "yes"}, "'hmsproxy.iceberg.writes' must be 'commit' or 'read-only'"),
     ],
 )
 def test_bad_properties_name_the_property(properties, said):
@@ -250,3 +263,96 @@ def test_the_metastore_is_read_only_hive_2_3_named_by_key_and_where():
     ms = IcebergRestFactory().metastore("remote:iceberg-rest:k", {"uri": "http://h:8181/", "warehouse": "w", "token": "t"})
     assert (ms.name, ms.uris, ms.hive_version) == ("remote:iceberg-rest:k", ("http://h:8181 warehouse w",), "2.3")
     assert ms.access_control_type == AccessControlType.READ_ONLY and ms.connect is not None
+
+
+# -- commits (link property hmsproxy.iceberg.writes = commit) --------------------------------------
+
+CURRENT = "file:/w/a/b/t/metadata/1.json"
+
+
+def written(tmp_path, **fields) -> str:
+    """A writer's new metadata file (METADATA with `fields`), as the file: URI it names."""
+    path = tmp_path / "2-new.metadata.json"
+    path.write_text(json.dumps({**METADATA, **fields}))
+    return path.as_uri()
+
+
+def committing(server):
+    client = make(server, **{"hmsproxy.iceberg.writes": "commit"})(*TIMEOUTS)
+    client.open()
+    return client
+
+
+def test_a_commit_posts_what_the_new_metadata_changes_with_its_requirements(server, tmp_path):
+    client = committing(server)
+    client.commit("a.b", "t", {"metadata_location": written(tmp_path, properties={"owner": "bob"})}, CURRENT)
+    assert server.commits == [
+        {
+            "identifier": {"namespace": ["a", "b"], "name": "t"},
+            "requirements": [{"type": "assert-table-uuid", "uuid": "u-1"}],
+            "updates": [
+                {"action": "set-properties", "updates": {"owner": "bob"}},
+                {"action": "remove-properties", "removals": ["write.format.default"]},
+            ],
+        }
+    ]
+
+
+def test_a_commit_from_a_version_that_is_not_current_is_refused_unsent(server, tmp_path):
+    client = committing(server)
+    with pytest.raises(
+        CatalogConflict, match=f"The table has been modified. The parameter value for key 'metadata_location' is '{CURRENT}'"
+    ):
+        client.commit("a.b", "t", {"metadata_location": written(tmp_path)}, "file:/w/a/b/t/metadata/0.json")
+    assert server.commits == []
+
+
+def test_a_commit_the_catalog_refuses_with_409_is_a_conflict(server, tmp_path):
+    client = committing(server)
+    server.commit_status = 409
+    with pytest.raises(CatalogConflict, match="has been modified.*nothing was changed.*branch main has changed"):
+        client.commit("a.b", "t", {"metadata_location": written(tmp_path, properties={})}, CURRENT)
+
+
+@pytest.mark.parametrize(
+    "parameters, expected, said",
+    [
+        (
+            {"metadata_location": "ftp://h/t/metadata/2.json"},
+            CURRENT,
+            "metadata file: ftp://h/t/metadata/2.json: no file system for scheme 'ftp'",
+        ),
+        ({"metadata_location": "file:/no/such/2.json"}, CURRENT, "can't read the committed metadata file"),
+        ({}, CURRENT, "takes only Iceberg commits"),
+        ({"metadata_location": CURRENT}, CURRENT, "'metadata_location' is unchanged"),
+        ({"metadata_location": "file:/x.json"}, None, "names no 'previous_metadata_location'"),
+    ],
+)
+def test_what_a_commit_cant_be_is_refused_unsent(server, parameters, expected, said):
+    with pytest.raises(CatalogRefused, match=said):
+        committing(server).commit("a.b", "t", parameters, expected)
+    assert server.commits == []
+
+
+def test_only_a_link_that_opts_in_commits_and_its_databases_are_writable():
+    from hmsproxy.config.model import AccessControlType
+
+    factory, base = IcebergRestFactory(), {"uri": "http://h:8181", "token": "t"}
+    assert not hasattr(factory.maker(base)(*TIMEOUTS), "commit")
+    assert not hasattr(factory.maker({**base, "hmsproxy.iceberg.writes": "read-only"})(*TIMEOUTS), "commit")
+    assert hasattr(factory.maker({**base, "hmsproxy.iceberg.writes": "commit"})(*TIMEOUTS), "commit")
+    ms = factory.metastore("k", {**base, "hmsproxy.iceberg.writes": "commit"})
+    assert ms.access_control_type == AccessControlType.READ_AND_WRITE_ON_DATABASE_WHITELIST
+    assert ms.writable_database_white_list == (".*",)
+
+
+def test_a_commit_answered_with_an_error_is_unknown_unless_it_landed(server, tmp_path):
+    client = committing(server)
+    server.commit_status = 503
+    new = written(tmp_path, properties={"owner": "bob"})
+    with pytest.raises(CatalogUnavailable, match="503.*the commit's outcome is unknown: reload the table"):
+        client.commit("a.b", "t", {"metadata_location": new}, CURRENT)
+    # The same error after the catalog applied it: the commit stands, and the writer hears so.
+    server.applied_before_failing = {**METADATA, "properties": {"owner": "bob"}, "last-updated-ms": 2}
+    client.commit("a.b", "t", {"metadata_location": new}, CURRENT)
+    assert len(server.commits) == 2

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hmsproxy.features.dependent.partition_filter import FilterError, parse
+from hmsproxy.protocol.partition_filter import FilterError, parse
 
 COLUMNS = {"ds": "string", "hr": "int"}
 PARTS = [{"ds": d, "hr": h} for d in ("2026-11-01", "2026-11-02", "2026-11-10") for h in ("2", "10")]

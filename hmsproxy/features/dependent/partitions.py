@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from hmsproxy.features import identity
-from hmsproxy.features.dependent import partition_filter, view
+from hmsproxy.features.dependent import view
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable
 from hmsproxy.files.partition_names import partition_name
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound
-from hmsproxy.protocol import idl
+from hmsproxy.protocol import idl, partition_filter
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.naming import split_catalog
 

@@ -4,8 +4,8 @@ notifications:
   federate: true     # merge every metastore's notification log into one (default: false)
 
 Off by default: the merged log does not yet carry the member metastores' transaction (ACID) events
-nor answer `fire_listener_event` in its ids (docs/notifications.md, "Not done"). Turned on by default
-it would hand a consumer such as REPL DUMP a log that looks complete and is not; off, the calls go to
+(docs/notifications.md, "Not done"). Turned on by default it would hand a consumer such as REPL DUMP
+a log that looks complete and is not; off, the calls go to
 the primary as they always did, which consumers already know how to live with.
 """
 

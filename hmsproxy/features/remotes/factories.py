@@ -1,7 +1,7 @@
 """Client factories: what `VIA 'name'` in a remote's DDL connects with.
 
 A factory turns a remote's properties (TBLPROPERTIES / DBPROPERTIES) into the
-metastore the proxy should call. `thrift` is built in; others load by dotted
+metastore the proxy should call. `thrift`, `iceberg-rest` and `glue` are built in; others load by dotted
 path ("package.module:Class") or by the entry point group `hmsproxy.client_factories`.
 """
 
@@ -11,6 +11,7 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Protocol
 
+from hmsproxy.catalogs.glue_factory import GlueFactory
 from hmsproxy.catalogs.iceberg_rest.factory import IcebergRestFactory
 from hmsproxy.catalogs.metastore import catalog_metastore as catalog_metastore  # plug-in factories' way to it, kept here
 from hmsproxy.config.model import AccessControlType, MetastoreConfig
@@ -21,6 +22,8 @@ ENTRY_POINT_GROUP = "hmsproxy.client_factories"
 DEFAULT_FACTORY = "thrift"
 URIS_PROPERTY = "hive.metastore.uris"
 VERSION_PROPERTY = "hive.metastore.version"
+#: The writes a link that takes commits lets through to its catalog: an Iceberg writer's swap of metadata_location.
+COMMIT_METHODS = frozenset({"alter_table", "alter_table_with_environment_context"})
 
 
 class UnknownFactory(ValueError):
@@ -33,6 +36,8 @@ class ClientFactory(Protocol):
 
     # Optional: `where(properties) -> str`, the target as status and messages name it (a URI, a region;
     # never a secret), and what tells one target from another (Targets.key). Without it: every property.
+    # Optional: `commits(properties) -> bool`, whether the link takes Iceberg writers' commits
+    # (COMMIT_METHODS, their lock held on the primary); its catalog client then has `commit`.
 
     def metastore(self, key: str, properties: dict[str, str]) -> MetastoreConfig:
         """The (read-only) metastore a remote with these properties lives in; `key` names it. A
@@ -71,6 +76,7 @@ class ThriftFactory:
 _BUILT_IN: dict[str, ClientFactory] = {
     DEFAULT_FACTORY: ThriftFactory(),
     "iceberg-rest": IcebergRestFactory(),
+    "glue": GlueFactory(),
 }
 
 

@@ -9,7 +9,8 @@ config (config.py), seen through an in-memory snapshot (snapshot.py). This featu
   renaming the database and, for tables, the table in both directions;
 - lists remotes (listing.py): database lists, table lists of local databases,
   get_table_meta and get_table_objects_by_name;
-- refuses every write on a remote, turns a plain client's DROP into unlinking and its
+- refuses every write on a remote (but an Iceberg writer's commit on a link that takes them),
+  turns a plain client's DROP into unlinking and its
   CREATE ... ('hmsproxy.remote.uris'=...) into a new remote (protection.py);
 - shows the link as parameters of get_database / get_table answers (links.py), so
   DESCRIBE EXTENDED has it;

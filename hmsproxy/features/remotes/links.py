@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hmsproxy.features.remotes.factories import URIS_PROPERTY
-from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, LINK_URIS, describe_target
+from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, LINK_URIS, describe_target, takes_commits
 from hmsproxy.pipeline.call import Call
 from hmsproxy.routing.table_rewrite import rewrite_table_value, table_renamer
 
@@ -37,6 +37,10 @@ class Link:
     @property
     def where(self) -> str:
         return describe_target(self.factory, self.properties)
+
+    @property
+    def takes_commits(self) -> bool:
+        return takes_commits(self.factory, self.properties)
 
     @property
     def local_db(self) -> str:

@@ -1,4 +1,5 @@
-"""What plain clients' writes do to remotes: a remote is read-only; DROP DATABASE / DROP TABLE of
+"""What plain clients' writes do to remotes: a remote is read-only (but a link whose factory takes
+commits lets an Iceberg writer's lock and alter_table through: docs/remotes.md); DROP DATABASE / DROP TABLE of
 one drops only the link (nothing remote is touched); CREATE DATABASE ... WITH DBPROPERTIES
 ('hmsproxy.remote.uris'=...) and CREATE TABLE ... TBLPROPERTIES (...) make a remote; dropping a
 local database takes the links of its remote tables with it.
@@ -13,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.remotes import statements as st
-from hmsproxy.features.remotes.factories import DEFAULT_FACTORY
+from hmsproxy.features.remotes.factories import COMMIT_METHODS, DEFAULT_FACTORY
 from hmsproxy.features.remotes.links import Link, has_error
 from hmsproxy.features.remotes.runners import shown
 from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link, link_properties, normalize_factory
@@ -60,6 +61,10 @@ class Protection:
                 f"hmsproxy: {link.local}.{call.table} is not dropped: it is a table of {link.subject}, read-only; "
                 f"DROP DATABASE {link.local} removes the link"
             )
+        if spec.name == "lock":
+            return None  # an Iceberg writer's commit lock: the primary holds it (routes.py); its alter_table decides
+        if link.takes_commits and spec.name in COMMIT_METHODS:
+            return None  # an Iceberg writer's commit: its catalog answers
         if spec.writes:
             raise AccessDenied(f"hmsproxy: {link.subject} is read-only: it links to {link.remote} in {link.where}")
         return None

@@ -15,9 +15,12 @@ from hmsproxy.features.remotes.links import Link
 from hmsproxy.features.remotes.tunnels import TunnelError
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import UNAVAILABLE_TYPES, InvalidRequest, ProxyError
+from hmsproxy.protocol import idl
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
 from hmsproxy.routing.router import Route
 from hmsproxy.routing.table_rewrite import rewrite_tables, table_renamer
+
+hive = idl.hive
 
 if TYPE_CHECKING:
     from hmsproxy.features.remotes.feature import Remotes
@@ -47,6 +50,8 @@ class Routes:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
         catalog = split_catalog(call.client_db)[0] if call.client_db else None
         call.subject = link.subject
+        if call.spec.name == "lock":
+            return self._lock_on_primary(call, link)
         ms = self.metastore(link)
         # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
         seen = call.session.state(self.feature).seen_uris
@@ -61,6 +66,26 @@ class Routes:
         if renamed:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
         call.notes[self.feature.name] = link
+
+    def _lock_on_primary(self, call: Call, link: Link) -> None:
+        """An Iceberg writer's commit lock on a remote table: a catalog has no Hive locks, so the
+        primary holds it under the client's names; every proxy sharing the primary sees it, and
+        check_lock and unlock find it by its (primary's) id. Only tables of the link, outside
+        transactions (as Iceberg's commits lock), are locked here. On a read-only link the lock is
+        granted all the same: the alter_table after it is refused, which Iceberg reports at once,
+        where a refused lock is retried for minutes (iceberg.hive.lock-creation-timeout-ms)."""
+        if call.args.rqst.txnid:
+            raise InvalidRequest(f"hmsproxy: {link.subject} takes Iceberg commits, not transactions: lock it without a txnid")
+        for component in call.args.rqst.component or ():
+            db, table = split_catalog(component.dbname or "")[1].lower(), (component.tablename or "").lower()
+            if not table or (f"{db}.{table}" != link.local if link.kind == "table" else db != link.local):
+                raise InvalidRequest(f"hmsproxy: a lock on {link.subject} can only lock its tables, not {db}.{table or '*'}")
+            # No ACID table's lock: the primary must not treat it as one (a Hive 2.3 metastore with
+            # hive.in.test refuses pyiceberg's UNSET operation type; NO_TXN is what it is).
+            component.isAcid = False
+            if component.operationType in (None, hive.DataOperationType.UNSET):
+                component.operationType = hive.DataOperationType.NO_TXN
+        call.route = Route(MetastoreNaming(call.router.primary.metastore, DatabaseResolution.MANUAL), link.local_db, None)
 
     def metastore(self, link: Link):
         try:

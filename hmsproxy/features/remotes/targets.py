@@ -87,6 +87,15 @@ def _catalog_where(factory: str, properties: dict[str, str]) -> str | None:
     return where(properties) if where is not None else None
 
 
+def takes_commits(factory: str, properties: dict[str, str]) -> bool:
+    """Whether writers may commit through a link (its factory's optional `commits(properties)`)."""
+    try:
+        commits = getattr(get_factory(normalize_factory(factory)), "commits", None)
+    except UnknownFactory:
+        return False
+    return bool(commits is not None and commits(properties))
+
+
 def describe_target(factory: str, properties: dict[str, str]) -> str:
     """How messages name a target: its URIs (and SSH route), or the factory's own words for it."""
     where = properties.get(URIS_PROPERTY, "").strip() or _catalog_where(factory, properties) or f"factory {factory}"

@@ -1,5 +1,6 @@
 """Hive's partition filter language (get_partitions_by_filter), evaluated on partition values the
-proxy holds itself: a dependent table's published partitions have no metastore to ask.
+proxy holds itself: a dependent table's published partitions have no metastore to ask, and a Glue
+catalog takes only a part of the language (catalogs/glue_filter.py).
 
 The grammar is Hive's (metastore Filter.g): `key op value` or `value op key` with = <> != < <= >
 >= LIKE, `key [NOT] BETWEEN v AND v`, `key [NOT] IN (v, ...)`, AND, OR and parentheses; values are
@@ -44,7 +45,9 @@ class FilterError(ValueError):
     """A filter that does not parse, or names no partition column."""
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
+def tokens(text: str) -> list[tuple[str, str]]:
+    """(kind, value) pairs: kind string (unquoted), number, op, kw (lower-cased) or word (a column,
+    unquoted and lower-cased). Raises FilterError where the text can't be read."""
     out, pos = [], 0
     text = text.rstrip()
     while pos < len(text):
@@ -67,7 +70,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 class _Parser:
     def __init__(self, text: str, columns: Mapping[str, str]):
-        self.tokens = _tokens(text)
+        self.tokens = tokens(text)
         self.i = 0
         self.columns = {k.lower(): t.lower() for k, t in columns.items()}
 
