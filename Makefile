@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-jobs check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -128,6 +128,10 @@ INDEX_ARGS ?= --rows 5000000 --files 100
 bench-storage: $(BIN)/.installed hive-jars
 	$(BIN)/python -m tests.bench.bench_storage $(ARGS)
 	$(BIN)/python -m tests.bench.bench_index --store s3 $(INDEX_ARGS)
+
+# Maintenance jobs over many small partitions beside one plain Spark pass (docs/benchmark.md); ARGS="--partitions 24,1000,10000" adds 10,000.
+bench-jobs: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_jobs $(ARGS)
 
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed
