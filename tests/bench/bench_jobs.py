@@ -136,9 +136,9 @@ def make_table(spark, uri: str, n: int, rows: int, root: str) -> str:
 def plain_pass(spark, table: str, out: str) -> None:
     """Every row read once, one aggregate per file written to Parquet: the floor the jobs are held to."""
     spark.catalog.refreshTable(table)
-    spark.sql(f"SELECT input_file_name() AS file, count(*) AS n FROM {table} GROUP BY input_file_name()").write.mode(
-        "overwrite"
-    ).parquet(out)
+    spark.sql(f"SELECT input_file_name() AS file, count(*) AS n FROM {table} GROUP BY input_file_name()").write.mode("overwrite").parquet(
+        out
+    )
 
 
 def run_job(spark, uri: str, argv: list[str]) -> str:
