@@ -48,24 +48,9 @@ def days(n: int) -> list[str]:
 
 def tree_rss_bytes() -> int:
     """Resident bytes of this process and its descendants (the driver's Python and Spark's JVM)."""
-    parents, rss = {}, {}
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)], rss[int(entry)] = int(fields[1]), int(fields[21]) * page
-    me, total = os.getpid(), 0
-    for pid, size in rss.items():
-        p, hops = pid, 0
-        while p > 1 and p != me and hops < 64:
-            p, hops = parents.get(p, 0), hops + 1
-        total += size if p == me else 0
-    return total
+    from tests.bench.process_tree import own_stats
+
+    return sum(int(f[21]) for f in own_stats()) * os.sysconf("SC_PAGE_SIZE")
 
 
 class PeakRss:
