@@ -105,6 +105,7 @@ def test_one_pass_equals_partition_by_partition_and_lookups_equal_spark_sql(spar
     assert {d for d, *_ in batched} == {day(i) for i in range(PARTITIONS)}
     assert [r for r in batched if r[0] in compared] == single
     assert len(single) >= len(compared) * 3
+    sql(spark, f"DROP INDEX single ON {table}")  # lookups then use the batched one, whose partitions are all built
     assert set(states(spark, table, "batched").values()) == {"fresh"}
     for user in (0, 61, PARTITIONS * 3 - 1):
         expected = sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {table} WHERE user_id = {user}").collect())
