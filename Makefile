@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -132,6 +132,10 @@ bench-storage: $(BIN)/.installed hive-jars
 # Notifications: get_next_notification of 1,000 events through the proxy (merged log) vs direct, the merge's events/s, and memory over a million merged entries (docs/benchmark.md); ARGS="--quick" for a smoke run.
 bench-notifications: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_notifications $(ARGS)
+
+# Maintenance jobs over many small partitions beside one plain Spark pass (docs/benchmark.md); ARGS="--partitions 24,1000,10000" adds 10,000.
+bench-jobs: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_jobs $(ARGS)
 
 # Hedged reads: get_table p50/p99 on an HA pair (2 x Hive 2.3 over one PostgreSQL) with one instance stalled at a time, hedging off vs on (docs/benchmark.md); ARGS="--duration 5 --repeats 1" for a smoke run.
 bench-hedge: $(BIN)/.installed

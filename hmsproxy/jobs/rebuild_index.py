@@ -190,33 +190,73 @@ def row_groups(meta: Any) -> list[tuple[int, int, int]]:
     return bounds
 
 
-def index_rows(spark: Any, index: Index, files: list[str]) -> Any:
-    """The compact index of `files` as a DataFrame: the indexed columns, `_bucketname` (the file) and
-    `_offsets` (its row groups holding those values). All in Spark's JVM: each row's row group is
-    found from its row number in the file (`_metadata.row_index`) and the footers' bounds. Spark
-    numbers no rows within ORC files, so an ORC file's rows list every stripe of the file."""
+#: Footers read at once: each is a round trip or two to the store, so reads overlap.
+FOOTER_THREADS = 16
+#: Carries each index row's index partition (its number in the pass) through a pass over many.
+PIECE_COLUMN = "_piece"
+
+
+def file_shape(path: str, fmt: str) -> Any:
+    """What index rows need of a file's footer: a Parquet file's row groups' bounds, an ORC file's stripe count."""
+    meta = footer(path, fmt)
+    return meta if fmt == "orc" else row_groups(meta)
+
+
+def file_shapes(files: list[str], fmt: str) -> dict[str, Any]:
+    """Each file's shape, read in parallel; a file whose footer can't be read maps to the exception."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(path: str) -> Any:
+        try:
+            return file_shape(path, fmt)
+        except Exception as e:
+            return e
+
+    with ThreadPoolExecutor(FOOTER_THREADS) as pool:
+        return dict(zip(files, pool.map(one, files)))
+
+
+def index_rows(spark: Any, index: Index, shapes: dict[str, Any], piece_of: dict[str, int] | None = None, known_frame: Any = None) -> Any:
+    """The compact index of the files in `shapes` (file_shapes) as a DataFrame: the indexed columns,
+    `_bucketname` (the file), `_offsets` (its row groups holding those values) and `_piece` (the file's
+    number in `piece_of`, else 0). All in Spark's JVM: each row's row group is found from its row
+    number in the file (`_metadata.row_index`) and the footers' bounds. Spark numbers no rows within
+    ORC files, so an ORC file's rows list every stripe of the file. `known_frame(rows, schema)` makes
+    the frame of those bounds (default: literals in the plan, fine for a few files)."""
     from pyspark.sql import functions as F
 
     from hmsproxy.jobs.local_frames import frame_of
 
-    columns = list(index.columns)
+    make = known_frame or (lambda rows, schema: frame_of(spark, rows, schema))
+    columns, piece_of = list(index.columns), piece_of or {}
+    files = list(shapes)
     data = spark.read.format(index.base_format).load(files)
     names = spark_file_names(spark, data, files)
     files = [f for f in files if f in names]
     if index.base_format == "orc":
-        stripes = [(names[f], f, footer(f, "orc")) for f in files]
-        known = frame_of(spark, stripes, "spark_name string, bucket string, stripes long")
+        stripes = [(names[f], f, piece_of.get(f, 0), shapes[f]) for f in files]
+        known = make(stripes, f"spark_name string, bucket string, {PIECE_COLUMN} int, stripes long")
         located = data.select(*columns, F.col("_metadata.file_path").alias("spark_name")).join(F.broadcast(known), "spark_name")
         offsets = F.first(F.sequence(F.lit(0).cast("long"), F.col("stripes") - 1)).alias(OFFSETS_COLUMN)
-        return located.groupBy(*columns, "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
-    bounds = [(names[f], f, *group) for f in files for group in row_groups(footer(f, "parquet"))]
-    known = frame_of(spark, bounds, "spark_name string, bucket string, rg long, row_from long, row_to long")
+        return located.groupBy(*columns, "bucket", PIECE_COLUMN).agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
+    bounds = [(names[f], f, piece_of.get(f, 0), *group) for f in files for group in shapes[f]]
+    known = make(bounds, f"spark_name string, bucket string, {PIECE_COLUMN} int, rg long, row_from long, row_to long")
     rows = data.select(*columns, F.col("_metadata.file_path").alias("spark_name"), F.col("_metadata.row_index").alias("row"))
     located = rows.join(
         F.broadcast(known), (rows.spark_name == known.spark_name) & (rows.row >= known.row_from) & (rows.row < known.row_to)
     )
     offsets = F.sort_array(F.collect_set("rg")).alias(OFFSETS_COLUMN)
-    return located.groupBy(*[rows[c] for c in columns], "bucket").agg(offsets).withColumnRenamed("bucket", BUCKET_COLUMN)
+    grouped = located.groupBy(*[rows[c] for c in columns], "bucket", PIECE_COLUMN).agg(offsets)
+    return grouped.withColumnRenamed("bucket", BUCKET_COLUMN)
+
+
+def readable_shapes(files: list[str], fmt: str) -> dict[str, Any]:
+    """file_shapes, raising the first unreadable file's error."""
+    shapes = file_shapes(files, fmt)
+    for path, shape in shapes.items():
+        if isinstance(shape, Exception):
+            raise JobError(f"can't read the footer of {path}: {one_line(shape)}")
+    return shapes
 
 
 def write_index(spark: Any, index: Index, files: list[str], location: str) -> int:
@@ -224,7 +264,8 @@ def write_index(spark: Any, index: Index, files: list[str], location: str) -> in
     columns = list(index.columns)
     if not files:
         return 0
-    frame = index_rows(spark, index, files).select(*columns, BUCKET_COLUMN, OFFSETS_COLUMN).persist()
+    frame = index_rows(spark, index, readable_shapes(files, index.base_format)).select(*columns, BUCKET_COLUMN, OFFSETS_COLUMN)
+    frame = frame.persist()
     try:
         count = frame.count()
         parts = max(1, -(-count // ROWS_PER_INDEX_FILE))
@@ -301,11 +342,23 @@ def locked_view(ms: Any, index: Index, piece: Piece) -> Piece:
     return Piece(piece.name, piece.values, base)
 
 
-def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None) -> ItemResult:
-    t = index.table
-    existing = ms.find_partition(t.dbName, t.tableName, list(piece.values)) if index.keys else t
+@dataclass
+class Plan:
+    """One index partition as listed under the lock: its base files and what was there before."""
+
+    piece: Piece
+    existing: Any  # the index Partition (the index Table when unpartitioned), None if never built
+    digests: tuple[tuple[str, str], ...]
+    files: list[str]
+    fresh: ItemResult | None = None  # set when --only-stale finds it unchanged since its build
+
+
+def plan_piece(index: Index, piece: Piece, existing: Any, *, only_stale: bool) -> Plan:
+    """List the piece's base partitions and, with `only_stale`, tell whether its last build still holds."""
     listings = {base_partition_name(index, b): listed(b) for b in piece.base}
     digests = tuple(sorted((name, digest(entries)) for name, entries in listings.items()))
+    files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(index, b)]]
+    plan = Plan(piece, existing, digests, files)
     if only_stale and existing is not None and existing.sd.location:
         previous = read_manifest(existing.sd.location)
         if (
@@ -313,23 +366,43 @@ def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_sta
             and all(previous.digest_of(n) == d for n, d in digests)
             and previous.describes(ArrowStorage().list(existing.sd.location))  # still its own files beside it
         ):
-            return ItemResult(SKIPPED, rows=previous.rows, note="fresh: its base files are unchanged since its last build")
-    files = [join(b.location, e.name) for b in piece.base for e in listings[base_partition_name(index, b)]]
+            plan.fresh = ItemResult(SKIPPED, rows=previous.rows, note="fresh: its base files are unchanged since its last build")
+    return plan
+
+
+def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_stale: bool, token: str | None) -> ItemResult:
+    t = index.table
+    existing = ms.find_partition(t.dbName, t.tableName, list(piece.values)) if index.keys else t
+    plan = plan_piece(index, piece, existing, only_stale=only_stale)
+    if plan.fresh is not None:
+        return plan.fresh
+
+    def build(location: str) -> int:
+        from hmsproxy.jobs.index_builders import builder_for  # with the IDL: not when the CLI only lists the jobs
+
+        return builder_for(index.handler).build(spark, index, plan.files, location)
+
+    return swap_piece(spark, ms, index, plan, build, token=token)
+
+
+def swap_piece(spark: Any, ms: Any, index: Index, plan: Plan, build: Any, *, token: str | None) -> ItemResult:
+    """Write the piece's index into a fresh directory with `build(location)` (its index rows), record the
+    build beside it and swap it in: a new partition with one add_partition, an existing one re-pointed
+    (jobs/swap.py); raises with the previous one left as it was."""
+    t, piece = index.table, plan.piece
     made: dict[str, IndexBuild] = {}
 
     def write(location: str) -> Written:
-        from hmsproxy.jobs.index_builders import builder_for  # with the IDL: not when the CLI only lists the jobs
-
-        rows = builder_for(index.handler).build(spark, index, files, location)
-        written = data_files(ArrowStorage().list(location))
-        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(files), digests, index_files(written))
+        rows = build(location)
+        written = data_files(ArrowStorage().list(location)) if ArrowStorage().exists(location) else []
+        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(plan.files), plan.digests, index_files(written))
         write_manifest(location, made["build"])
         before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped
         return Written(rows, len(written), sum(e.size for e in written))
 
     catalog = BuildCatalog(ms, made)
     storage = job_storage(spark)
-    if existing is None:  # never built: the new partition appears with one add_partition
+    if plan.existing is None:  # never built: the new partition appears with one add_partition
         location = sibling_location(join(t.sd.location, piece.name), NAME, token or new_token())
         try:
             written = write(location)
@@ -339,14 +412,40 @@ def _rebuild_locked(spark: Any, ms: Any, index: Index, piece: Piece, *, only_sta
                 storage.delete(location)
             raise
     else:
+        existing = plan.existing
         target = Target(t.dbName, t.tableName, piece.name or f"{t.dbName}.{t.tableName}", existing.sd.location, piece.values)
         snapshot = data_files(storage.list(target.location)) if storage.exists(target.location) else []
         written = swap_in(target, write, storage=storage, catalog=catalog, snapshot=snapshot, job=NAME, token=token).written
-    return ItemResult(OK, rows=written.rows, bytes=written.bytes, note=f"{len(files)} base file(s) in {len(piece.base)} partition(s)")
+    note = f"{len(plan.files)} base file(s) in {len(piece.base)} partition(s)"
+    return ItemResult(OK, rows=written.rows, bytes=written.bytes, note=note)
 
 
 def before_swap_check() -> None:
     """Does nothing; tests replace it to fail or kill a rebuild after writing and before the swap."""
+
+
+def built_pieces(spark: Any, ms: Any, index: Index, pieces: list[Piece], *, only_stale: bool, connect: Any):
+    """Each piece with its result: COMPACT indexes a batch of pieces per Spark pass (rebuild_pass.py),
+    other handlers' builders one piece at a time."""
+    from hmsproxy.features.indexes.compact import COMPACT
+
+    if index.handler.class_name == COMPACT:
+        from hmsproxy.jobs.rebuild_pass import batches, rebuild_batch
+
+        for batch in batches(pieces):
+            ended: dict[str, ItemResult] = {}
+            try:
+                for piece, result in rebuild_batch(spark, ms, index, batch, only_stale=only_stale, connect=connect):
+                    ended[piece.name] = result
+            except Exception as e:  # the lock or the plan failed: the pieces not yet done are left as they were
+                ended = {p.name: ended.get(p.name) or ItemResult(FAILED, note=one_line(e)) for p in batch}
+            yield from ((p, ended[p.name]) for p in batch)  # in the order asked for, as one by one
+        return
+    for piece in pieces:
+        try:
+            yield piece, rebuild_piece(spark, ms, index, piece, only_stale=only_stale, connect=connect)
+        except Exception as e:
+            yield piece, ItemResult(FAILED, note=one_line(e))
 
 
 def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: Any, *, specs=(), only_stale: bool = False) -> int:
@@ -360,13 +459,10 @@ def rebuild(spark: Any, ms: Any, db: str, table: str, index_name: str, context: 
         return 0
     failures: list[tuple[str, str]] = []
     with context.progress(title, len(pieces)) as progress:
-        for piece in pieces:
+        for piece, result in built_pieces(spark, ms, index, pieces, only_stale=only_stale, connect=context.metastore):
             item = piece.name or f"{db}.{table}"
             progress.start(item)
-            try:
-                result = rebuild_piece(spark, ms, index, piece, only_stale=only_stale, connect=context.metastore)
-            except Exception as e:  # this index partition is left as it was; go on with the others
-                result = ItemResult(FAILED, note=one_line(e))
+            if result.status == FAILED:  # this index partition is left as it was; the others go on
                 failures.append((item, result.note))
             progress.finish(item, result)
         built = progress.done - progress.failed - progress.skipped

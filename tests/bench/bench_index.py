@@ -78,24 +78,9 @@ def _busy_s() -> float:
 
 def _own_s() -> float:
     """CPU seconds of this process and every process below it (the metastore's and Spark's JVMs)."""
-    parents, cpu = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        parents[int(entry)] = int(fields[1])
-        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    me, total = os.getpid(), 0.0
-    for pid, seconds in cpu.items():
-        p, seen = pid, 0
-        while p > 1 and p != me and seen < 64:
-            p, seen = parents.get(p, 0), seen + 1
-        total += seconds if p == me else 0.0
-    return total
+    from tests.bench.process_tree import own_stats
+
+    return sum(int(f[11]) + int(f[12]) for f in own_stats()) / os.sysconf("SC_CLK_TCK")
 
 
 class OtherLoad:

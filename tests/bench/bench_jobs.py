@@ -1,0 +1,203 @@
+"""Maintenance jobs over many small partitions: what each partition costs, beside one plain Spark pass.
+
+Run with ``make bench-jobs`` or ``.venv/bin/python -m tests.bench.bench_jobs [--partitions 24,1000,10000]``
+(see docs/benchmark.md). Not a pytest test: the file name does not match ``test_*.py``.
+
+For each partition count N, on one real Hive 2.3 metastore behind hmsproxy and a local[2] SparkSession
+whose metastore is the proxy (tests/bench/stack.py):
+
+1. the table ``bench.jobs_<N>`` (``user_id BIGINT, action STRING`` by ``ds``) is written fast: two
+   Spark passes of ``partitionBy('ds')`` into its location (two small files per partition, so compact
+   has work), and the partitions added with ``add_partitions`` in batches of 500, not N statements;
+2. the plain pass: ``SELECT input_file_name(), count(*) … GROUP BY input_file_name()`` written to
+   Parquet, reading every row once, as the floor the jobs are measured against;
+3. ``rebuild-index`` of a COMPACT index on ``user_id`` and ``compact --files 1``, each run in this
+   process as ``hmsproxy job`` runs it;
+
+and prints, per job: seconds, the ratio to the plain pass, seconds per extra partition (the slope from
+the smallest N), and the driver's peak resident memory above what it was before the job (this process
+and its Spark JVM, sampled every 0.2 s). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import datetime
+import io
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+DB = "bench"
+ADD_BATCH = 500
+JOBS = ("rebuild-index", "compact")
+
+
+def log(msg: str) -> None:
+    print(f"[bench-jobs] {msg}", file=sys.stderr, flush=True)
+
+
+def days(n: int) -> list[str]:
+    start = datetime.date(2000, 1, 1)
+    return [(start + datetime.timedelta(days=i)).isoformat() for i in range(n)]
+
+
+def tree_rss_bytes() -> int:
+    """Resident bytes of this process and its descendants (the driver's Python and Spark's JVM)."""
+    from tests.bench.process_tree import own_stats
+
+    return sum(int(f[21]) for f in own_stats()) * os.sysconf("SC_PAGE_SIZE")
+
+
+class PeakRss:
+    """The highest resident size of the driver's process tree while the block runs, above its start."""
+
+    def __enter__(self) -> PeakRss:
+        self.start = self.peak = tree_rss_bytes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, tree_rss_bytes())
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.peak = max(self.peak, tree_rss_bytes())
+
+    @property
+    def growth_mib(self) -> float:
+        return (self.peak - self.start) / 2**20
+
+
+@dataclasses.dataclass
+class Measured:
+    partitions: int
+    label: str
+    seconds: float
+    rss_growth_mib: float
+    output: str = ""
+
+
+def make_table(spark, uri: str, n: int, rows: int, root: str) -> str:
+    """bench.jobs_<n>: n partitions of `rows` rows in two files each, written by Spark, added in batches."""
+    from pyspark.sql import functions as F
+
+    from hmsproxy.jobs.metastore import MetastoreClient
+    from hmsproxy.protocol import idl
+
+    table, location = f"jobs_{n}", f"{root}/jobs_{n}"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    spark.sql(
+        f"CREATE EXTERNAL TABLE {DB}.{table} (user_id BIGINT, action STRING) PARTITIONED BY (ds STRING) "
+        f"STORED AS PARQUET LOCATION 'file://{location}'"
+    )
+    names = days(n)
+    day = F.element_at(F.array(*[F.lit(d) for d in names]), (F.col("id") % n + 1).cast("int"))
+    for half in range(2):  # one file per partition and pass: two passes leave two files each
+        frame = spark.range(half * n * rows // 2, (half + 1) * n * rows // 2).select(
+            F.col("id").alias("user_id"), F.when(F.col("id") % 3 == 0, "buy").otherwise("view").alias("action"), day.alias("ds")
+        )
+        frame.repartition("ds").write.mode("append").partitionBy("ds").parquet(f"file://{location}")
+    with MetastoreClient(uri) as ms:
+        t = ms.get_table(DB, table)
+        for first in range(0, n, ADD_BATCH):
+            batch = []
+            for ds in names[first : first + ADD_BATCH]:
+                sd = copy.deepcopy(t.sd)
+                sd.location = f"file://{location}/ds={ds}"
+                batch.append(idl.hive.Partition(values=[ds], dbName=DB, tableName=table, sd=sd, parameters={}))
+            ms._client.add_partitions(batch)
+    return f"{DB}.{table}"
+
+
+def plain_pass(spark, table: str, out: str) -> None:
+    """Every row read once, one aggregate per file written to Parquet: the floor the jobs are held to."""
+    spark.catalog.refreshTable(table)
+    spark.sql(f"SELECT input_file_name() AS file, count(*) AS n FROM {table} GROUP BY input_file_name()").write.mode("overwrite").parquet(
+        out
+    )
+
+
+def run_job(spark, uri: str, argv: list[str]) -> str:
+    from hmsproxy.jobs.cli import build_parser, run_job_command
+    from hmsproxy.jobs.context import JobContext
+
+    ctx = JobContext(uri, spark=spark, stdout=io.StringIO(), stderr=io.StringIO())
+    status = run_job_command(build_parser().parse_args([*argv, "--uri", uri]), ctx)
+    if status != 0:
+        raise SystemExit(f"[bench-jobs] {argv[0]} failed ({status}):\n{ctx.stderr.getvalue()}")
+    return ctx.stdout.getvalue().strip().splitlines()[-1] if ctx.stdout.getvalue().strip() else ""
+
+
+def timed(n: int, label: str, work: Callable[[], str | None]) -> Measured:
+    with PeakRss() as rss:
+        t0 = time.perf_counter()
+        output = work() or ""
+        seconds = time.perf_counter() - t0
+    log(f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB {output}")
+    return Measured(n, label, seconds, rss.growth_mib, output)
+
+
+def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
+    from hmsproxy.clients.proxy import HmsProxyClient
+
+    spark, uri = stack.spark, stack.server.uri
+    log(f"N={n}: writing {n} partitions of {rows} rows ...")
+    t0 = time.perf_counter()
+    table = make_table(spark, uri, n, rows, str(stack.tmp / "tables"))
+    log(f"N={n}: table ready in {time.perf_counter() - t0:.1f} s")
+    results = [timed(n, "plain pass", lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"))]
+    if "rebuild-index" in jobs:
+        with HmsProxyClient(uri) as client:
+            client.execute(f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
+        results.append(timed(n, "rebuild-index", lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"])))
+    if "compact" in jobs:
+        results.append(timed(n, "compact --files 1", lambda: run_job(spark, uri, ["compact", table, "--files", "1"])))
+    return results
+
+
+def report(results: list[Measured]) -> str:
+    smallest = min(r.partitions for r in results)
+    base = {r.label: r.seconds for r in results if r.partitions == smallest}
+    plain = {r.partitions: r.seconds for r in results if r.label == "plain pass"}
+    lines = [
+        "| partitions | what | seconds | × plain pass | s per extra partition | driver RSS growth |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        slope = "" if r.partitions == smallest else f"{(r.seconds - base[r.label]) / (r.partitions - smallest):.4f}"
+        ratio = "" if r.label == "plain pass" else f"{r.seconds / plain[r.partitions]:.1f}"
+        lines.append(f"| {r.partitions:,} | {r.label} | {r.seconds:.1f} | {ratio} | {slope} | {r.rss_growth_mib:.0f} MiB |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", default="24,1000", help="partition counts, comma-separated (default 24,1000)")
+    parser.add_argument("--rows", type=int, default=200, help="rows per partition (default 200)")
+    parser.add_argument("--jobs", default=",".join(JOBS), help=f"jobs to run, comma-separated (default {','.join(JOBS)})")
+    args = parser.parse_args(argv)
+    counts = sorted({int(x) for x in args.partitions.split(",") if x.strip()})
+    jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
+    if not counts or min(counts) < 1 or args.rows < 2 or any(j not in JOBS for j in jobs):
+        parser.error(f"--partitions needs counts above 0, --rows at least 2, --jobs among {', '.join(JOBS)}")
+    from tests.bench.stack import spark_through_proxy
+
+    results: list[Measured] = []
+    with spark_through_proxy("bench-jobs", log, driver_memory="2g", proxy_process=True) as stack:
+        for n in counts:
+            results += measure(stack, n, args.rows, jobs)
+    print(report(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
