@@ -1,0 +1,1 @@
+"""The worked example of docs/remotes.md's "Writing a catalog factory": a catalog kept in one JSON file."""
