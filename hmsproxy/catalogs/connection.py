@@ -199,9 +199,20 @@ def _name_of(table, partition) -> str:
     return "/".join(f"{k.name}={v}" for k, v in zip(table.partitionKeys or (), partition.values or ()))
 
 
-def _partition_names(client, db, table, max_parts=-1) -> list[str]:
+def _named_partitions(client, db, table, max_parts=-1) -> list[tuple[str, object]]:
+    """(name, partition) of the table's partitions, the table asked for once (its keys make the names)."""
     t = client.table(db, table)
-    return [_name_of(t, p) for p in _partitions(client, db, table, max_parts)]
+    return [(_name_of(t, p), p) for p in _partitions(client, db, table, max_parts)]
+
+
+def _partition_names(client, db, table, max_parts=-1) -> list[str]:
+    return [name for name, _ in _named_partitions(client, db, table, max_parts)]
+
+
+def _partitions_ps(client, a) -> list[tuple[str, object]]:
+    """get_partitions_ps' and get_partition_names_ps' (name, partition) pairs: the values given match, at most max_parts."""
+    matching = [(n, p) for n, p in _named_partitions(client, a.db_name, a.tbl_name) if _prefix_matches(p.values, a.part_vals)]
+    return _limited(matching, a.max_parts)
 
 
 def _prefix_matches(values, wanted) -> bool:
@@ -217,9 +228,8 @@ def _partition(client, db, table, values):
 
 
 def _partition_by_name(client, db, table, name):
-    t = client.table(db, table)
-    for p in _partitions(client, db, table):
-        if _name_of(t, p) == name:
+    for found, p in _named_partitions(client, db, table):
+        if found == name:
             return p
     raise CatalogNotFound(f"partition {name} of {db}.{table} does not exist")
 
@@ -286,23 +296,10 @@ _ANSWERS = {
     "get_partition": lambda c, a: _partition(c, a.db_name, a.tbl_name, a.part_vals),
     "get_partition_with_auth": lambda c, a: _partition(c, a.db_name, a.tbl_name, a.part_vals),
     "get_partition_by_name": lambda c, a: _partition_by_name(c, a.db_name, a.tbl_name, a.part_name),
-    "get_partitions_by_names": lambda c, a: [
-        p for p in _partitions(c, a.db_name, a.tbl_name) if _name_of(c.table(a.db_name, a.tbl_name), p) in set(a.names or ())
-    ],
-    "get_partitions_ps": lambda c, a: _limited(
-        [p for p in _partitions(c, a.db_name, a.tbl_name) if _prefix_matches(p.values, a.part_vals)], a.max_parts
-    ),
-    "get_partitions_ps_with_auth": lambda c, a: _limited(
-        [p for p in _partitions(c, a.db_name, a.tbl_name) if _prefix_matches(p.values, a.part_vals)], a.max_parts
-    ),
-    "get_partition_names_ps": lambda c, a: _limited(
-        [
-            _name_of(c.table(a.db_name, a.tbl_name), p)
-            for p in _partitions(c, a.db_name, a.tbl_name)
-            if _prefix_matches(p.values, a.part_vals)
-        ],
-        a.max_parts,
-    ),
+    "get_partitions_by_names": lambda c, a: [p for name, p in _named_partitions(c, a.db_name, a.tbl_name) if name in set(a.names or ())],
+    "get_partitions_ps": lambda c, a: [p for _, p in _partitions_ps(c, a)],
+    "get_partitions_ps_with_auth": lambda c, a: [p for _, p in _partitions_ps(c, a)],
+    "get_partition_names_ps": lambda c, a: [name for name, _ in _partitions_ps(c, a)],
     "get_table_column_statistics": lambda c, a: _no_statistics(c, a.db_name, a.tbl_name, a.col_name),
 }
 
