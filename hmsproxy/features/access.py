@@ -17,6 +17,7 @@ WHITELISTED = frozenset({ACT.READ_AND_WRITE_ON_DATABASE_WHITELIST, ACT.READ_AND_
 
 class AccessControl(Feature):
     name = "access"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
 
     def __init__(self, platform: Platform):
         super().__init__(platform)

@@ -72,6 +72,7 @@ LISTINGS = frozenset(
 
 class Catalog(Feature):
     name = "catalog"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     methods = LISTINGS
 
     def __init__(self, platform):

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 class Statements(Feature):
     name = "statements"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     methods = frozenset({"hmsproxy_execute", "hmsproxy_execute_script"})
 
     @cached_property

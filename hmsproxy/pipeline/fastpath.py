@@ -9,9 +9,9 @@ of these four ways that applies, in this order; the code below reads in the same
    - the call did not come off the wire as bytes, or its client cannot take an answer as bytes
      (no reply sink: framed transport, a one-way call, the internal client);
    - it is not a read naming one database at most, or the primary's (`shortcuts.is_read`);
-   - a feature whose on_request/on_routed hooks want the method says its verdict holds for one
-     call only (`Feature.verdict_per_call`: a rate limit, a rule on the time or the client's
-     address): such calls are never remembered, so those hooks see every one;
+   - a feature whose on_request/on_routed hooks want the method has not declared its verdict
+     memoizable (`Feature.memoizable_verdict`, False unless declared: a rate limit, a rule on the
+     time or the client's address must see every call): such calls are never remembered;
    - its arguments are longer than `shortcuts.MAX_KEY_BYTES`;
    - nothing is remembered for this method, these argument bytes *and this caller*
      (`Session.caller`: the set_ugi user and groups) under this config snapshot, or it expired,
@@ -131,7 +131,7 @@ class FastPath:
         if not is_read(spec.name):
             return False
         hooks = self.features.hooks("on_request", spec) + self.features.hooks("on_routed", spec)
-        return not any(hook.__self__.verdict_per_call for hook in hooks)
+        return all(hook.__self__.memoizable_verdict for hook in hooks)
 
     # -- 2. relay --------------------------------------------------------------------------------
 

@@ -19,13 +19,15 @@ The composition root (app.py) lists the feature classes; the core (handler.py, s
 knows only this module. Features find each other by name: ``platform.features.get("remotes")``.
 
 Everything a feature may declare is declared on ``Feature``; ``FeatureRegistry.add`` refuses at
-start-up a feature with a hook-like name that is no hook (``on_reqest``) or a method in ``methods``
-that the IDL does not have, naming the feature and the closest known name (``FeatureError``).
+start-up a feature with a hook-like name that is no hook (``on_reqest``), a hook that can't take
+the pipeline's arguments (``HOOK_ARGUMENTS``) or a method in ``methods`` that the IDL does not
+have, naming the feature and the closest known name (``FeatureError``).
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
@@ -53,6 +55,15 @@ log = logging.getLogger(__name__)
 
 #: The hooks a feature may have, in the order a call meets them (call.py says what each may do).
 HOOKS = ("on_arrival", "on_request", "on_routed", "on_unavailable", "on_response", "on_complete")
+#: What the pipeline (handler.py) passes each hook, after the feature itself.
+HOOK_ARGUMENTS = {
+    "on_arrival": ("call",),
+    "on_request": ("call",),
+    "on_routed": ("call",),
+    "on_unavailable": ("call", "error"),
+    "on_response": ("call", "result"),
+    "on_complete": ("call",),
+}
 
 
 class FeatureError(ValueError):
@@ -103,12 +114,12 @@ class Feature:
     #: True when the feature routes every call on its virtual tables itself (on_request gives them a
     #: route, e.g. remote tables): the catalog then never answers their get_table.
     routes_its_tables: ClassVar[bool] = False
-    #: Whether this feature's on_request/on_routed verdict holds for one call only: it depends on more
-    #: than the method, the arguments, the caller's set_ugi user and groups and the feature's records
-    #: (how often they asked, the time, where they connect from). Then no relay decision on a call its
-    #: hooks want is remembered (pipeline/fastpath.py, step 1), and its hooks see every such call.
-    #: Remembered decisions are per caller already: a verdict on who asks needs no more.
-    verdict_per_call: ClassVar[bool] = False
+    #: Whether this feature's on_request/on_routed verdict on a call may be remembered: it depends on
+    #: nothing but the method, the arguments, the caller's set_ugi user and groups and the feature's
+    #: records (whose writes drop remembered decisions). False, the safe default: no relay decision on
+    #: a call its hooks want is remembered (pipeline/fastpath.py, step 1), so its hooks see every such
+    #: call, as a rule on how often, when or from where must. Declare True only for such pure rules.
+    memoizable_verdict: ClassVar[bool] = False
 
     def __init__(self, platform: Platform):
         self.platform = platform
@@ -278,8 +289,11 @@ def check(feature: Feature) -> None:
             raise FeatureError(f"{what}: {attr!r} is not a hook{_closest(attr, HOOKS)}; hooks are {', '.join(HOOKS)}")
     for hook in HOOKS:
         value = getattr(cls, hook, None)
-        if value is not None and not callable(value):
+        if value is None:
+            continue
+        if not callable(value):
             raise FeatureError(f"{what}: {hook} is {type(value).__name__}, not a method")
+        _check_signature(what, hook, getattr(feature, hook))
     methods = feature.methods
     if methods is None:
         return
@@ -288,6 +302,17 @@ def check(feature: Feature) -> None:
     for method in sorted(methods):
         if method not in METHOD_SPECS:
             raise FeatureError(f"{what}: methods names {method!r}, which the metastore IDL does not have{_closest(method, METHOD_SPECS)}")
+
+
+def _check_signature(what: str, hook: str, bound: Callable) -> None:
+    """A hook that the pipeline's arguments can't be bound to would fail on the first call it meets."""
+    arguments = HOOK_ARGUMENTS[hook]
+    try:
+        inspect.signature(bound).bind(*arguments)
+    except TypeError as e:
+        raise FeatureError(f"{what}: {hook} must take ({', '.join(arguments)}): {e}") from None
+    except ValueError:  # a builtin without a signature: nothing to check
+        pass
 
 
 def _closest(name: str, known: Iterable[str]) -> str:

@@ -12,8 +12,9 @@ client encoded them: nothing is decoded to find the shortcut) by the same caller
 and groups) within `TTL_S` goes straight to the same metastore with the same plan, and its request
 is forwarded as the client sent it (the backend answers with the client's own sequence id; nothing
 is re-encoded). Its on_complete hooks (audit, metrics) run as on the full path, and the metastore's
-circuit breaker still guards it. A feature whose verdict depends on more than that (how often, when,
-from where) declares `verdict_per_call`, and the calls its hooks want are never remembered.
+circuit breaker still guards it. Only features that declare `memoizable_verdict` (their verdict
+depends on nothing more) let the calls their hooks want be remembered; a rule on how often, when or
+from where keeps the default, and its hooks see every call.
 
 A shortcut is dropped when anything could change the decision:
 - any call that is not a read (a write, a statement through `hmsproxy_execute`, ...): all

@@ -10,6 +10,7 @@ from hmsproxy.pipeline.platform import Feature
 class NoBob(Feature):
     name = "no_bob"
     methods = frozenset({"get_table"})
+    memoizable_verdict = True  # who asks is part of the remembered key: its verdict may be remembered
 
     def __init__(self, platform):
         super().__init__(platform)

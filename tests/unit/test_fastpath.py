@@ -43,10 +43,10 @@ def metastore():
 
 
 class NoBobEachCall(NoBob):
-    """The same rule, declared to hold for one call only: it is asked on every call."""
+    """The same rule, not declared memoizable (the default): it is asked on every call."""
 
     name = "no_bob_each_call"
-    verdict_per_call = True
+    memoizable_verdict = False
 
 
 @contextmanager

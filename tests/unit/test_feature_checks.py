@@ -33,6 +33,20 @@ class NotCallable(Feature):
     on_response = "audit"
 
 
+class ResponseWithoutResult(Feature):
+    name = "response_without_result"
+
+    def on_response(self, call):  # the pipeline passes (call, result)
+        return None
+
+
+class UnavailableWithDefaults(Feature):
+    name = "unavailable_with_defaults"
+
+    def on_unavailable(self, call, error=None, *more):  # takes (call, error): accepted
+        return None
+
+
 class MethodsAsString(Feature):
     name = "methods_as_string"
     methods = "get_table"  # a string is iterable: each letter would be a method name
@@ -65,6 +79,20 @@ def test_a_method_not_in_the_idl_fails_at_start_naming_it_and_the_closest(tmp_pa
 def test_hooks_must_be_methods_and_methods_a_set(tmp_path, feature, says):
     with pytest.raises(FeatureError, match=says):
         installing(tmp_path, feature)
+
+
+def test_a_hook_that_cannot_take_the_pipelines_arguments_fails_at_start(tmp_path):
+    with pytest.raises(FeatureError, match=r"'response_without_result'.*on_response must take \(call, result\)"):
+        installing(tmp_path, ResponseWithoutResult)
+    installing(tmp_path, UnavailableWithDefaults)
+
+
+def test_a_feature_verdict_is_per_call_unless_declared_memoizable():
+    """The safe default: a new rule on the time or the client's address is asked on every call."""
+    assert Feature.memoizable_verdict is False
+    hooked = [cls for cls in FEATURES if any(hasattr(cls, hook) for hook in ("on_request", "on_routed"))]
+    per_call = sorted(cls.name for cls in hooked if not cls.memoizable_verdict)
+    assert per_call == ["notifications", "tokens"]  # the log grows between calls; how the caller authenticated
 
 
 def test_build_handler_refuses_it_before_serving(tmp_path):

@@ -18,6 +18,7 @@ from hmsproxy.routing.methods import MethodSpec
 
 class Dependent(Feature):
     name = "dependent"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     statements = STATEMENTS
     store_schema = DEPENDENT_SCHEMA
     config_section = SECTION

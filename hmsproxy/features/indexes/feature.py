@@ -22,6 +22,7 @@ from hmsproxy.routing.methods import MethodSpec
 
 class Indexes(Feature):
     name = "indexes"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     statements = STATEMENTS
     store_schema = INDEXES_SCHEMA
     #: An index changes its index table's database (IN TABLE may name a writable one beside a

@@ -28,8 +28,8 @@ class Notifications(Feature):
     methods = METHODS
     config_section = SECTION
     store_schema = NOTIFICATIONS_SCHEMA
-    #: Each answer depends on the log at that moment, which grows between identical calls.
-    verdict_per_call = True
+    # memoizable_verdict stays False: each answer depends on the log at that moment, which grows
+    # between identical calls.
 
     def __init__(self, platform: Platform):
         super().__init__(platform)

@@ -43,6 +43,7 @@ class Remotes(Feature):
     """Remote databases and tables: routes calls on them, lists them (features/catalog.py), refuses writes."""
 
     name = "remotes"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     config_section = SECTION
     store_schema = REMOTES_SCHEMA
     statements = STATEMENTS

@@ -17,6 +17,7 @@ from hmsproxy.pipeline.platform import Feature, Platform
 
 class Skew(Feature):
     name = "skew"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     statements = STATEMENTS
     methods = METHODS
 

@@ -22,9 +22,8 @@ class Tokens(Feature):
     name = "tokens"
     methods = METHODS
     store_schema = DELEGATION_TOKENS_SCHEMA
-    #: Its verdict depends on how the connection authenticated (Kerberos, a token), which the
-    #: remembered decisions' caller key does not hold: no token call is relayed from a shortcut.
-    verdict_per_call = True
+    # memoizable_verdict stays False: its verdict depends on how the connection authenticated
+    # (Kerberos, a token), which the remembered decisions' caller key does not hold.
 
     def __init__(self, platform):
         super().__init__(platform)

@@ -60,6 +60,7 @@ class BackendSaid(ProxyError):
 
 class Transactions(Feature):
     name = "transactions"
+    memoizable_verdict = True  # its verdicts read only the call, the caller and its records
     store_schema = TRANSACTIONS_SCHEMA
     methods = frozenset(
         {
