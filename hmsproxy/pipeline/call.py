@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 
 from hmsproxy.protocol.framing import Message
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.methods import MethodSpec
 from hmsproxy.routing.router import Route, Router
 from hmsproxy.upstream.session import Session
@@ -87,7 +88,7 @@ class Call:
 
 def result_outcome(result) -> tuple[str, str | None]:
     """("ok", None), or the declared exception a result carries and its message."""
-    for name, value in vars(result).items():
-        if name != "success" and value is not None:
-            return type(value).__name__, getattr(value, "message", None)
-    return "ok", None
+    error = declared_error(result)
+    if error is None:
+        return "ok", None
+    return type(error).__name__, getattr(error, "message", None)

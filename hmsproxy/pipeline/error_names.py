@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from hmsproxy.pipeline.call import Call
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.methods import other_databases
 from hmsproxy.routing.naming import split_catalog
 
@@ -133,13 +134,10 @@ def in_client_names(call: Call, result) -> None:
     route = call.route
     if route is None or (route.naming.identity and not route.renamed_tables):
         return  # the hot path: nothing renamed, nothing looked at
-    if getattr(result, "success", None) is not None:
-        return  # an answer: no exception beside it
-    errors = [v for k, v in vars(result).items() if k != "success" and v is not None and getattr(v, "message", None)]
-    if not errors:
+    error = declared_error(result)
+    if error is None or not getattr(error, "message", None):
         return
     names = names_of(call)
     if names is None:
         return
-    for error in errors:
-        error.message = names.rewrite(error.message)
+    error.message = names.rewrite(error.message)

@@ -16,6 +16,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound, ProxyError
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.upstream.session import Session
 
 #: The metastore's declared exceptions as the proxy's own errors, so a statement that fails
@@ -45,10 +46,10 @@ class InternalClient:
         is raised as the matching ProxyError (NotFound, Conflict, ...) with its message."""
         args = getattr(idl.HmsProxy, method + "_args")(**kwargs)
         result = self._dispatch(self.session, method, args)
-        for name, value in vars(result).items():
-            if name != "success" and value is not None:
-                error = _AS_PROXY_ERROR.get(type(value).__name__, ProxyError)
-                raise error(getattr(value, "message", None) or repr(value))
+        declared = declared_error(result)
+        if declared is not None:
+            error = _AS_PROXY_ERROR.get(type(declared).__name__, ProxyError)
+            raise error(getattr(declared, "message", None) or repr(declared))
         return getattr(result, "success", None)
 
     def exists(self, method: str, **kwargs) -> bool | None:

@@ -12,6 +12,12 @@ def declared_fields(result) -> dict[type, str]:
     return {cls: name for _, name, cls, *_ in (v for k, v in sorted(result.thrift_spec.items()) if k != 0)}
 
 
+def declared_error(result):
+    """The declared exception a `<method>_result` carries, or None (an answer, or a void call's nothing).
+    A result carries at most one: the metastore sets one field."""
+    return next((value for name, value in vars(result).items() if name != "success" and value is not None), None)
+
+
 def put_exception(result, error) -> None:
     """Set `error` on the result field declared for its type; one the call does not declare becomes its MetaException."""
     fields = declared_fields(result)

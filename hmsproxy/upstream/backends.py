@@ -23,7 +23,7 @@ from thriftpy2.thrift import TApplicationException
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
-from hmsproxy.protocol.results import put_exception
+from hmsproxy.protocol.results import declared_error, put_exception
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
@@ -375,10 +375,10 @@ class Backends:
             return result
         target = type(target_args).__name__.removesuffix("_args")
         inner = conn.call(target, target_args)
-        errors = [v for k, v in vars(inner).items() if k != "success" and v is not None]
-        if errors:
-            if not (isinstance(errors[0], idl.hive.NoSuchObjectException) and tr.ignores_missing(args)):
-                put_exception(result, errors[0])
+        error = declared_error(inner)
+        if error is not None:
+            if not (isinstance(error, idl.hive.NoSuchObjectException) and tr.ignores_missing(args)):
+                put_exception(result, error)
         elif 0 in result.thrift_spec:  # the client's call returns something (maybe where the target is void)
             result.success = tr.unwrap(getattr(inner, "success", None), args)
         return result

@@ -26,6 +26,7 @@ from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from hmsproxy.protocol.results import declared_error
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent
@@ -79,7 +80,7 @@ class Protection:
 
     def on_response(self, call: Call, result) -> None:
         change = call.notes.get("dependent")
-        if change is None or any(v is not None for k, v in vars(result).items() if k != "success"):
+        if change is None or declared_error(result) is not None:
             return  # nothing was changed, or the metastore refused it
         repo = self.feature.repository
         marked = tuple(p for p in change.affected if p.table not in change.propagating)  # propagated: nothing broke

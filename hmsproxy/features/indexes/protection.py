@@ -18,6 +18,7 @@ from hmsproxy.features.identity import TableRef
 from hmsproxy.files.partition_names import partition_name
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound
+from hmsproxy.protocol.results import declared_error
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
@@ -29,7 +30,7 @@ NOTE = "indexes"
 
 def failed(result) -> bool:
     """Did the metastore answer with an exception?"""
-    return any(v is not None for k, v in vars(result).items() if k != "success")
+    return declared_error(result) is not None
 
 
 def accepted_note(call: Call, key: str, result):

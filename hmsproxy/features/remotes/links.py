@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from hmsproxy.features.remotes.factories import URIS_PROPERTY
 from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, LINK_URIS, describe_target, takes_commits
 from hmsproxy.pipeline.call import Call
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.table_rewrite import rewrite_table_value, table_renamer
 
 #: Where a remote managed table's own type is kept (clients see it as EXTERNAL_TABLE).
@@ -125,4 +126,4 @@ def add_params(table, link: Link) -> None:
 
 
 def has_error(result) -> bool:
-    return any(v is not None for k, v in vars(result).items() if k != "success")
+    return declared_error(result) is not None

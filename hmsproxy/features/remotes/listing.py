@@ -17,6 +17,7 @@ from hmsproxy.features.remotes.links import Link, add_params, db_link, table_lin
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import ProxyError
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.naming import join_catalog, split_catalog
 
 if TYPE_CHECKING:
@@ -100,6 +101,6 @@ class Listing:
                 self._backoff[ms.name] = now + LISTING_BACKOFF_S
             log.warning("%s: left %s out: %s", call.spec.name, link.subject, e)
             return None
-        if any(v is not None for k, v in vars(answer).items() if k != "success"):
+        if declared_error(answer) is not None:
             return None  # e.g. the remote table was dropped over there
         return answer

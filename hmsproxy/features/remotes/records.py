@@ -34,6 +34,7 @@ from hmsproxy.features.remotes.links import Link, add_params
 from hmsproxy.features.remotes.runners import when
 from hmsproxy.pipeline.call import result_outcome
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.default_catalog import fill_default_catalog
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class Records:
         (dropped over there, or never there): answered from the record instead (`result` is changed)."""
         if not (call.spec.gets_table if link.kind == "table" else call.spec.gets_database):
             return False
-        missing = next((v for k, v in vars(result).items() if k != "success" and v is not None), None)
+        missing = declared_error(result)
         if type(missing).__name__ != "NoSuchObjectException":
             return False
         answer = self.answer(call, link, f"{link.where} has no {link.kind} {link.remote} ({missing.message})")

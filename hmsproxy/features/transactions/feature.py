@@ -34,6 +34,7 @@ from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import ProxyError
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.protocol import idl
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.router import Route
 from hmsproxy.upstream.backends import version_tuple
 from hmsproxy.upstream.session import Session
@@ -128,9 +129,9 @@ class Transactions(Feature):
         if note is None:
             return
         primary = call.router.primary.name
-        for name, value in vars(result).items():  # the metastore's declared exception, in the client's ids
-            if name != "success" and value is not None and getattr(value, "message", None):
-                value.message = self.in_client_ids(value.message, note, primary)
+        error = declared_error(result)
+        if error is not None and getattr(error, "message", None):  # the metastore's, in the client's ids
+            error.message = self.in_client_ids(error.message, note, primary)
         success = getattr(result, "success", None)  # void calls have none
         if note.encode_lock and success is not None:
             success.lockid = self.bindings.encode(note.metastore, success.lockid, primary)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.cache.rules import read_scope, write_scopes
@@ -38,6 +39,6 @@ def through_cache(cache: MetadataCache, method: str, args, call: Callable[[], ob
             raise
         on_stale()
         return stale
-    if all(v is None for k, v in vars(result).items() if k != "success"):  # declared exceptions are not kept
+    if declared_error(result) is None:  # declared exceptions are not kept
         cache.put(key, scope, result, epoch)
     return result
