@@ -129,3 +129,37 @@ def test_the_checker_finds_a_declaration_made_outside_its_room(tmp_path, monkeyp
     monkeypatch.syspath_prepend(str(tmp_path))
     section = importlib.import_module("misplaced_feature.lineage").SECTION
     assert home(package, section, "misplaced_feature") == "lineage.py"
+
+
+def _literal_note_keys(tree: ast.AST) -> list[int]:
+    """Lines where a string literal is used as a `….notes` key: notes[...], .get/.pop/.setdefault(...), `in`."""
+    lines = []
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "notes":
+            key = node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            owner = node.func.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "notes" and node.func.attr in ("get", "pop", "setdefault"):
+                key = node.args[0]
+        elif isinstance(node, ast.Compare) and isinstance(node.comparators[0], ast.Attribute) and node.comparators[0].attr == "notes":
+            key = node.left
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_call_note_keys_are_constants_of_the_feature_that_owns_them():
+    """A free string key can collide with another feature's or drift between the hook that writes
+    it and the one that reads it: each note key is a named constant (or the feature's name)."""
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        lines = _literal_note_keys(ast.parse(path.read_text()))
+        if lines:
+            found[str(path.relative_to(ROOT))] = lines
+    assert not found, f"string literals used as call.notes keys: {found}"
+
+
+def test_the_note_key_scan_finds_literal_keys():
+    tree = ast.parse('call.notes["x"] = 1\ncall.notes.get("y")\n"z" in call.notes\ncall.notes[NOTE] = 2\n')
+    assert _literal_note_keys(tree) == [1, 2, 3]

@@ -52,8 +52,9 @@ def test_features_use_other_features_only_through_the_registry():
     features = ROOT / "features"
     roots = {p.stem if p.is_file() else p.name for p in features.iterdir() if p.name not in ("__init__.py", "__pycache__")}
     # The virtual catalog's records, table identities (identity.py), the partitions a drop call
-    # names (dropped_partitions.py) and column-list comparison (columns.py) are for every feature.
-    shared = {"catalog", "identity", "dropped_partitions", "columns"}
+    # names (dropped_partitions.py), column-list comparison (columns.py) and the parameters that mark
+    # a remote link (remote_marks.py) are for every feature.
+    shared = {"catalog", "identity", "dropped_partitions", "columns", "remote_marks"}
     for path in features.rglob("*.py"):
         if path.parent == features and path.name == "__init__.py":
             continue  # the package composes the shipped features' grammar (for clients)

@@ -8,10 +8,11 @@ import time
 import pytest
 
 from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
+from hmsproxy.features.remote_marks import is_link
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
 from hmsproxy.features.remotes.snapshot import RemotesCache
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
-from hmsproxy.features.remotes.targets import Targets, is_link, link_properties, normalize_factory
+from hmsproxy.features.remotes.targets import Targets, link_properties, normalize_factory
 from hmsproxy.features.remotes.tunnels import Hop, parse_route, tunnel_spec
 from hmsproxy.store import Store
 from hmsproxy.upstream.backends import Backends

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hmsproxy.features.catalog import VirtualTable
 from hmsproxy.features.dependent import lineage, partitions, view
 from hmsproxy.features.dependent.config import SECTION
-from hmsproxy.features.dependent.protection import Protection
+from hmsproxy.features.dependent.protection import NOTE, Protection
 from hmsproxy.features.dependent.runners import Runners
 from hmsproxy.features.dependent.snapshot import DependentSnapshot, current
 from hmsproxy.features.dependent.statements import STATEMENTS
@@ -62,7 +62,7 @@ class Dependent(Feature):
         return self._protection.on_routed(call)
 
     def needs_result(self, call: Call) -> bool:
-        return "dependent" in call.notes  # a change the notify policy let through, recorded once it is done
+        return NOTE in call.notes  # a change the notify policy let through, recorded once it is done
 
     def on_response(self, call: Call, result) -> None:
         self._protection.on_response(call, result)

@@ -31,6 +31,8 @@ from hmsproxy.protocol.results import declared_error
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent
 
+#: The call note holding a change the notify policy let through, recorded once it is done.
+NOTE = "dependent-change"
 #: How many dependent partitions a refusal names before "and N more".
 NAMED = 5
 
@@ -79,7 +81,7 @@ class Protection:
         return None
 
     def on_response(self, call: Call, result) -> None:
-        change = call.notes.get("dependent")
+        change = call.notes.get(NOTE)
         if change is None or declared_error(result) is not None:
             return  # nothing was changed, or the metastore refused it
         repo = self.feature.repository
@@ -255,7 +257,7 @@ class Protection:
                         "through without propagating it"
                     )
             change = replace(change, propagating=following)
-        call.notes["dependent"] = change
+        call.notes[NOTE] = change
 
     @staticmethod
     def _propagation_refusal(call: Call, snapshot: DependentSnapshot, ref: TableRef, change: Change) -> str | None:

@@ -20,6 +20,7 @@ from hmsproxy.features.indexes import compact
 from hmsproxy.features.indexes.auto_rebuild import check_auto_rebuild
 from hmsproxy.features.indexes.handlers import get_handler
 from hmsproxy.features.indexes.model import IndexRecord
+from hmsproxy.features.remote_marks import is_link
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import Conflict, InvalidRequest, NotFound
 from hmsproxy.protocol import idl
@@ -33,8 +34,6 @@ hive = idl.hive
 
 METHODS = frozenset({"add_index", "alter_index", "drop_index_by_name", "get_index_by_name", "get_indexes", "get_index_names"})
 VIEWS = ("VIRTUAL_VIEW", "MATERIALIZED_VIEW")
-#: What the remotes feature puts in the parameters of every remote table it serves.
-REMOTE_MARK = "hmsproxy.remote.uris"
 
 
 class IndexCalls:
@@ -155,7 +154,7 @@ class IndexCalls:
         what = f"{call.client_db}.{ref.table}"
         if base.tableType in VIEWS:
             raise InvalidRequest(f"hmsproxy: {what} is a view: indexes are on tables")
-        if REMOTE_MARK in (base.parameters or {}):
+        if is_link(base.parameters):
             raise InvalidRequest(f"hmsproxy: {what} is a remote table, read-only here: index it where it lives")
         if (
             self.feature.snapshot().by_index_table.get(ref) is not None

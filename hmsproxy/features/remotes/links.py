@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hmsproxy.features.remote_marks import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, LINK_URIS
 from hmsproxy.features.remotes.factories import URIS_PROPERTY
-from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, LINK_URIS, describe_target, takes_commits
+from hmsproxy.features.remotes.targets import describe_target, takes_commits
 from hmsproxy.pipeline.call import Call
 from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.table_rewrite import rewrite_table_value, table_renamer

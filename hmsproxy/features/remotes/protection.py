@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from hmsproxy.features.remote_marks import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link
 from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.factories import COMMIT_METHODS, DEFAULT_FACTORY
 from hmsproxy.features.remotes.links import Link, has_error
 from hmsproxy.features.remotes.runners import shown
-from hmsproxy.features.remotes.targets import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link, link_properties, normalize_factory
+from hmsproxy.features.remotes.targets import link_properties, normalize_factory
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.routing.naming import split_catalog

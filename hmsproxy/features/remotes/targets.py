@@ -15,16 +15,10 @@ import threading
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import METASTORE_PRINCIPAL, SASL
+from hmsproxy.features.remote_marks import LINK_KEYS, LINK_URIS
 from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
 from hmsproxy.upstream.wire import parse_uri
-
-#: Properties naming a remote's link when it is created through CREATE DATABASE / CREATE TABLE.
-LINK_URIS = "hmsproxy.remote.uris"
-LINK_DATABASE = "hmsproxy.remote.database"
-LINK_TABLE = "hmsproxy.remote.table"
-LINK_FACTORY = "hmsproxy.remote.factory"
-LINK_KEYS = (LINK_URIS, LINK_DATABASE, LINK_TABLE, LINK_FACTORY)
 
 #: Java factory names of the Hive proposal that mean the built-in Thrift factory (SSH comes from properties).
 THRIFT_ALIASES = frozenset(
@@ -57,11 +51,6 @@ AUTO_PARAMETERS = frozenset(
 def normalize_factory(name: str | None) -> str:
     name = (name or DEFAULT_FACTORY).strip()
     return DEFAULT_FACTORY if name.lower() in THRIFT_ALIASES else name
-
-
-def is_link(parameters: dict | None) -> bool:
-    """True if CREATE DATABASE / CREATE TABLE parameters ask for a remote instead of a real object."""
-    return bool(parameters) and any(k in parameters for k in (LINK_URIS, LINK_FACTORY))
 
 
 def link_properties(parameters: dict[str, str]) -> dict[str, str]:
