@@ -86,6 +86,12 @@ class Call:
         return self.spec.name
 
 
+def accepted_note(call: Call, key: str, result):
+    """What a hook noted under `key` before the call, once the metastore accepted it (else None)."""
+    note = call.notes.get(key)
+    return None if note is None or declared_error(result) is not None else note
+
+
 def result_outcome(result) -> tuple[str, str | None]:
     """("ok", None), or the declared exception a result carries and its message."""
     error = declared_error(result)

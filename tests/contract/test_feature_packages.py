@@ -163,3 +163,15 @@ def test_call_note_keys_are_constants_of_the_feature_that_owns_them():
 def test_the_note_key_scan_finds_literal_keys():
     tree = ast.parse('call.notes["x"] = 1\ncall.notes.get("y")\n"z" in call.notes\ncall.notes[NOTE] = 2\n')
     assert _literal_note_keys(tree) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_feature_parts_do_not_reach_into_the_statement_or_protection_rooms(package):
+    """Shared vocabulary lives in model.py (or the module it is about), not in runners.py or
+    protection.py: only the feature class composes those rooms."""
+    rooms = {f"hmsproxy.features.{package}.{room}" for room in ("runners", "protection")}
+    for path in sorted((FEATURES / package).glob("*.py")):
+        if path.name == "feature.py" or module_name(path) in rooms:
+            continue
+        reached = rooms & imports_of(path)
+        assert not reached, f"{path.relative_to(ROOT)} imports {sorted(reached)}"

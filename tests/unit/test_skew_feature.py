@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.features.skew.rules import DEFAULT_DIRECTORY
-from hmsproxy.features.skew.runners import CHANGE_MARK
+from hmsproxy.features.skew.rules import CHANGE_MARK, DEFAULT_DIRECTORY
 from hmsproxy.protocol import idl
 from hmsproxy.testing import FakeMetastore, database, partition, table
 from tests.support.fake_handlers import call

@@ -24,9 +24,8 @@ from hmsproxy.features.dependent.schema_change import propagation_refusal
 from hmsproxy.features.dependent.snapshot import DependentSnapshot
 from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
-from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
-from hmsproxy.protocol.results import declared_error
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.feature import Dependent
@@ -81,8 +80,8 @@ class Protection:
         return None
 
     def on_response(self, call: Call, result) -> None:
-        change = call.notes.get(NOTE)
-        if change is None or declared_error(result) is not None:
+        change = accepted_note(call, NOTE, result)
+        if change is None:
             return  # nothing was changed, or the metastore refused it
         repo = self.feature.repository
         marked = tuple(p for p in change.affected if p.table not in change.propagating)  # propagated: nothing broke

@@ -16,9 +16,8 @@ from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.dropped_partitions import dropped_values
 from hmsproxy.features.identity import TableRef
 from hmsproxy.files.partition_names import partition_name
-from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound
-from hmsproxy.protocol.results import declared_error
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
@@ -26,17 +25,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NOTE = "indexes"
-
-
-def failed(result) -> bool:
-    """Did the metastore answer with an exception?"""
-    return declared_error(result) is not None
-
-
-def accepted_note(call: Call, key: str, result):
-    """What `on_routed` noted under `key`, once the metastore accepted the call (else None)."""
-    note = call.notes.get(key)
-    return None if note is None or failed(result) else note
 
 
 class Protection:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild
-from hmsproxy.features.indexes.protection import accepted_note
-from hmsproxy.pipeline.call import Call
+from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import InvalidRequest
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from hmsproxy.features.remote_marks import LINK_DATABASE, LINK_FACTORY, LINK_TAB
 from hmsproxy.features.remotes.factories import URIS_PROPERTY
 from hmsproxy.features.remotes.targets import describe_target, takes_commits
 from hmsproxy.pipeline.call import Call
-from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.table_rewrite import rewrite_table_value, table_renamer
 
 #: Where a remote managed table's own type is kept (clients see it as EXTERNAL_TABLE).
@@ -124,7 +123,3 @@ def add_params(table, link: Link) -> None:
         params["EXTERNAL"] = "TRUE"
         params[REMOTE_TABLE_TYPE] = "MANAGED_TABLE"
     table.parameters = params
-
-
-def has_error(result) -> bool:
-    return declared_error(result) is not None

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 from hmsproxy.features.remote_marks import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link
 from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.factories import COMMIT_METHODS, DEFAULT_FACTORY
-from hmsproxy.features.remotes.links import Link, has_error
-from hmsproxy.features.remotes.runners import shown
+from hmsproxy.features.remotes.links import Link
+from hmsproxy.features.remotes.model import shown
 from hmsproxy.features.remotes.targets import link_properties, normalize_factory
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.naming import split_catalog
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class Protection:
 
     def on_response(self, call: Call, result) -> None:
         """After DROP DATABASE of a local database: the links of its remote tables go too."""
-        if call.spec.drops_database and call.client_db and not has_error(result):
+        if call.spec.drops_database and call.client_db and declared_error(result) is None:
             self._drop_links_of(call.client_db)
 
     # -- creating and dropping links -------------------------------------------------

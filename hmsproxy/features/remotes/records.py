@@ -31,7 +31,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
 from hmsproxy.features.remotes.links import Link, add_params
-from hmsproxy.features.remotes.runners import when
+from hmsproxy.features.remotes.model import when
 from hmsproxy.pipeline.call import result_outcome
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.results import declared_error

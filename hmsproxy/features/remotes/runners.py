@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 import time
 from collections.abc import Callable
 
@@ -12,7 +10,7 @@ from hmsproxy.ddl.results import ResultSet
 from hmsproxy.features.remotes import statements as st
 from hmsproxy.features.remotes.config import remotes_settings
 from hmsproxy.features.remotes.factories import UnknownFactory, get_factory
-from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable, shown, when
 from hmsproxy.features.remotes.store import RemoteRepository
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from hmsproxy.store import AlreadyExists
@@ -20,8 +18,6 @@ from hmsproxy.store import AlreadyExists
 CREATORS_KEY = "remotes.creators"
 #: A link's property that, set to 'false', makes it without asking its catalog first.
 CHECK_PROPERTY = "hmsproxy.remote.check"
-#: Property values shown as *** by DESCRIBE.
-SECRET_KEY = re.compile(r"password|secret|token|credential", re.I)
 
 SHOW_DATABASES_COLUMNS = ["database_name", "remote_database", "via", "owner", "created_at"]
 SHOW_TABLES_COLUMNS = ["database_name", "table_name", "remote_database", "remote_table", "via", "owner", "created_at"]
@@ -57,14 +53,6 @@ def _check_switch(properties: dict[str, str], what: str) -> tuple[bool, dict[str
     if value not in ("true", "false"):
         raise InvalidRequest(f"{what}: property '{CHECK_PROPERTY}' is 'true' or 'false', not '{properties[CHECK_PROPERTY]}'")
     return value == "true", rest
-
-
-def when(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def shown(key: str, value: str) -> str:
-    return "***" if SECRET_KEY.search(key) else value
 
 
 class Runners:

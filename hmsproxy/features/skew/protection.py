@@ -3,7 +3,7 @@
 - validation (rules.py) of create_table, alter_table and add_partition calls that carry skew;
 - protection: a client that rewrites a table or partition without its skew (Spark rebuilds
   whole tables from its own catalog, which knows nothing of skew) does not erase it. It changes
-  through the statements (they mark their alter_table with runners.CHANGE_MARK), a client that
+  through the statements (they mark their alter_table with rules.CHANGE_MARK), a client that
   sends a different, non-empty skew, or a client that read the table and cleared its skew
   (the Hive CLI's NOT SKEWED / NOT STORED AS DIRECTORIES): `left_out` tells these apart by the
   call's shape, and refuses the shape it can't read rather than doing nothing silently;
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from thriftpy2.thrift import TApplicationException
 
-from hmsproxy.features.skew import rules, runners
+from hmsproxy.features.skew import rules
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
 from hmsproxy.protocol import idl
@@ -163,4 +163,4 @@ def left_out(sd) -> str:
 
 def _marked(args) -> bool:
     context = getattr(args, "environment_context", None)
-    return bool(context is not None and (context.properties or {}).get(runners.CHANGE_MARK) == "true")
+    return bool(context is not None and (context.properties or {}).get(rules.CHANGE_MARK) == "true")

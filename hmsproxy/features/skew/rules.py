@@ -12,6 +12,10 @@ from hmsproxy.protocol import idl
 #: The directory Hive writes rows of no skewed value to; a partition value must not look like it.
 DEFAULT_DIRECTORY = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
 
+#: Set on the alter_table calls of the skew statements (runners.py): the one way a skewed table
+#: loses its skew (protection.py keeps it against clients that just leave it out).
+CHANGE_MARK = "hmsproxy.skew.change"
+
 hive = idl.hive
 
 

@@ -12,10 +12,6 @@ from hmsproxy.protocol import idl
 
 hive = idl.hive
 
-#: Set on the alter_table calls of these statements: the one way a skewed table loses its
-#: skew (protection.py keeps it against clients that just leave it out).
-CHANGE_MARK = "hmsproxy.skew.change"
-
 SHOW_COLUMNS = ["partition", "skewed_columns", "skewed_values", "stored_as_directories", "locations", "layout"]
 
 
@@ -116,7 +112,7 @@ def _alter(ctx: StatementContext, db: str, table) -> None:
     problems = rules.table_problems(table)
     if problems:
         raise InvalidRequest(f"hmsproxy: {db}.{table.tableName}: " + "; ".join(problems))
-    context = hive.EnvironmentContext(properties={CHANGE_MARK: "true"})
+    context = hive.EnvironmentContext(properties={rules.CHANGE_MARK: "true"})
     ctx.client.call("alter_table_with_environment_context", dbname=db, tbl_name=table.tableName, new_tbl=table, environment_context=context)
 
 
