@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up test test-spark-newest test-unit lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql hive-jars docker
+.PHONY: up test test-spark-newest test-unit fuzz lint kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -53,6 +53,13 @@ test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql h
 # 3.1/4.0 jars are not needed (the few tests that use PostgreSQL or Maven's jars skip without them).
 test-unit: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -rs tests/unit tests/contract
+
+# Every IDL method with edge arguments, directly and through the proxy, on Hive 2.3, 3.1 and 4.0
+# (tests/integration/test_method_fuzz.py; `make test` runs 2.3 with two cases a method).
+# FUZZ_SEED=N replays a run; FUZZ_CASES sets the cases a method.
+FUZZ_CASES ?= 25
+fuzz: $(BIN)/.installed hive-jars
+	FUZZ_VERSIONS="2.3 3.1 4.0" FUZZ_CASES=$(FUZZ_CASES) FUZZ_DEADLINE_S=3600 $(BIN)/python -m pytest -q -rs -s tests/integration/test_method_fuzz.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check hmsproxy tests

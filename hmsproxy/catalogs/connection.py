@@ -97,6 +97,9 @@ class CatalogConnection:
         if client is not None:
             client.close()
 
+    def closed_by_peer(self) -> bool:
+        return False  # each request is its own HTTP exchange: nothing kept can die between calls
+
     def cut(self, uri: str, reason: str) -> None:
         """End the call in flight: its client is closed (an HTTP request waiting on it fails) and the
         call raises BackendUnavailable(cut=True); the connection never carries another."""

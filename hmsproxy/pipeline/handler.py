@@ -47,6 +47,7 @@ from hmsproxy.pipeline.shortcuts import changes_nothing
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import Message
 from hmsproxy.protocol.relay import RelayBroken
+from hmsproxy.protocol.required import unset_required
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
@@ -189,6 +190,10 @@ class Handler:
             call.outcome, call.error = UNAVAILABLE, str(e)
             raise
         except Exception as e:
+            unset = _unset_required(call)
+            if unset is not None:  # a request the metastore would refuse while reading it: say so as it would
+                call.outcome, call.error = APPLICATION_ERROR, unset
+                raise TApplicationException(TApplicationException.PROTOCOL_ERROR, unset) from e
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
             raise internal_error(method) from e
@@ -345,3 +350,11 @@ class Handler:
         self._directory_session.close()
         self.backends.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _unset_required(call: Call) -> str | None:
+    """Java's refusal of a request missing a required field, if the call's arguments decode to one."""
+    try:
+        return unset_required(call.args)
+    except Exception:  # arguments that don't even decode: the internal error stands
+        return None

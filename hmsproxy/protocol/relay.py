@@ -101,6 +101,14 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]
     return spec[2].__name__, _message(spec[2], body_start[3:])
 
 
+def is_protocol_error(body: bytes) -> bool:
+    """Whether an EXCEPTION message's body is a TApplicationException of type PROTOCOL_ERROR (a request
+    refused as malformed: Hive's server drops the connection after answering one)."""
+    if value_end(body, 0, TType.STRUCT) < 0:
+        return False
+    return deserialize(TApplicationException(), body, TCyBinaryProtocolFactory()).type == TApplicationException.PROTOCOL_ERROR
+
+
 def _message(cls, data: bytes) -> str | None:
     if value_end(data, 0, TType.STRUCT) < 0:  # never decode a struct that may be cut short
         return None

@@ -89,6 +89,9 @@ class FakeConnection:
     def close(self) -> None:
         self._client = None  # a new connection is a new session: set_ugi must be sent again
 
+    def closed_by_peer(self) -> bool:
+        return False  # a fake's connection dies only by close() or cut()
+
     def cut(self, uri: str, reason: str) -> None:
         """As wire.ThriftConnection.cut: every later use raises BackendUnavailable(cut=True). (A fake's
         call never waits, so there is no call in flight to end; tests that hang one wrap it.)"""

@@ -23,6 +23,7 @@ from thriftpy2.thrift import TApplicationException
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
+from hmsproxy.protocol.required import unset_required
 from hmsproxy.protocol.results import declared_error, put_exception
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
@@ -372,6 +373,12 @@ class Backends:
             target_args = tr.build(args)
         except Untranslatable as e:
             put_exception(result, e.error)
+            return result
+        except (AttributeError, TypeError, KeyError) as e:  # a request without the parts the older call needs
+            if unset_required(args) is not None:
+                raise  # the handler answers the protocol error a metastore would
+            message = f"hmsproxy: {method} is answered here with this metastore's older call, and the request lacks what it needs ({e})"
+            put_exception(result, idl.hive.MetaException(message=message))
             return result
         target = type(target_args).__name__.removesuffix("_args")
         inner = conn.call(target, target_args)

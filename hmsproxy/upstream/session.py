@@ -254,7 +254,12 @@ class Session:
         an HA set stalled (the new one goes to another URI; the stalled instance may still answer the
         first one later, into a closed socket: a read's answer, harmless). A write is never sent twice."""
         conn, kept = self._kept_or_new(metastore, read_only, watched)
-        if not METHOD_SPECS[method].repeatable or not (kept or _several_uris(metastore)):
+        repeatable = METHOD_SPECS[method].repeatable
+        if kept and not repeatable and conn.closed_by_peer():  # it can't go again: never over a dead one
+            log.info("metastore '%s' had closed an idle connection: %s goes on a new one", metastore.name, method)
+            conn.close()
+            conn, kept = self._kept_or_new(metastore, read_only, watched)
+        if not repeatable or not (kept or _several_uris(metastore)):
             return conn, None  # a fresh connection to a single URI: neither case can happen
         stalled = self.backends.breaker.stalled
 

@@ -10,6 +10,7 @@ exception the rest of the code sees.
 from __future__ import annotations
 
 import os
+import select
 import socket
 import struct
 import threading
@@ -23,7 +24,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import CLOSED, DONE, OVER, exchange, message_bounds, received
-from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body
+from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body, is_protocol_error
 from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.protocol.uris import parse_uri
 
@@ -79,6 +80,10 @@ class Connection(Protocol):
 
         Raises BackendUnavailable before anything reached `sink`, RelayBroken after.
         """
+
+    def closed_by_peer(self) -> bool:
+        """Whether the metastore has closed this idle, open connection (asked without waiting, before
+        a write goes over a kept one: a write is never sent twice, so it must not meet a dead one)."""
 
     def cut(self, uri: str, reason: str) -> None:
         """End the call waiting on this connection now, from another thread: it raises
@@ -192,6 +197,22 @@ class ThriftConnection:
                 except Exception:  # closing a broken socket may fail; it is gone either way
                     pass
 
+    def closed_by_peer(self) -> bool:
+        """Connection.closed_by_peer: one poll of the socket. Hive closes a connection after answering
+        a protocol error on it, and restarts leave kept connections dead. Under SASL (a frame layer
+        over the socket) nothing is asked: False."""
+        sock = self._socket
+        if sock.__class__ is not socket.socket:
+            return False
+        try:
+            if not select.select([sock], [], [], 0)[0]:
+                return False  # nothing to read: open (the usual case)
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:  # reset by the peer
+            return True
+
     def cut(self, uri: str, reason: str) -> None:
         """End the call waiting on this connection now (Connection.cut). Called from another thread:
         it only shuts the socket down, so the owner's blocked read returns; the owner closes it."""
@@ -245,6 +266,8 @@ class ThriftConnection:
                 exc = TApplicationException()
                 exc.read(proto)
                 proto.read_message_end()
+                if exc.type == TApplicationException.PROTOCOL_ERROR:
+                    self.close()  # Hive drops the connection after it: the next call would read 0 bytes
                 raise exc
             result = result_cls()
             try:
@@ -271,6 +294,13 @@ class ThriftConnection:
         )
 
     def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
+        """_relay(), and the connection closed after a protocol error as call() does."""
+        answer = self._relay(method, args, sink, catalog_field, exchanged)
+        if answer[0] == TMessageType.EXCEPTION and is_protocol_error(answer[1]):
+            self.close()
+        return answer
+
+    def _relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
         """Send `args` (a `<method>_args` struct, or a whole call message as bytes: shortcuts.py);
         copy the answer's body to `sink` undecoded, with the catalog inserted where `catalog_field`
         says if given (relay.py). Returns (message type, the body's first bytes).

@@ -49,7 +49,9 @@ class IndexCalls:
     # -- names --------------------------------------------------------------------------------
 
     @staticmethod
-    def _base(call: Call, table: str) -> TableRef:
+    def _base(call: Call, table: str | None) -> TableRef:
+        if not table:
+            raise InvalidRequest(f"hmsproxy: {call.method} needs a table name")
         return identity.routed(call.route, table)
 
     def _required(self, call: Call, table: str, name: str) -> IndexRecord:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.transactions.translation import Note
+from hmsproxy.pipeline.errors import ProxyError
 from hmsproxy.pipeline.fanout import FanOut
 from hmsproxy.protocol import idl
 
@@ -39,7 +40,10 @@ class MergedViews:
         primary = router.primary.name
         txn = None
         if getattr(rqst, "txnid", None):  # Hive 4: the locks of one transaction, on its metastore
-            txn = self.feature.locate_txn(call, rqst.txnid)
+            try:
+                txn = self.feature.locate_txn(call, rqst.txnid)
+            except ProxyError:  # an id no metastore of the federation gave: it holds no locks
+                return P.show_locks_result(success=hive.ShowLocksResponse(locks=[]))
             rqst.txnid = txn.real
         if rqst.dbname:  # routed by its database (the handler renames); ids translated in on_response
             call.notes[self.feature.name] = Note(router.route(rqst.dbname).metastore.name)

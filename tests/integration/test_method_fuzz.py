@@ -1,0 +1,135 @@
+"""Every method of the IDL, fed edge arguments, ends the same way through the proxy as on the metastore.
+
+The same seeded calls (tests/support/method_fuzz.py) go to a Hive 2.3 metastore directly and, through
+the proxy, to its twin (a second metastore started the same way, with the same databases), so each
+call meets the same state on both sides. The proxy's outcome class (an answer, a declared exception,
+a TApplicationException, a dropped connection) must equal the metastore's, or the difference must be
+one of RULES, each a documented behaviour of the proxy. Never a hang, never a crash: after the run,
+the proxy still answers.
+
+A short run (2.3, two cases a method) is part of `make test`; `make fuzz` runs 2.3, 3.1 and 4.0 with
+many more cases a method (FUZZ_VERSIONS, FUZZ_CASES, FUZZ_SEED; a failure prints the calls to replay).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+
+import pytest
+import thriftpy2.rpc
+
+from hmsproxy.config.model import AccessControlType
+from hmsproxy.protocol import idl
+from hmsproxy.routing.methods import LOCAL_METHODS, METHOD_SPECS
+from tests.support.federation import prefixed_config
+from tests.support.hive_jars import require_hive
+from tests.support.method_fuzz import FuzzCall, calls, outcome_of
+from tests.support.served import served
+
+hive = idl.hive
+
+SEED = int(os.environ.get("FUZZ_SEED", "20261129"))
+CASES = int(os.environ.get("FUZZ_CASES", "2"))
+#: The whole run's bound; a run over it fails (a hang somewhere).
+DEADLINE_S = float(os.environ.get("FUZZ_DEADLINE_S", "600"))
+#: The Hive versions fuzzed: 2.3 in `make test`, all three in `make fuzz`.
+VERSIONS = os.environ.get("FUZZ_VERSIONS", "2.3").split()
+CALL_TIMEOUT_S = 20
+FEDERATED_PREFIX = "fed_"
+
+
+def _explained(call: FuzzCall, direct: str, proxied: str) -> str | None:
+    """Why the proxy's outcome may differ from the metastore's, or None (a defect)."""
+    if call.method in LOCAL_METHODS:
+        return "the proxy answers fb303 status calls and its own calls itself"
+    named = " ".join(str(v) for v in call.kwargs.values())
+    if FEDERATED_PREFIX in named:
+        return "a name of the federated member's databases goes to that member (read-only there)"
+    if proxied in ("internal-error", "app-error", "closed", "timeout"):
+        return None  # the proxy failed where the metastore did not fail the same way: a defect
+    if direct == "unknown-method" and proxied == "internal-error-of-another-call":
+        return "the older call a method is translated to fails on the metastore, which says so"
+    if direct == "unknown-method":
+        return "a method the metastore's version lacks is answered by translating it to an older one"
+    if direct in ("closed", "internal-error"):
+        return "the proxy answers (a declared exception, a protocol error) a request the metastore fails on"
+    return None
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def fuzz_pair(request, metastore_factory, tmp_path_factory):
+    """(direct metastore, proxy in front of its twin, federated member): three fresh metastores of one version."""
+    version = request.param
+    if version != "2.3":
+        require_hive(version)
+    direct, twin, member = metastore_factory(3, name=f"fuzz{version.replace('.', '')}", hive_versions=[version] * 3)
+    for ms in (direct, twin, member):
+        client = ms.client()
+        try:
+            location = (tmp_path_factory.mktemp("fuzz-wh") / "fuzz_db.db").as_uri()
+            client.create_database(hive.Database(name="fuzz_db", description=None, locationUri=location, parameters={}))
+        finally:
+            client.close()
+    config = prefixed_config(
+        twin.uri, member.uri, name="fed", database_prefix=FEDERATED_PREFIX, access_control_type=AccessControlType.READ_ONLY
+    )
+    with served(config) as proxy:
+        yield direct, proxy
+        direct.stop(), twin.stop(), member.stop()  # not kept for the session: nothing else uses them
+
+
+def _client(host: str, port: int):
+    return thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=CALL_TIMEOUT_S * 1000)
+
+
+def run(planned: list[FuzzCall], host: str, port: int, deadline: float) -> list[str]:
+    """Each call's outcome class, on one connection (a new one after a dropped or unsendable call)."""
+    client = _client(host, port)
+    seen = []
+    try:
+        for call in planned:
+            assert time.monotonic() < deadline, f"the fuzz run passed its {DEADLINE_S:.0f} s bound at {call}"
+            outcome = outcome_of(client, call)
+            if outcome == "closed":  # maybe an earlier call's doing: once more on a fresh connection
+                client.close()
+                client = _client(host, port)
+                outcome = outcome_of(client, call)
+            seen.append(outcome)
+            if outcome in ("closed", "timeout", "unsendable"):
+                client.close()
+                client = _client(host, port)
+    finally:
+        client.close()
+    return seen
+
+
+def test_every_method_ends_as_on_the_metastore(fuzz_pair):
+    direct, proxy = fuzz_pair
+    planned = calls(SEED, CASES)
+    deadline = time.monotonic() + DEADLINE_S
+    on_metastore = run(planned, direct.host, direct.port, deadline)
+    through_proxy = run(planned, "127.0.0.1", proxy.port, deadline)
+
+    unexplained, explained = [], Counter()
+    for call, left, right in zip(planned, on_metastore, through_proxy, strict=True):
+        if left == right:
+            continue
+        why = _explained(call, left, right)
+        if why is None:
+            unexplained.append(f"{call}: metastore {left}, proxy {right}")
+        else:
+            explained[why] += 1
+    print(f"\nfuzz seed {SEED}: {len(planned)} calls, outcomes {Counter(through_proxy).most_common(8)}; explained {dict(explained)}")
+    assert "timeout" not in through_proxy, [str(c) for c, o in zip(planned, through_proxy) if o == "timeout"]
+    assert not unexplained, "\n".join(unexplained[:40])
+    # The proxy still serves after everything it was fed.
+    client = _client("127.0.0.1", proxy.port)
+    try:
+        assert "fuzz_db" in client.get_all_databases()
+    finally:
+        client.close()
+    # The run reached every method's server side: most calls were not refused by the client's encoder.
+    assert Counter(through_proxy)["unsendable"] < len(planned) / 4
+    assert any(METHOD_SPECS[c.method].writes and o == "ok" for c, o in zip(planned, through_proxy)), "no write went through at all"
