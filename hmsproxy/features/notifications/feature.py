@@ -53,7 +53,7 @@ class Notifications(Feature):
         if not self.federate:  # a reload turned it off while this call was on its way
             return None
         # Pull first, so a change the client just made through the proxy is in the answer.
-        self.merger.pull(call.session, call.router)
+        self.merger.pull(call.session, call.router, self.platform.features.get("transactions"))
         call.backend = "*"
         if call.spec.name == "get_current_notificationEventId":
             return P.get_current_notificationEventId_result(success=hive.CurrentNotificationEventId(eventId=self.log.current()))
