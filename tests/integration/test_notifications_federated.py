@@ -377,6 +377,36 @@ def test_a_members_transactions_show_with_the_ids_clients_hold(metastores, proxy
     assert [(e.eventId, e.message) for e in again] == [(e.eventId, e.message) for e in events]  # read the same again
 
 
+def test_status_names_a_member_whose_notification_settings_disagree_with_the_primarys(metastores, tmp_path):
+    """`hmsproxy status` (hmsproxy_describe): a third metastore, a 2.3 set up with another batch size and
+    dml events on, is named with each key that differs from what the proxy answers get_config_value
+    with (the primary's); the 3.1 member, set up alike, is not."""
+    odd_conf = {"hive.metastore.batch.retrieve.max": "100", "hive.metastore.dml.events": "true"}
+    odd = LocalMetastore(free_port(), tmp_path / "odd", hive_conf=odd_conf, name="notif-odd", notifications=False)
+    try:
+        odd.start()
+        config = federation(metastores, store_dir=tmp_path / "store")
+        other = replace(config.federated[0], name="odd", uris=(odd.uri,), database_prefix="odd_")
+        config = replace(config, federated=(*config.federated, other))
+        with served(config) as server:
+            client = proxy_client(server)
+            try:
+                status = client.hmsproxy_describe()
+                asked = client.get_config_value("hive.metastore.batch.retrieve.max", "")
+            finally:
+                client.close()
+    finally:
+        odd.stop()
+    warnings = [line for line in status.splitlines() if line.startswith("notifications: ")]
+    assert asked == "300"
+    assert warnings == [
+        "notifications: metastore 'odd' has hive.metastore.dml.events=true, but the proxy answers get_config_value "
+        "with the primary's false: set it alike on every metastore",
+        "notifications: metastore 'odd' has hive.metastore.batch.retrieve.max=100, but the proxy answers get_config_value "
+        "with the primary's 300: set it alike on every metastore",
+    ]
+
+
 def bodies_table(messages) -> list[str]:
     return [body["tableName"] for *_, body in messages if "tableName" in body]
 
