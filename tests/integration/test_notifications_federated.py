@@ -9,6 +9,7 @@ proxy restarted mid-stream loses and repeats nothing.
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from dataclasses import replace
 
@@ -298,6 +299,116 @@ def test_a_proxy_restarted_mid_stream_loses_and_repeats_nothing(metastores, tmp_
             follower.client.close()
     assert summary(follower.seen) == expected
     assert [e.eventId for e in follower.seen] == list(range(start + 1, start + 1 + len(expected)))
+
+
+def test_a_members_transactions_show_with_the_ids_clients_hold(metastores, proxy):
+    """ACID events of the 3.1 member (the 2.3 primary records none): a client's transactions through the
+    proxy appear under the primary's ids it holds (not the member's real ones), their duplicate OPEN_TXN
+    on the member is passed over, and a transaction opened on the member directly appears under the
+    encoded id the proxy's merged views show for it; write ids pass as they are."""
+    _, member = metastores
+    client, direct = proxy_client(proxy), connect(member.host, member.port)
+    acid = table("waggle_sales", "acid_t", parameters={"transactional": "true", "transactional_properties": "insert_only"}, owner="t")
+
+    def opened(c) -> int:
+        return c.open_txns(hive.OpenTxnRequest(num_txns=1, user="tester", hostname="test-host")).txn_ids[0]
+
+    def write_ids(txn: int) -> list[tuple[int, int]]:
+        rqst = hive.AllocateTableWriteIdsRequest(dbName="waggle_sales", tableName="acid_t", txnIds=[txn])
+        return [(p.txnId, p.writeId) for p in client.allocate_table_write_ids(rqst).txnToWriteIds]
+
+    try:
+        client.create_table(acid)
+        # The member's ids run ahead of the primary's, so an id left untranslated can't pass for the client's.
+        ahead = direct.open_txns(hive.OpenTxnRequest(num_txns=5, user="tester", hostname="test-host")).txn_ids
+        direct.abort_txns(hive.AbortTxnsRequest(txn_ids=ahead))
+        start = client.get_current_notificationEventId().eventId
+        member_start = direct.get_current_notificationEventId().eventId
+        committed = opened(client)
+        first = write_ids(committed)
+        client.commit_txn(hive.CommitTxnRequest(txnid=committed))
+        aborted = opened(client)
+        second = write_ids(aborted)
+        client.abort_txn(hive.AbortTxnRequest(txnid=aborted))
+        real = opened(direct)  # a transaction the proxy did not open: merged views show it encoded
+        before = {t.id for t in client.get_open_txns_info().open_txns}
+        direct.abort_txn(hive.AbortTxnRequest(txnid=real))
+        events = client.get_next_notification(hive.NotificationEventRequest(lastEvent=start)).events
+        raw = direct.get_next_notification(hive.NotificationEventRequest(lastEvent=member_start)).events
+        again = client.get_next_notification(hive.NotificationEventRequest(lastEvent=start)).events
+    finally:
+        client.close()
+        direct.close()
+
+    (shown_real,) = [t for t in before if t & ((1 << 44) - 1) == real and t != real]
+    assert first == [(committed, 1)] and second == [(aborted, 2)]
+    # As the member wrote them: its own ids, and an OPEN_TXN of each transaction the proxy opened there.
+    raw_ids = [(e.eventType, json.loads(e.message).get("txnid")) for e in raw]
+    assert [kind for kind, _ in raw_ids] == [
+        "OPEN_TXN",
+        "ALLOC_WRITE_ID_EVENT",
+        "COMMIT_TXN",
+        "OPEN_TXN",
+        "ALLOC_WRITE_ID_EVENT",
+        "ABORT_TXN",
+        "OPEN_TXN",
+        "ABORT_TXN",
+    ]
+    assert raw_ids[2][1] not in (committed, aborted) and raw_ids[5][1] not in (committed, aborted)
+    messages = [(e.eventType, e.dbName, e.tableName, json.loads(e.message)) for e in events]
+    # Hive 3.1's listener records these with table " " and the databaseless ones with database "null".
+    assert [m[:3] for m in messages] == [
+        ("ALLOC_WRITE_ID_EVENT", "waggle_sales", " "),
+        ("COMMIT_TXN", "null", " "),
+        ("ALLOC_WRITE_ID_EVENT", "waggle_sales", " "),
+        ("ABORT_TXN", "null", " "),
+        ("OPEN_TXN", "null", " "),
+        ("ABORT_TXN", "null", " "),
+    ]
+    assert bodies_table(messages) == ["acid_t", "acid_t"]
+    bodies = [m[3] for m in messages]
+    assert (bodies[0]["dbName"], bodies[0]["txnIdList"], bodies[0]["writeIdList"]) == ("waggle_sales", [committed], [1])
+    assert bodies[1]["txnid"] == committed
+    assert (bodies[2]["txnIdList"], bodies[2]["writeIdList"]) == ([aborted], [2])
+    assert bodies[3]["txnid"] == aborted
+    assert (bodies[4]["fromTxnId"], bodies[4]["toTxnId"]) == (shown_real, shown_real)
+    assert bodies[5]["txnid"] == shown_real
+    assert [e.eventId for e in events] == list(range(start + 1, start + 7))
+    assert [(e.eventId, e.message) for e in again] == [(e.eventId, e.message) for e in events]  # read the same again
+
+
+def test_status_names_a_member_whose_notification_settings_disagree_with_the_primarys(metastores, tmp_path):
+    """`hmsproxy status` (hmsproxy_describe): a third metastore, a 2.3 set up with another batch size and
+    dml events on, is named with each key that differs from what the proxy answers get_config_value
+    with (the primary's); the 3.1 member, set up alike, is not."""
+    odd_conf = {"hive.metastore.batch.retrieve.max": "100", "hive.metastore.dml.events": "true"}
+    odd = LocalMetastore(free_port(), tmp_path / "odd", hive_conf=odd_conf, name="notif-odd", notifications=False)
+    try:
+        odd.start()
+        config = federation(metastores, store_dir=tmp_path / "store")
+        other = replace(config.federated[0], name="odd", uris=(odd.uri,), database_prefix="odd_")
+        config = replace(config, federated=(*config.federated, other))
+        with served(config) as server:
+            client = proxy_client(server)
+            try:
+                status = client.hmsproxy_describe()
+                asked = client.get_config_value("hive.metastore.batch.retrieve.max", "")
+            finally:
+                client.close()
+    finally:
+        odd.stop()
+    warnings = [line for line in status.splitlines() if line.startswith("notifications: ")]
+    assert asked == "300"
+    assert warnings == [
+        "notifications: metastore 'odd' has hive.metastore.dml.events=true, but the proxy answers get_config_value "
+        "with the primary's false: set it alike on every metastore",
+        "notifications: metastore 'odd' has hive.metastore.batch.retrieve.max=100, but the proxy answers get_config_value "
+        "with the primary's 300: set it alike on every metastore",
+    ]
+
+
+def bodies_table(messages) -> list[str]:
+    return [body["tableName"] for *_, body in messages if "tableName" in body]
 
 
 def test_a_member_killed_and_restarted_loses_and_repeats_nothing(metastores, tmp_path):

@@ -68,3 +68,33 @@ def test_hive_2_3_repl_dump_through_the_proxy_reads_the_merged_log(hive_cli, pro
     assert own_events[own_last][0] == fed_events[fed_last][0] == "EVENT_CREATE_TABLE"
     assert (own_events[own_last][1]["2"]["str"], own_events[own_last][1]["1"]["str"]) == ("notif_repl", "t2")
     assert (fed_events[fed_last][1]["2"]["str"], fed_events[fed_last][1]["1"]["str"]) == ("waggle_sales", "t_repl")
+
+
+def test_hive_2_3_repl_load_of_dumps_made_through_the_proxy(hive_cli, proxy, proxy_config, federated_dbs, tmp_path):
+    """The other half of replication: a bootstrap dump of a federated database and an incremental dump
+    from the merged log, both made through the proxy, loaded by the Hive 2.3 CLI (through the proxy)
+    into a new database of the primary; the incremental load brings the table created in between."""
+    conf = ("--hiveconf", f"hive.repl.rootdir={(tmp_path / 'repl').as_uri()}")
+    with proxy_config(notifying):
+        first = hive_cli(proxy.uri, "CREATE TABLE waggle_sales.t_load1 (id INT);\nREPL DUMP waggle_sales;\n", args=conf)
+        assert first.returncode == 0, first.stderr[-3000:]
+        ((bootstrap, fed_from),) = dumped(first)
+        second = hive_cli(
+            proxy.uri,
+            f"REPL LOAD notif_loaded FROM '{bootstrap.as_uri()}';\n"
+            "CREATE TABLE waggle_sales.t_load2 (id INT);\n"
+            f"REPL DUMP waggle_sales FROM {fed_from};\n",
+            args=conf,
+        )
+        assert second.returncode == 0, second.stderr[-3000:]
+        ((incremental, last),) = dumped(second)
+        third = hive_cli(
+            proxy.uri,
+            f"REPL LOAD notif_loaded FROM '{incremental.as_uri()}';\nSHOW TABLES IN notif_loaded;\nREPL STATUS notif_loaded;\n"
+            "DROP DATABASE notif_loaded CASCADE;\nDROP TABLE waggle_sales.t_load1;\nDROP TABLE waggle_sales.t_load2;\n",
+            args=conf,
+        )
+        assert third.returncode == 0, third.stderr[-3000:]
+    lines = third.stdout.split()
+    assert "t_load1" in lines and "t_load2" in lines
+    assert str(last) in lines  # REPL STATUS: the loaded database is at the merged log's id of its last event

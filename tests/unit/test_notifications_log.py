@@ -99,6 +99,53 @@ def test_hidden_databases_and_member_transactions_are_passed_over_and_ids_stay_d
     assert (log.mark("primary"), log.mark("waggle")) == (2, 4)
 
 
+class Bound:
+    """The transactions feature's answers about bindings (what merging asks it): primary id 7 is bound
+    to the member's real transaction 40; other member ids are encoded as merged views show them."""
+
+    def __init__(self):
+        self.bindings = {7: ("waggle", 40)}
+
+    def event_txn_ids(self, metastore, reals, primary):
+        bound = {real: proxy for proxy, (m, real) in self.bindings.items() if m == metastore and real in reals}
+        return {r: bound.get(r, (1 << 44) | r) for r in reals}, frozenset(bound)
+
+    def bound_elsewhere(self, primary_txns, primary):
+        return frozenset(t for t in primary_txns if t in self.bindings)
+
+
+def test_member_transaction_events_carry_the_ids_clients_hold_and_twins_are_passed_over(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    merger, transactions = Merger(log), Bound()
+    merger.pull(logs, router, transactions)
+    logs.add("primary", "OPEN_TXN", None, message={"fromTxnId": 7, "toTxnId": 7, "txnIds": None})  # the client's open
+    logs.add("waggle", "OPEN_TXN", None, message={"fromTxnId": 40, "toTxnId": 40, "txnIds": None})  # the proxy's, bound: over
+    logs.add("primary", "COMMIT_TXN", None, message={"txnid": 7})  # the empty twin's commit: over
+    logs.add("waggle", "ALLOC_WRITE_ID_EVENT", "sales", "t", message={"dbName": "sales", "txnIdList": [40], "writeIdList": [3]})
+    logs.add("waggle", "COMMIT_TXN", None, message={"txnid": 40})
+    logs.add("waggle", "OPEN_TXN", None, message={"fromTxnId": 41, "toTxnId": 42, "txnIds": None})  # not through the proxy
+    logs.add("waggle", "ALLOC_WRITE_ID_EVENT", "hr", "t", message={"dbName": "hr", "txnIdList": [41], "writeIdList": [1]})  # hidden db
+    merger.pull(logs, router, transactions)
+    served = [(e.eventType, e.dbName, json.loads(e.message)) for e in next_events(log, logs, router, 0, None)]
+    assert served == [
+        ("OPEN_TXN", None, {"fromTxnId": 7, "toTxnId": 7, "txnIds": None}),
+        ("ALLOC_WRITE_ID_EVENT", "waggle_sales", {"dbName": "waggle_sales", "txnIdList": [7], "writeIdList": [3]}),
+        ("COMMIT_TXN", None, {"txnid": 7}),
+        ("OPEN_TXN", None, {"fromTxnId": (1 << 44) | 41, "toTxnId": (1 << 44) | 42, "txnIds": None}),
+    ]
+    transactions.bindings = {}  # bindings swept later: the events read as merged
+    assert [(e.eventType, e.dbName, json.loads(e.message)) for e in next_events(log, logs, router, 0, None)] == served
+
+
+def test_without_the_transactions_feature_member_transaction_events_stay_passed_over(store, router):
+    logs, log = Logs(), NotificationLog(store)
+    Merger(log).pull(logs, router)
+    logs.add("waggle", "COMMIT_TXN", "null", message={"txnid": 40})
+    logs.add("primary", "COMMIT_TXN", "null", message={"txnid": 7})
+    Merger(log).pull(logs, router)
+    assert [(e.eventType, e.dbName, e.message) for e in next_events(log, logs, router, 0, None)] == [("COMMIT_TXN", "null", '{"txnid": 7}')]
+
+
 def test_a_long_log_is_read_and_appended_in_batches_of_at_most_1000(store, router):
     logs, log = Logs(), NotificationLog(store)
     Merger(log).pull(logs, router)

@@ -3,10 +3,9 @@
 notifications:
   federate: true     # merge every metastore's notification log into one (default: false)
 
-Off by default: the merged log does not yet carry the member metastores' transaction (ACID) events
-(docs/notifications.md, "Not done"). Turned on by default it would hand a consumer such as REPL DUMP
-a log that looks complete and is not; off, the calls go to
-the primary as they always did, which consumers already know how to live with.
+Off by default: turning it on changes the event ids every consumer sees (the primary's, then the
+proxy's), which an upgrade must not do to a running Impala or REPL DUMP behind its back
+(docs/notifications.md, "Off by default, and why"); off, the calls go to the primary as they always did.
 """
 
 from __future__ import annotations

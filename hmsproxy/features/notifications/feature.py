@@ -5,17 +5,22 @@ before."""
 
 from __future__ import annotations
 
+import logging
+
 from hmsproxy.config.model import Config
 from hmsproxy.features.notifications.config import SECTION
 from hmsproxy.features.notifications.filters import of_count_request, of_events_request
 from hmsproxy.features.notifications.labelling import Labeller
 from hmsproxy.features.notifications.merging import Merger
 from hmsproxy.features.notifications.serving import next_events
+from hmsproxy.features.notifications.settings_check import disagreements
 from hmsproxy.features.notifications.store import NOTIFICATIONS_SCHEMA, NotificationLog
 from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.platform import Feature, Platform
 from hmsproxy.protocol import idl
+from hmsproxy.upstream.session import Session
 
+log = logging.getLogger(__name__)
 hive = idl.hive
 P = idl.HmsProxy
 
@@ -45,15 +50,24 @@ class Notifications(Feature):
         return not self.federate
 
     def describe(self) -> list[str]:
+        """`hmsproxy status`: where the merged log is, and each member setting that disagrees with the
+        primary's answer to get_config_value (settings_check.py), also logged."""
         if not self.federate:
             return []
-        return [f"Notifications: merged log at event {self.log.current()}"]
+        session = Session(self.platform.backends, "hmsproxy")
+        try:
+            warnings = disagreements(session, self.platform.router())
+        finally:
+            session.close()
+        for line in warnings:
+            log.warning("%s", line)
+        return [f"Notifications: merged log at event {self.log.current()}", *warnings]
 
     def on_request(self, call: Call):
         if not self.federate:  # a reload turned it off while this call was on its way
             return None
         # Pull first, so a change the client just made through the proxy is in the answer.
-        self.merger.pull(call.session, call.router)
+        self.merger.pull(call.session, call.router, self.platform.features.get("transactions"))
         call.backend = "*"
         if call.spec.name == "get_current_notificationEventId":
             return P.get_current_notificationEventId_result(success=hive.CurrentNotificationEventId(eventId=self.log.current()))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.features.notifications.model import BATCH, Label, Pulled
+from hmsproxy.features.notifications.txn_events import DATABASELESS, TXN_EVENTS, decide
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -30,9 +31,6 @@ log = logging.getLogger(__name__)
 hive = idl.hive
 P = idl.HmsProxy
 
-#: Events of transactions carry the ids of the metastore that wrote them; the transactions feature's
-#: encoding of them is not applied yet, so only the primary's (whose ids clients hold) are merged.
-TXN_EVENTS = frozenset({"OPEN_TXN", "COMMIT_TXN", "ABORT_TXN", "ALLOC_WRITE_ID", "ACID_WRITE"})
 #: Pages read from one metastore in one pull, at most (a pull that falls this far behind goes on next time).
 MAX_PAGES = 100
 
@@ -43,17 +41,19 @@ class Merger:
         #: One pull at a time in this process (other proxies are kept in step by the store).
         self._pulling = threading.Lock()
 
-    def pull(self, session: Session, router: Router) -> None:
+    def pull(self, session: Session, router: Router, transactions=None) -> None:
+        """`transactions`: the transactions feature, whose bindings give members' transaction events
+        the ids clients hold (txn_events.py); None passes those events over."""
         with self._pulling:
             for naming in router.namings:
                 try:
-                    self._pull_one(session, router, naming)
+                    self._pull_one(session, router, naming, transactions)
                 except BackendUnavailable as e:
                     log.info("notifications: '%s' is unavailable, the merged log goes on without it: %s", naming.name, e)
                 except TApplicationException as e:
                     log.warning("notifications: '%s' did not give its events: %s", naming.name, e)
 
-    def _pull_one(self, session: Session, router: Router, naming: MetastoreNaming) -> None:
+    def _pull_one(self, session: Session, router: Router, naming: MetastoreNaming, transactions) -> None:
         metastore = naming.metastore
         current = session.call(metastore, "get_current_notificationEventId", P.get_current_notificationEventId_args(), read_only=True)
         current_id = current.success.eventId
@@ -75,16 +75,21 @@ class Merger:
             events = events.success.events or []
             if not events:
                 return
-            page = Pulled(tuple(Label.of(e) for e in events if self._shown(router, naming, e)), events[-1].eventId)
+            txns = decide(transactions, naming.name, router.primary.name, events)
+            shown = tuple(Label.of(e) for e in events if self._shown(router, naming, e, txns))
+            page = Pulled(shown, events[-1].eventId, txns.client_ids if txns is not None else {})
             if not self.log.append(naming.name, mark, page):
                 log.debug("notifications: another proxy merged '%s' first; reading its mark again", naming.name)
             mark = self.log.mark(naming.name)
 
     @staticmethod
-    def _shown(router: Router, naming: MetastoreNaming, event) -> bool:
+    def _shown(router: Router, naming: MetastoreNaming, event, txns) -> bool:
         primary = naming is router.primary
-        if event.eventType in TXN_EVENTS and not primary:
-            return False
+        if event.eventType in TXN_EVENTS:
+            if txns is None or event.eventId in txns.passed_over:
+                return False
+            if event.eventType in DATABASELESS:
+                return True
         if not event.dbName:  # an event of no database: only the primary's mean anything to clients
             return primary
         if router.client_name(naming, event.dbName) is None:

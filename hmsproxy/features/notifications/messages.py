@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hmsproxy.protocol import idl
 
@@ -33,6 +33,10 @@ OBJECT_KEYS: dict[str, type] = {
     "uniqueConstraintListJson": hive.SQLUniqueConstraint,
     "notNullConstraintListJson": hive.SQLNotNullConstraint,
 }
+#: Keys of transaction ids in ACID events' messages (Hive 3.1.3's JSONOpenTxnMessage,
+#: JSONCommitTxnMessage, JSONAbortTxnMessage, JSONAllocWriteIdMessage; `txnid` also Hive 4's ACID_WRITE).
+TXN_ID_KEYS = ("txnid", "fromTxnId", "toTxnId")
+TXN_ID_LIST_KEYS = ("txnIds", "txnIdList")
 #: The fields naming a database, by struct (a Database's own name is its `name`).
 _DB_FIELDS = ("dbName", "table_db", "pktable_db", "fktable_db")
 
@@ -47,30 +51,53 @@ _FIELD_IDS = {struct: _db_field_ids(struct) for struct in set(OBJECT_KEYS.values
 GZIP_PREFIX = "gzip"
 
 
-def rewrite_message(message: str, message_format: str | None, rename: Rename) -> str:
-    """`message` with every database name in it renamed; in the format it came in."""
-    if message_format and message_format.startswith(GZIP_PREFIX):
-        plain = gzip.decompress(base64.b64decode(message)).decode("utf-8")
-        return base64.b64encode(gzip.compress(_rewrite_json(plain, rename).encode("utf-8"))).decode("ascii")
-    return _rewrite_json(message, rename)
-
-
-def _rewrite_json(message: str, rename: Rename) -> str:
-    try:
-        body = json.loads(message)
-    except ValueError:  # not a format we know: as it is
-        return message
-    if not isinstance(body, dict):
+def rewrite_message(message: str, message_format: str | None, rename: Rename, txns: Mapping[int, int] | None = None) -> str:
+    """`message` with every database name in it renamed, and the transaction ids `txns` maps as clients
+    hold them (txn_events.py); in the format it came in."""
+    body = decoded_body(message, message_format)
+    if body is None:  # not a format we know: as it is
         return message
     if isinstance(body.get("db"), str):
         body["db"] = rename(body["db"])
+    if isinstance(body.get("dbName"), str):  # Hive 3.1's ALLOC_WRITE_ID_EVENT
+        body["dbName"] = rename(body["dbName"])
     for key, struct in OBJECT_KEYS.items():
         value = body.get(key)
         if isinstance(value, str):
             body[key] = _rewrite_object(value, struct, rename)
         elif isinstance(value, list):
             body[key] = [_rewrite_object(v, struct, rename) if isinstance(v, str) else v for v in value]
-    return json.dumps(body, separators=(",", ":"))
+    if txns:
+        _rewrite_txn_ids(body, txns)
+    plain = json.dumps(body, separators=(",", ":"))
+    if message_format and message_format.startswith(GZIP_PREFIX):
+        return base64.b64encode(gzip.compress(plain.encode("utf-8"))).decode("ascii")
+    return plain
+
+
+def decoded_body(message: str | None, message_format: str | None) -> dict | None:
+    """The JSON object of a message (gunzipped first for Hive 4's gzip formats); None if it is none."""
+    if not message:
+        return None
+    try:
+        if message_format and message_format.startswith(GZIP_PREFIX):
+            message = gzip.decompress(base64.b64decode(message)).decode("utf-8")
+        body = json.loads(message)
+    except (ValueError, OSError, EOFError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _rewrite_txn_ids(body: dict, txns: Mapping[int, int]) -> None:
+    def swap(value):
+        return txns.get(value, value) if isinstance(value, int) else value
+
+    for key in TXN_ID_KEYS:
+        if key in body:
+            body[key] = swap(body[key])
+    for key in TXN_ID_LIST_KEYS:
+        if isinstance(body.get(key), list):
+            body[key] = [swap(v) for v in body[key]]
 
 
 def _rewrite_object(encoded: str, struct: type, rename: Rename) -> str:

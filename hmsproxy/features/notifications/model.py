@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 #: Events asked of a metastore per call, and rows appended per store transaction (Impala's batch size).
 BATCH = 1000
@@ -43,6 +44,8 @@ class Pulled:
 
     shown: tuple[Label, ...]
     last: int
+    #: For shown transaction events of a member, by its event id: real txn id -> the client's (txn_events.py).
+    txn_ids: Mapping[int, Mapping[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The notification calls answered from the merged log: each event fetched from its metastore by its
-own id, with the proxy's id and the federation's names; a request's filters (filters.py) applied to
+own id, with the proxy's id, the federation's names and (members' transaction events) the
+transaction ids clients hold, as merged; a request's filters (filters.py) applied to
 the log's labels in the store, so a filtered page is read as one query, and tested again on each
 event fetched (events merged before labels were kept may have none yet)."""
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.features.notifications.messages import rewrite_message
 from hmsproxy.features.notifications.model import BATCH, NO_FILTER, Label, LogFilter, Merged
+from hmsproxy.features.notifications.txn_events import DATABASELESS
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.wire import BackendUnavailable
 
@@ -38,7 +40,7 @@ def next_events(
         page = log_.after(last, size) if where.empty else log_.after_filtered(last, size, where)
         if not page:
             break
-        events, whole = _fetched(session, router, page, where)
+        events, whole = _fetched(log_, session, router, page, where)
         out += events
         if not whole:
             break
@@ -46,7 +48,7 @@ def next_events(
     return out
 
 
-def _fetched(session: Session, router: Router, page: list[Merged], where: LogFilter) -> tuple[list, bool]:
+def _fetched(log_: NotificationLog, session: Session, router: Router, page: list[Merged], where: LogFilter) -> tuple[list, bool]:
     """`page`'s events as clients see them, in proxy-id order, and whether the page was served whole.
 
     An event whose metastore can't answer now ends the answer before it (False): the consumer gets
@@ -69,12 +71,13 @@ def _fetched(session: Session, router: Router, page: list[Merged], where: LogFil
             log.info("notifications: events of '%s' unavailable now, the answer stops before them: %s", name, e)
             down.add(name)
     out = []
+    txns = log_.client_txn_ids([m.proxy_id for m in page if m.metastore != router.primary.name])
     for m in page:
         if m.metastore in down:
             return out, False
         event = found.get((m.metastore, m.backend_id))
         if event is not None and where.accepts(m.metastore, Label.of(event)):
-            out.append(_as_client_sees(router, router.by_name[m.metastore], event, m.proxy_id))
+            out.append(_as_client_sees(router, router.by_name[m.metastore], event, m.proxy_id, txns.get(m.proxy_id)))
     return out, True
 
 
@@ -93,14 +96,16 @@ def events_by_id(session: Session, naming: MetastoreNaming, ids: list[int]):
         last = events[-1].eventId
 
 
-def _as_client_sees(router: Router, naming: MetastoreNaming, event, proxy_id: int):
+def _as_client_sees(router: Router, naming: MetastoreNaming, event, proxy_id: int, txns: dict[int, int] | None = None):
     def rename(backend_db: str) -> str:
         return router.client_name(naming, backend_db) or naming.to_client(backend_db)
 
     shown = copy.copy(event)
     shown.eventId = proxy_id
-    if event.dbName:
+    if event.dbName and event.eventType not in DATABASELESS:
         shown.dbName = rename(event.dbName)
-    if not naming.identity:  # a metastore whose names clients see as they are (a PREFIXED primary): nothing to rename
-        shown.message = rewrite_message(event.message, event.messageFormat, rename)
+    # A metastore whose names clients see as they are (a PREFIXED primary) has nothing to rename, and
+    # only members' transaction events carry ids to translate (txns).
+    if not naming.identity or txns:
+        shown.message = rewrite_message(event.message, event.messageFormat, rename, txns)
     return shown

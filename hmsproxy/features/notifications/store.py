@@ -1,9 +1,10 @@
 """The merged notification log as the store keeps it: the `notifications` component.
 
-Three tables: the log (proxy id -> metastore and its event id, both unique), each metastore's
+Four tables: the log (proxy id -> metastore and its event id, both unique), each metastore's
 high-water mark (the last of its event ids merged or passed over), and each event's label (type,
 database, table: what Hive 4's filters and `get_notification_events_count` look at), written with
-the log row since store version 2. Every proxy on one store appends
+the log row since store version 2, and (version 3) the client's transaction ids inside members'
+transaction events. Every proxy on one store appends
 to the same log, so they hand out the same id for the same event, and a restarted proxy goes on where
 the log ends. An append is one transaction per batch that checks the mark it started from: a proxy
 that lost a race (the mark moved, or an id it chose was taken) appends nothing and re-reads.
@@ -71,6 +72,17 @@ labels = Table(
 )
 
 
+#: The client's transaction ids inside a member's transaction events (txn_events.py), decided when
+#: merged so an event reads the same for ever: (proxy id, the metastore's real id) -> the client's id.
+txn_ids = Table(
+    "hmsproxy_notif_txn_ids",
+    metadata,
+    Column("proxy_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("real_txn", BigInteger, primary_key=True, autoincrement=False),
+    Column("client_txn", BigInteger, nullable=False),
+)
+
+
 def _m001_log(conn: Connection) -> None:
     log_table.create(conn)
     marks.create(conn)
@@ -80,8 +92,12 @@ def _m002_labels(conn: Connection) -> None:
     labels.create(conn)
 
 
+def _m003_txn_ids(conn: Connection) -> None:
+    txn_ids.create(conn)
+
+
 #: Append-only: never edit or reorder a released migration.
-NOTIFICATIONS_SCHEMA = StoreSchema(COMPONENT, (_m001_log, _m002_labels))
+NOTIFICATIONS_SCHEMA = StoreSchema(COMPONENT, (_m001_log, _m002_labels, _m003_txn_ids))
 
 #: On PostgreSQL appenders take turns (held until commit): each numbers its batch from max + 1, which
 #: concurrent transactions would pick alike. SQLite's writers queue already (BEGIN IMMEDIATE).
@@ -128,9 +144,26 @@ class NotificationLog:
                         [{"proxy_id": first + i, "metastore": metastore, "backend_id": s.backend_id} for i, s in enumerate(page.shown)],
                     )
                     conn.execute(labels.insert(), [_label_row(first + i, s) for i, s in enumerate(page.shown)])
+                    rows = [
+                        {"proxy_id": first + i, "real_txn": real, "client_txn": client}
+                        for i, s in enumerate(page.shown)
+                        for real, client in page.txn_ids.get(s.backend_id, {}).items()
+                    ]
+                    if rows:
+                        conn.execute(txn_ids.insert(), rows)
             return True
         except IntegrityError:  # an id taken meanwhile: the transaction rolled back, the caller re-reads
             return False
+
+    def client_txn_ids(self, proxy_ids: list[int]) -> dict[int, dict[int, int]]:
+        """proxy id -> (real txn id -> the client's), for those of `proxy_ids` that name transactions."""
+        found: dict[int, dict[int, int]] = {}
+        with self._store.reading() as conn:
+            for i in range(0, len(proxy_ids), 500):  # bounded IN lists
+                rows = conn.execute(select(txn_ids).where(txn_ids.c.proxy_id.in_(proxy_ids[i : i + 500])))
+                for r in rows:
+                    found.setdefault(r.proxy_id, {})[r.real_txn] = r.client_txn
+        return found
 
     def current(self) -> int:
         """The last proxy id handed out (0 for an empty log)."""

@@ -150,6 +150,24 @@ class Transactions(Feature):
         known_locks = {real: self.bindings.encode(note.metastore, real, primary) for real in locks}
         return rewrite_ids(message, known_txns, {**known_locks, **note.locks})
 
+    # -- for the notifications feature (which finds this one by name): ids inside events ---------------
+
+    def event_txn_ids(self, metastore: str, reals, primary: str) -> tuple[dict[int, int], frozenset[int]]:
+        """For transaction ids named in `metastore`'s notification events: real id -> the id clients
+        hold (a binding's, else encoded as merged views show it), and the reals the proxy opened there
+        for a client's transaction (bound: that transaction's OPEN_TXN is the primary's)."""
+        reals = set(reals)
+        if metastore == primary:
+            return {r: r for r in reals}, frozenset()
+        bound = self.bindings.repo.proxy_ids(primary, metastore, reals) if reals else {}
+        return self.bindings.proxy_txn_ids(metastore, reals, primary), frozenset(bound)
+
+    def bound_elsewhere(self, primary_txns, primary: str) -> frozenset[int]:
+        """Those of the primary's transaction ids bound to another metastore: the primary's own
+        transaction under that id is the empty twin the proxy committed when binding."""
+        found = self.bindings.repo.bindings_of(primary, primary_txns)
+        return frozenset(t for t, place in found.items() if place.metastore != primary)
+
     def _open_txn_ids(self, metastore: str) -> set[int]:
         """The real ids of `metastore`'s open transactions, asked on the proxy's own connection (sweep.py)."""
         session = Session(self.platform.backends, "hmsproxy")

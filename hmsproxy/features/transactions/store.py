@@ -115,6 +115,17 @@ class TxnRepository:
             rows = conn.execute(select(bindings).where(c.primary_name == primary, c.proxy_txn >= low, c.proxy_txn <= high))
             return {row.proxy_txn: Place(row.metastore, row.real_txn) for row in rows}
 
+    def bindings_of(self, primary: str, proxy_txns: Iterable[int]) -> dict[int, Place]:
+        """proxy id -> place, for those of `proxy_txns` that are bound."""
+        wanted = sorted(set(proxy_txns))
+        found: dict[int, Place] = {}
+        c = bindings.c
+        with self._store.reading() as conn:
+            for i in range(0, len(wanted), 500):  # bounded IN lists
+                rows = conn.execute(select(bindings).where(c.primary_name == primary, c.proxy_txn.in_(wanted[i : i + 500])))
+                found.update({row.proxy_txn: Place(row.metastore, row.real_txn) for row in rows})
+        return found
+
     def bind(self, primary: str, proxy_txn: int, place: Place) -> Place:
         """Record the binding; if another process bound this transaction first, its binding (the winner)."""
         values = dict(primary_name=primary, proxy_txn=proxy_txn, metastore=place.metastore, real_txn=place.real, bound_at=time.time())
