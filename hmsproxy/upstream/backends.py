@@ -24,14 +24,14 @@ from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.protocol.required import unset_required
-from hmsproxy.protocol.results import declared_error, put_exception
+from hmsproxy.protocol.results import declared_error, declared_fields, put_exception
 from hmsproxy.upstream.breaker import Breaker
 from hmsproxy.upstream.cache.follower import NotificationFollower
 from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.hedging import Hedging
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.slots import BackendSlots
-from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable
+from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable, check_catalog
 from hmsproxy.upstream.wire import BackendUnavailable, Connection, SaslSettings, ThriftConnection, in_order
 
 log = logging.getLogger(__name__)
@@ -370,6 +370,7 @@ class Backends:
     def _translated(conn: Connection, method: str, args, tr: Translation):
         result = getattr(idl.HmsProxy, method + "_result")()
         try:
+            check_catalog(args, declared_fields(result))
             target_args = tr.build(args)
         except Untranslatable as e:
             put_exception(result, e.error)

@@ -105,6 +105,23 @@ def _default_catalog_only(catalog: str | None, error_cls):
         )
 
 
+#: The fields a Hive 3/4 request names its catalog in.
+CATALOG_FIELDS = ("catName", "catalogName", "cat_name")
+
+
+def check_catalog(args, declared: dict) -> None:
+    """Untranslatable unless the request names the default catalog or none: an older call has no
+    catalog, and would act on the default catalog's object of the same name (drop it, even).
+    `declared`: the exceptions the client's method declares (protocol.results.declared_fields)."""
+    error_cls = hive.NoSuchObjectException if hive.NoSuchObjectException in declared else hive.InvalidObjectException
+    for name in args.thrift_spec.values():
+        request = getattr(args, name[1], None)
+        for field in CATALOG_FIELDS:
+            catalog = getattr(request, field, None)
+            if isinstance(catalog, str):
+                _default_catalog_only(catalog, error_cls)
+
+
 def _create_database(a):
     r = a.createDatabaseRequest
     _default_catalog_only(r.catalogName, hive.InvalidObjectException)

@@ -56,6 +56,16 @@ def test_drop_database_req_ignores_a_missing_database_only_when_asked(handler, p
         drop(ignore=False)
 
 
+def test_a_request_naming_another_catalog_never_acts_on_the_default_catalogs_object(handler, primary):
+    """An older call has no catalog: sent as is, dropping spark's `shop` would drop hive's (the fuzz found it)."""
+    request = hive.DropDatabaseRequest(name="shop", catalogName="spark", ignoreUnknownDb=False, deleteData=False, cascade=False)
+    with pytest.raises(hive.NoSuchObjectException, match="catalog spark not found"):
+        call(handler, "drop_database_req", req=request)
+    assert primary.get_database("shop").name == "shop"
+    with pytest.raises(hive.NoSuchObjectException, match="catalog spark not found"):
+        call(handler, "get_partitions_req", req=hive.PartitionsRequest(catName="spark", dbName="shop", tblName="t"))
+
+
 def test_what_2_3_cannot_store_fails_the_call_instead_of_vanishing(handler, primary):
     unique = hive.SQLUniqueConstraint(table_db="shop", table_name="strict", column_name="id", uk_name="uk")
     request = hive.CreateTableRequest(table=table("shop", "strict"), uniqueConstraints=[unique])

@@ -224,8 +224,8 @@ class Transactions(Feature):
 
     def _heartbeat(self, call: Call):
         ids_, primary = call.args.ids, call.router.primary.name
-        lock = self.locate_lock(ids_.lockid, primary) if ids_.lockid else None
-        txn = self.locate_txn(call, ids_.txnid) if ids_.txnid else None
+        txn = self.locate_txn(call, ids_.txnid) if ids_.txnid else None  # first, as Hive checks them
+        lock = self._lock_or_primarys(ids_.lockid, primary) if ids_.lockid else None
         place = txn or lock
         if place is None or (place.metastore == primary and (lock is None or lock.metastore == primary)):
             return None
@@ -326,6 +326,14 @@ class Transactions(Feature):
             return self.bindings.locate_lock(proxy_lock, primary)
         except UnknownId:
             raise ProxyError(f"hmsproxy: no such lock lockid:{proxy_lock} (its id names no metastore)") from None
+
+    def _lock_or_primarys(self, proxy_lock: int, primary: str) -> Place:
+        """A heartbeat's lock: an id no metastore gave goes to the primary, which answers for it after
+        its check of the transaction, in Hive's order (NoSuchTxn before NoSuchLock)."""
+        try:
+            return self.bindings.locate_lock(proxy_lock, primary)
+        except UnknownId:
+            return Place(primary, proxy_lock)
 
     def bind(self, call: Call, proxy_txn: int, metastore: str, *, user: str, host: str | None = None, agent: str | None = None) -> Place:
         """Where the transaction works from now on: `metastore`, opened there on its first call (module doc)."""
