@@ -123,6 +123,9 @@ class Handler:
         self.directory.forget()
         self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
         self.router = Router(config, self.directory)
+        # Shortcuts name the router they were made on; dropping them all here also keeps the hit loop
+        # in C, which compares them with the router it was given, from serving one made before.
+        self.shortcuts.forget_all()
         self.features.configure(config)
         self.fastpath.features_changed()  # which hooks are idle may have changed with the config
 
