@@ -93,6 +93,8 @@ class Handler:
         )
         self.router: Router
         self.fanout: FanOutCalls
+        #: Which code answers repeated reads (downstream/server.py sets it when it serves this handler).
+        self.serving_path = "Python (no server attached)"
         self.apply_config(config)
 
     def install(self, *feature_classes: type[Feature]) -> None:
@@ -326,7 +328,7 @@ class Handler:
         from hmsproxy.config import describe
 
         sections = [f.config_section for f in self.features if f.config_section is not None]
-        lines = [describe(self.config, sections), "", "backends:"]
+        lines = [describe(self.config, sections), "", f"repeated reads: {self.serving_path}", "", "backends:"]
         for m in self.config.metastores:
             st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]
