@@ -3,9 +3,10 @@
 A read relayed moments ago is relayed again as the client sent it (pipeline/shortcuts.py). In
 Python a hit still costs some thirty function calls, each paid with cold caches after the
 metastore's wait, and that kept hmsproxy above a bare byte forwarder (docs/benchmark.md, #28).
-`serve_hits` (protocol/_hits.c) reads the client's calls itself and serves each hit whole: the
-shortcut found as FastPath.shortcut finds it, the call registered with the circuit breaker as
-Breaker.enter does, the C exchange, the metastore counted as answering, the answer sent. It
+`HitLoop.serve` (protocol/_hits.c) reads the client's calls itself and serves each hit whole: the
+shortcut found as FastPath.shortcut finds it, the call admitted by the same Gate as Breaker.enter
+admits the Python path's (protocol/_gate.c: a tripped or capped metastore, or a sleeping watchdog,
+leave it to Python), the C exchange, the metastore counted as answering, the answer sent. It
 returns here only for what a hit cannot do:
 
 - a call that is not a hit (any other method, an expired or missing shortcut, a caller, a config
@@ -20,7 +21,7 @@ returns here only for what a hit cannot do:
   keeps the method off this loop.
 
 It runs for a client on a plain socket (no TLS, no SASL: their bytes are not the socket's) with the
-buffered transport, when the C walker is built. A method is served here when a shortcut may be kept
+buffered transport; `ProxyServer.serving_path` says so for `hmsproxy status`. A method is served here when a shortcut may be kept
 for it and no feature has an on_arrival hook for it (limits: their verdict is per call).
 """
 
@@ -33,21 +34,17 @@ import time
 from thriftpy2.transport import TCyBufferedTransport, TTransportException
 
 from hmsproxy.pipeline.shortcuts import MAX_KEY_BYTES, is_read
+from hmsproxy.protocol._thriftwalk import H_FAILED as FAILED
+from hmsproxy.protocol._thriftwalk import H_FLUSH as FLUSH
+from hmsproxy.protocol._thriftwalk import H_GONE as GONE
+from hmsproxy.protocol._thriftwalk import HitLoop
 from hmsproxy.routing.methods import METHOD_SPECS
-from hmsproxy.upstream.wire import WHOLE_IN_C
-
-try:
-    from hmsproxy.protocol._thriftwalk import serve_hits
-except ImportError:  # pragma: no cover - a build without a C compiler
-    serve_hits = None
+from hmsproxy.upstream.wire import WHOLE_IN_C, ThriftConnection
 
 #: Hits whose on_complete hooks wait at most this many...
 HIT_BATCH = 64
 #: ...or this long while the client sends nothing (so a scrape sees them soon).
 IDLE_MS = 100
-
-# serve_hits' statuses (_hits.c).
-FLUSH, MISS, FAILED, GONE = 0, 1, 2, 3
 
 
 class Hits:
@@ -57,13 +54,16 @@ class Hits:
         self.handler = handler
         self._eligible: dict = {}
         self._decided_for: tuple | None = None
+        shortcuts = handler.shortcuts
+        self._loop = HitLoop(
+            shortcuts.known, handler.backends.gate, shortcuts.used_tally, ThriftConnection.close, handler.answered_hits.pending,
+            WHOLE_IN_C, MAX_KEY_BYTES, HIT_BATCH, IDLE_MS,
+        )  # fmt: skip
 
     def serves(self, conn, transport_cls) -> bool:
         """Whether a client connected over `conn` (the server's socket object) may be served here."""
         clock = self.handler.backends.breaker.clock
-        return (
-            serve_hits is not None and conn.__class__ is socket.socket and transport_cls is TCyBufferedTransport and clock is time.monotonic
-        )
+        return conn.__class__ is socket.socket and transport_cls is TCyBufferedTransport and clock is time.monotonic
 
     def eligible(self) -> dict:
         """method -> MethodSpec: the methods a hit is served for in C, under the current config snapshot
@@ -86,16 +86,14 @@ class Hits:
         """Serve `session`'s calls while they are hits. Returns when one is not, its bytes put back into
         `messages` (the server's reader): None, or its Call.replay when the hit loop sent it already.
         Raises as the server's reader would when the client leaves."""
-        handler = self.handler
-        backends, shortcuts, answered = handler.backends, handler.shortcuts, handler.answered_hits
-        calls, tripped, inflight, token = backends.breaker.hit_entry()
+        handler, serve = self.handler, self._loop.serve
+        answered = handler.answered_hits
         try:
             while True:
-                status, data, shortcut, exchanged = serve_hits(
-                    conn.fileno(), session, session.caller, shortcuts, shortcuts.known, handler, self.eligible(),
-                    session.connections, backends.breaker, calls, tripped, backends.states, backends.slots.capped,
-                    inflight, token, answered.pending, backends.relayed, WHOLE_IN_C, MAX_KEY_BYTES, HIT_BATCH, IDLE_MS,
-                )  # fmt: skip
+                eligible = self.eligible()  # also follows a reload: decided for the router it is given
+                status, data, shortcut, exchanged = serve(
+                    conn.fileno(), session, session.caller, handler.router, eligible, session.connections
+                )
                 if status == FLUSH:
                     answered.complete()
                     continue

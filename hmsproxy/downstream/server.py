@@ -65,6 +65,16 @@ class ProxyServer:
         self._thread: threading.Thread | None = None
         #: Shortcut hits served in C for clients on plain sockets (hits.py).
         self._hits = Hits(handler)
+        handler.serving_path = self.serving_path  # `hmsproxy status` and /readyz say it
+
+    @property
+    def serving_path(self) -> str:
+        """Which code answers repeated reads here: the C hit loop, or Python and why."""
+        if self._tls is not None or self._kerberos is not None:
+            return "Python (TLS or SASL: the socket's bytes are not the calls; the hit loop in C needs a plain socket)"
+        if self.transport_cls is not TCyBufferedTransport:
+            return "Python (framed transport; the hit loop in C reads the buffered transport)"
+        return "C hit loop (plain sockets, buffered transport; other calls in Python)"
 
     @property
     def uri(self) -> str:

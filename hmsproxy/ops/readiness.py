@@ -96,8 +96,17 @@ class PrimaryCheck:
         return CheckResult("primary", True, f"metastore '{primary.name}' answered")
 
 
+def serving_path_check(handler) -> Check:
+    """Says which code answers repeated reads (the C hit loop or Python): never fails, it informs."""
+
+    def serving_path() -> CheckResult:
+        return CheckResult("serving-path", True, handler.serving_path)
+
+    return serving_path
+
+
 def default_readiness(handler) -> Readiness:
-    return Readiness([config_check(handler), PrimaryCheck(handler)])
+    return Readiness([config_check(handler), PrimaryCheck(handler), serving_path_check(handler)])
 
 
 def readiness_of(handler) -> Readiness:

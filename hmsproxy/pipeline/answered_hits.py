@@ -18,7 +18,7 @@ from hmsproxy.protocol.relay import outcome
 class AnsweredHits:
     def __init__(self, completed: Callable[[Call], None]):
         #: (spec, session, shortcut, seconds, message type, the body when not the success value):
-        #: appended by serve_hits (_hits.c) under the GIL, taken here.
+        #: appended by HitLoop.serve (_hits.c) under the GIL, taken here.
         self.pending: list[tuple] = []
         self._completed = completed
         self._taking = threading.Lock()

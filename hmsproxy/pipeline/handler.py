@@ -94,6 +94,8 @@ class Handler:
         )
         self.router: Router
         self.fanout: FanOutCalls
+        #: Which code answers repeated reads (downstream/server.py sets it when it serves this handler).
+        self.serving_path = "Python (no server attached)"
         self.apply_config(config)
 
     def install(self, *feature_classes: type[Feature]) -> None:
@@ -124,6 +126,9 @@ class Handler:
         self.directory.forget()
         self.fanout = FanOutCalls(FanOut(self.executor, config.server.fanout_timeout_ms))
         self.router = Router(config, self.directory)
+        # Shortcuts name the router they were made on; dropping them all here also keeps the hit loop
+        # in C, which compares them with the router it was given, from serving one made before.
+        self.shortcuts.forget_all()
         self.features.configure(config)
         self.fastpath.features_changed()  # which hooks are idle may have changed with the config
 
@@ -328,7 +333,7 @@ class Handler:
         from hmsproxy.config import describe
 
         sections = [f.config_section for f in self.features if f.config_section is not None]
-        lines = [describe(self.config, sections), "", "backends:"]
+        lines = [describe(self.config, sections), "", f"repeated reads: {self.serving_path}", "", "backends:"]
         for m in self.config.metastores:
             st = self.backends.state(m.name)
             state = {None: "not contacted", True: "up", False: "DOWN"}[st.up]

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.protocol._thriftwalk import Tally
 from hmsproxy.protocol.framing import Message, exchange
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
@@ -51,8 +52,10 @@ MAX_SHORTCUTS = 10_000
 MAX_KEY_BYTES = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Shortcut:
+class Shortcut(NamedTuple):
+    """A remembered decision. A tuple: the hit loop in C reads `router`, `expires` and `hit` by
+    position (SHORTCUT_* in protocol/_thriftwalk.h; tests/contract/test_c_boundary.py checks them)."""
+
     metastore: MetastoreConfig
     catalog_field: CatalogFill | None
     router: Router
@@ -115,7 +118,13 @@ class Shortcuts:
         #: Counts the times every shortcut was dropped; a read remembers its decision only if this
         #: has not moved since the read began.
         self.generation = 0
-        self.used = 0
+        #: Hits, counted here and by the hit loop in C.
+        self.used_tally = Tally()
+
+    @property
+    def used(self) -> int:
+        """How many calls a shortcut answered."""
+        return self.used_tally.count
 
     @property
     def known(self) -> dict[tuple, Shortcut]:
@@ -126,7 +135,7 @@ class Shortcuts:
         found = self._known.get(key)
         if found is None or found.router is not router or found.expires < time.monotonic():
             return None
-        self.used += 1
+        self.used_tally.add()
         return found
 
     def remember(self, key: tuple, call, catalog_field: CatalogFill | None, generation: int) -> None:

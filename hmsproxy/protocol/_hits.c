@@ -1,35 +1,35 @@
-/* serve_hits: one client's shortcut hits served call after call without the interpreter.
+/* HitLoop.serve: one client's shortcut hits served call after call without the interpreter.
  *
  * downstream/hits.py calls it in place of reading the client's next call; it returns to Python
  * only for what a hit cannot do. Per call it reads the client's message whole, finds the
  * remembered decision as fastpath.FastPath.shortcut would (pipeline/shortcuts.py: the key is the
- * method, the arguments' bytes and the caller; the decision must name the handler's current router
- * and not have expired), registers the backend call with the circuit breaker as Breaker.enter does
- * (one InFlight per session, put into and taken out of the breaker's dict), makes the round trip
- * (round_trip, the C exchange), counts the answer as Backends.relayed does, appends what the
- * on_complete hooks need to `records`, and sends the answer to the client.
+ * method, the arguments' bytes and the caller; the decision must name the router it is given and
+ * not have expired), is admitted by the Gate as the Python path is (_gate.c: gate_enter, then
+ * gate_leave; a capped metastore or a sleeping watchdog leave the call to Python), makes the round
+ * trip (round_trip, the C exchange), counts the answer (gate_relayed, the Tally of hits), appends
+ * what the on_complete hooks need to `records`, and sends the answer to the client.
  *
- * serve_hits(client_fd, session, caller, shortcuts, known, handler, eligible, conns, breaker, calls,
- *            tripped, states, capped, inflight, token, records, relayed, limit, max_key, batch, idle_ms)
- *   -> (status, data, shortcut, exchanged)
+ * HitLoop(known, gate, used, close, records, limit, max_key, batch, idle_ms), once per handler:
+ * known: Shortcuts.known; gate: Backends.gate; used: Shortcuts' Tally; close: closes a connection
+ * a trip cut as its answer came; records: list appended (spec, session, shortcut, seconds, message
+ * type, body or None when the answer is the success value: answered_hits.py); limit: exchange's;
+ * max_key: MAX_KEY_BYTES; batch: records that make it return; idle_ms: how long it waits for the
+ * client's next call while records it appended wait (a client that goes quiet gets its hits
+ * completed; an idle one never wakes for others').
  *
- * client_fd: the client's blocking socket; session: its Session, caller: Session.caller;
- * shortcuts: the Shortcuts (`.used` counted here), known: their dict;
- * handler: read for `.router` on every call; eligible: method -> MethodSpec, the methods a hit may
- * serve here (hits.py); conns: Session's kept connections (a connection's `hit_fd` is its plain
- * socket's, or -1); breaker: read for `._running`; calls / tripped: its dicts; states: Backends'
- * states (`.up`, `.relayed`); capped: metastores with a concurrency cap (never served here);
- * inflight / token: this session's breaker entry; records: list appended (spec, session, shortcut,
- * seconds, message type, body or None when the answer is the success value: answered_hits.py); relayed: Backends.relayed, for a
- * metastore not known to be up; limit: exchange's; max_key: MAX_KEY_BYTES; batch: records that make
- * it return; idle_ms: how long it waits for the client's next call while records it appended wait
- * (a client that goes quiet gets its hits completed; an idle one never wakes for others').
+ * serve(client_fd, session, caller, router, eligible, conns) -> (status, data, shortcut, exchanged)
+ * client_fd: the client's blocking socket; session: its Session, caller: Session.caller; router:
+ * the handler's (a reload drops every shortcut: Handler.apply_config); eligible: method ->
+ * MethodSpec, the methods a hit may serve here; conns: Session's kept connections (a HitSocket's
+ * fd, or -1: never a hit). Shortcuts are read by position (SHORTCUT_* in _thriftwalk.h, checked
+ * against the NamedTuple by tests/contract/test_c_boundary.py).
  *
- * Statuses: FLUSH (records to complete, nothing read), MISS (data: the bytes read, a call for the
- * full path, or the start of one), FAILED (data: the call; its round trip failed or was cut short:
- * `exchanged` is round_trip's result, or the ValueError it raised, for wire.ThriftConnection.relay
- * to finish as its own exchange would; `shortcut` the decision it used), GONE (the client closed its
- * connection or a read or write failed: data is the errno, 0 for a close).
+ * Statuses (H_* in _thriftwalk.h, exported to Python): FLUSH (records to complete, nothing read),
+ * MISS (data: the bytes read, a call for the full path, or the start of one), FAILED (data: the
+ * call; its round trip failed or was cut short: `exchanged` is round_trip's result, or the
+ * ValueError it raised, for wire.ThriftConnection.relay to finish as its own exchange would;
+ * `shortcut` the decision it used), GONE (the client closed its connection or a read or write
+ * failed: data is the errno, 0 for a close).
  *
  * The GIL is released while it waits for the client, the metastore, or writes.
  */
@@ -40,7 +40,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-enum { H_FLUSH = 0, H_MISS = 1, H_FAILED = 2, H_GONE = 3 };
 #define CLIENT_READ 65536
 
 static double monotonic(void) {
@@ -67,116 +66,15 @@ static int client_ready(int fd, int idle_ms) {
     return r;
 }
 
-/* The attributes read and written on every hit, interned once (a name made per look-up costs more
- * than the look-up). */
-static struct {
-    PyObject *router, *expires, *hit, *hit_fd, *running, *metastore, *conn, *cut, *started, *up, *relayed, *used;
-} attr;
-
-static int intern_names(void) {
-    if (attr.router != NULL) return 0;
-    const char *spelled[] = {"router", "expires", "hit", "hit_fd", "_running", "metastore", "conn", "cut", "started", "up",
-                             "relayed", "used"};
-    PyObject **slot = (PyObject **)&attr;
-    for (size_t i = 0; i < sizeof(spelled) / sizeof(spelled[0]); i++) {
-        slot[i] = PyUnicode_InternFromString(spelled[i]);
-        if (slot[i] == NULL) return -1;
-    }
-    return 0;
-}
-
-/* The attribute `attribute` of `obj` is `value` (a new or borrowed reference: the attribute takes its own). */
-static int set(PyObject *obj, PyObject *attribute, PyObject *value) {
-    return value == NULL ? -1 : PyObject_SetAttr(obj, attribute, value);
-}
-
-/* Whether the decision `sc` still holds for a call at `now` under `handler`'s router: its hit plan
- * (a new reference) or NULL (a miss; no exception set unless one happened). */
-static PyObject *current_plan(PyObject *sc, PyObject *handler, double now) {
-    PyObject *router = PyObject_GetAttr(handler, attr.router);
-    PyObject *made_on = PyObject_GetAttr(sc, attr.router);
-    PyObject *expires = PyObject_GetAttr(sc, attr.expires);
-    PyObject *plan = NULL;
-    if (router != NULL && made_on != NULL && expires != NULL && router == made_on) {
-        double until = PyFloat_AsDouble(expires);
-        if (!(until == -1.0 && PyErr_Occurred()) && until >= now) {
-            plan = PyObject_GetAttr(sc, attr.hit);
-            if (plan == Py_None || (plan != NULL && !PyTuple_Check(plan))) Py_CLEAR(plan);
-        }
-    }
-    Py_XDECREF(router);
-    Py_XDECREF(made_on);
-    Py_XDECREF(expires);
-    return plan;
-}
-
-/* Breaker.enter for a hit over `conn`: 1 registered, 0 not (tripped, or the watchdog must be
- * started: the full path does both), -1 on error. */
-static int enter(PyObject *breaker, PyObject *calls, PyObject *tripped, PyObject *inflight, PyObject *token,
-                 PyObject *metastore, PyObject *conn, double now) {
-    int is_tripped = PyDict_Contains(tripped, metastore);
-    if (is_tripped != 0) return is_tripped < 0 ? -1 : 0;
-    if (set(inflight, attr.metastore, metastore) < 0 || set(inflight, attr.conn, conn) < 0 || set(inflight, attr.cut, Py_False) < 0)
-        return -1;
-    PyObject *started = PyFloat_FromDouble(now);
-    int r = set(inflight, attr.started, started);
-    Py_XDECREF(started);
-    if (r < 0 || PyDict_SetItem(calls, token, inflight) < 0) return -1;
-    PyObject *running = PyObject_GetAttr(breaker, attr.running);
-    int watching = running == NULL ? -1 : PyObject_IsTrue(running);
-    Py_XDECREF(running);
-    if (watching == 1) { /* read after the call is registered, as Breaker.enter does */
-        is_tripped = PyDict_Contains(tripped, metastore); /* read after conn is set: see Breaker.uses */
-        if (is_tripped == 0) return 1;
-    }
-    if (PyDict_DelItem(calls, token) < 0) PyErr_Clear();
-    return (watching < 0 || is_tripped < 0) ? -1 : 0;
-}
-
-/* Breaker.leave: 1 when a trip cut the call (its connection is closed by its owner: us), 0 not, -1 on error. */
-static int leave(PyObject *calls, PyObject *token, PyObject *inflight) {
-    if (PyDict_DelItem(calls, token) < 0) PyErr_Clear(); /* a trip may have taken it out already */
-    PyObject *cut = PyObject_GetAttr(inflight, attr.cut);
-    int was_cut = cut == NULL ? -1 : PyObject_IsTrue(cut);
-    Py_XDECREF(cut);
-    return was_cut;
-}
-
-/* Backends.relayed(metastore) without a Python frame while the metastore is known to be up. */
-static int count_relayed(PyObject *states, PyObject *metastore, PyObject *relayed) {
-    PyObject *st = PyDict_GetItemWithError(states, metastore);
-    if (st == NULL && PyErr_Occurred()) return -1;
-    if (st != NULL) {
-        PyObject *up = PyObject_GetAttr(st, attr.up);
-        int known_up = up == Py_True;
-        Py_XDECREF(up);
-        if (up == NULL) return -1;
-        if (known_up) {
-            PyObject *count = PyObject_GetAttr(st, attr.relayed);
-            PyObject *one = PyLong_FromLong(1);
-            PyObject *more = (count == NULL || one == NULL) ? NULL : PyNumber_Add(count, one);
-            Py_XDECREF(one);
-            int r = more == NULL ? -1 : PyObject_SetAttr(st, attr.relayed, more);
-            Py_XDECREF(count);
-            Py_XDECREF(more);
-            return r;
-        }
-    }
-    PyObject *r = PyObject_CallOneArg(relayed, metastore);
-    Py_XDECREF(r);
-    return r == NULL ? -1 : 0;
-}
-
-/* shortcuts.used += 1, as Shortcuts.find counts. */
-static int count_used(PyObject *shortcuts) {
-    PyObject *used = PyObject_GetAttr(shortcuts, attr.used);
-    PyObject *one = PyLong_FromLong(1);
-    PyObject *more = (used == NULL || one == NULL) ? NULL : PyNumber_Add(used, one);
-    int r = more == NULL ? -1 : PyObject_SetAttr(shortcuts, attr.used, more);
-    Py_XDECREF(used);
-    Py_XDECREF(one);
-    Py_XDECREF(more);
-    return r;
+/* Whether the decision `sc` (a Shortcut) still holds for a call at `now` under `router`: its hit
+ * plan (borrowed) or NULL (a miss). */
+static PyObject *current_plan(PyObject *sc, PyObject *router, double now) {
+    if (!PyTuple_Check(sc) || PyTuple_GET_SIZE(sc) <= SHORTCUT_HIT) return NULL;
+    if (PyTuple_GET_ITEM(sc, SHORTCUT_ROUTER) != router) return NULL;
+    PyObject *expires = PyTuple_GET_ITEM(sc, SHORTCUT_EXPIRES);
+    if (!PyFloat_CheckExact(expires) || PyFloat_AS_DOUBLE(expires) < now) return NULL;
+    PyObject *plan = PyTuple_GET_ITEM(sc, SHORTCUT_HIT);
+    return PyTuple_Check(plan) ? plan : NULL;
 }
 
 /* What on_complete records of an answer: None when it is the success value (or a void
@@ -189,18 +87,26 @@ static PyObject *outcome_body(PyObject *reply, int mtype, Py_ssize_t header_len)
     return PyBytes_FromStringAndSize((const char *)b + header_len, n - header_len);
 }
 
-PyObject *serve_hits(PyObject *self, PyObject *args) {
-    int client, idle_ms;
-    PyObject *session, *caller, *shortcuts, *known, *handler, *eligible, *conns, *breaker, *calls, *tripped, *states, *capped, *inflight, *token,
-        *records, *relayed;
+/* What one handler's loop keeps across clients (downstream/hits.py makes one). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *known;   /* Shortcuts.known: key -> Shortcut */
+    Gate *gate;        /* admission (Backends.gate) */
+    Tally *used;       /* Shortcuts' hits */
+    PyObject *close;   /* closes a connection a trip cut as its answer came */
+    PyObject *records; /* AnsweredHits.pending */
     Py_ssize_t limit, max_key, batch;
-    if (!PyArg_ParseTuple(args, "iOOOO!OO!O!OO!O!O!O!OOO!Onnni", &client, &session, &caller, &shortcuts, &PyDict_Type, &known,
-                          &handler, &PyDict_Type,
-                          &eligible, &PyDict_Type, &conns, &breaker, &PyDict_Type, &calls, &PyDict_Type, &tripped, &PyDict_Type,
-                          &states, &PyDict_Type, &capped, &inflight, &token, &PyList_Type, &records, &relayed, &limit,
-                          &max_key, &batch, &idle_ms))
+    int idle_ms;
+} HitLoop;
+
+static PyObject *serve(HitLoop *loop, PyObject *args) {
+    int client;
+    PyObject *session, *caller, *router, *eligible, *conns;
+    if (!PyArg_ParseTuple(args, "iOOOO!O!", &client, &session, &caller, &router, &PyDict_Type, &eligible, &PyDict_Type, &conns))
         return NULL;
-    if (intern_names() < 0) return NULL;
+    PyObject *known = loop->known, *records = loop->records;
+    Py_ssize_t limit = loop->limit, max_key = loop->max_key, batch = loop->batch;
+    int idle_ms = loop->idle_ms;
     unsigned char *buf = PyMem_Malloc(CLIENT_READ);
     if (buf == NULL) return PyErr_NoMemory();
     PyObject *result = NULL;
@@ -254,20 +160,17 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
         key = arguments == NULL ? NULL : PyTuple_Pack(3, name, arguments, caller);
         Py_XDECREF(arguments);
         sc = key == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(known, key));
-        plan = sc == NULL ? NULL : current_plan(sc, handler, started);
+        plan = sc == NULL ? NULL : Py_XNewRef(current_plan(sc, router, started));
         PyObject *metastore, *conn_key, *field;
         int kind, fid;
         if (plan == NULL || message == NULL || !PyArg_ParseTuple(plan, "OOiSi", &metastore, &conn_key, &kind, &field, &fid)) goto missed;
-        if (PyDict_Contains(capped, metastore) != 0) goto missed;
         conn = Py_XNewRef(PyDict_GetItemWithError(conns, conn_key));
-        PyObject *fd_attr = conn == NULL ? NULL : PyObject_GetAttr(conn, attr.hit_fd);
-        if (conn != NULL && fd_attr == NULL) PyErr_Clear(); /* not a ThriftConnection (tests' fakes): never a hit here */
-        long fd = fd_attr == NULL ? -1 : PyLong_AsLong(fd_attr);
-        Py_XDECREF(fd_attr);
+        /* not a ThriftConnection (tests' fakes), or one a hit may not use: never a hit here */
+        int fd = conn != NULL && PyObject_TypeCheck(conn, &HitSocketType) ? ((HitSocket *)conn)->fd : -1;
         if (fd < 0) goto missed;
-        int entered = enter(breaker, calls, tripped, inflight, token, metastore, conn, started);
-        if (entered != 1) goto missed;
-        exchanged = round_trip((int)fd, (const char *)buf, n, limit, kind, PyBytes_AS_STRING(field), PyBytes_GET_SIZE(field), fid);
+        long long token = gate_enter(loop->gate, metastore, conn, started, 1);
+        if (token < 0) goto missed;
+        exchanged = round_trip(fd, (const char *)buf, n, limit, kind, PyBytes_AS_STRING(field), PyBytes_GET_SIZE(field), fid);
         if (exchanged == NULL) { /* bytes that are not Thrift: relay() says so as its own exchange would */
             PyObject *type, *value, *tb;
             PyErr_Fetch(&type, &value, &tb);
@@ -276,24 +179,27 @@ PyObject *serve_hits(PyObject *self, PyObject *args) {
             Py_XDECREF(tb);
             exchanged = value;
         }
-        int was_cut = leave(calls, token, inflight);
+        PyObject *call = gate_leave(loop->gate, token);
+        int was_cut = call == NULL ? -1 : call != Py_None && ((InFlight *)call)->cut;
+        Py_XDECREF(call);
         if (was_cut < 0 || exchanged == NULL) goto missed;
         if (!PyTuple_Check(exchanged) || PyLong_AsLong(PyTuple_GET_ITEM(exchanged, 0)) != X_DONE) {
             status = H_FAILED;
             goto missed;
         }
         if (was_cut) { /* cut as its answer came: the answer goes, the connection does not stay */
-            PyObject *closed = PyObject_CallMethod(conn, "close", NULL);
+            PyObject *closed = PyObject_CallOneArg(loop->close, conn);
             Py_XDECREF(closed);
             if (closed == NULL) goto missed;
         }
         PyObject *reply = PyTuple_GET_ITEM(exchanged, 3);
         int reply_type = (int)PyLong_AsLong(PyTuple_GET_ITEM(exchanged, 1));
         Py_ssize_t reply_header = PyLong_AsSsize_t(PyTuple_GET_ITEM(exchanged, 2));
-        if (count_relayed(states, metastore, relayed) < 0) goto missed;
+        if (gate_relayed(loop->gate, metastore) < 0) goto missed;
         PyObject *body = outcome_body(reply, reply_type, reply_header);
         record = body == NULL ? NULL : Py_BuildValue("(OOOdiN)", spec, session, sc, monotonic() - started, reply_type, body);
-        if (record == NULL || PyList_Append(records, record) < 0 || count_used(shortcuts) < 0) goto missed;
+        if (record == NULL || PyList_Append(records, record) < 0) goto missed;
+        loop->used->count++;
         served = 1;
         mine++;
         err = send_all(client, PyBytes_AS_STRING(reply), PyBytes_GET_SIZE(reply));
@@ -324,3 +230,70 @@ done:
     PyMem_Free(buf);
     return result;
 }
+
+static int hitloop_init(HitLoop *self, PyObject *args, PyObject *kwds) {
+    PyObject *known, *gate, *used, *close, *records;
+    Py_ssize_t limit, max_key, batch;
+    int idle_ms;
+    static char *keywords[] = {"known", "gate", "used", "close", "records", "limit", "max_key", "batch", "idle_ms", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!OO!nnni", keywords, &PyDict_Type, &known, &GateType, &gate, &TallyType,
+                                     &used, &close, &PyList_Type, &records, &limit, &max_key, &batch, &idle_ms))
+        return -1;
+    if (limit <= 0 || max_key < 0 || batch <= 0 || idle_ms < 0) {
+        PyErr_SetString(PyExc_ValueError, "HitLoop: limit and batch must be positive, max_key and idle_ms not negative");
+        return -1;
+    }
+    Py_XSETREF(self->known, Py_NewRef(known));
+    Py_XSETREF(self->gate, (Gate *)Py_NewRef(gate));
+    Py_XSETREF(self->used, (Tally *)Py_NewRef(used));
+    Py_XSETREF(self->close, Py_NewRef(close));
+    Py_XSETREF(self->records, Py_NewRef(records));
+    self->limit = limit;
+    self->max_key = max_key;
+    self->batch = batch;
+    self->idle_ms = idle_ms;
+    return 0;
+}
+
+static int hitloop_traverse(HitLoop *self, visitproc visit, void *arg) {
+    Py_VISIT(self->known);
+    Py_VISIT(self->gate);
+    Py_VISIT(self->used);
+    Py_VISIT(self->close);
+    Py_VISIT(self->records);
+    return 0;
+}
+
+static int hitloop_clear(HitLoop *self) {
+    Py_CLEAR(self->known);
+    Py_CLEAR(self->gate);
+    Py_CLEAR(self->used);
+    Py_CLEAR(self->close);
+    Py_CLEAR(self->records);
+    return 0;
+}
+
+static void hitloop_dealloc(HitLoop *self) {
+    PyObject_GC_UnTrack(self);
+    hitloop_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef hitloop_methods[] = {
+    {"serve", (PyCFunction)serve, METH_VARARGS,
+     "serve(client_fd, session, caller, router, eligible, conns) -> (status, data, shortcut, exchanged); see _hits.c"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject HitLoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hmsproxy.protocol._thriftwalk.HitLoop",
+    .tp_doc = "HitLoop(known, gate, used, close, records, limit, max_key, batch, idle_ms): shortcut hits served in C",
+    .tp_basicsize = sizeof(HitLoop),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)hitloop_init,
+    .tp_traverse = (traverseproc)hitloop_traverse,
+    .tp_clear = (inquiry)hitloop_clear,
+    .tp_dealloc = (destructor)hitloop_dealloc,
+    .tp_methods = hitloop_methods,
+};

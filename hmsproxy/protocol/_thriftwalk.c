@@ -101,7 +101,7 @@ Py_ssize_t skip(const unsigned char *b, Py_ssize_t n, Py_ssize_t pos, int ttype,
     return pos;
 }
 
-static PyObject *value_end(PyObject *self, PyObject *args) {
+static PyObject *value_end(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos;
     int ttype;
@@ -116,7 +116,7 @@ static PyObject *value_end(PyObject *self, PyObject *args) {
 }
 
 /* has_field(buf, pos, fid) -> whether the complete struct at `pos` has a top-level field `fid`. */
-static PyObject *has_field(PyObject *self, PyObject *args) {
+static PyObject *has_field(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos;
     int fid;
@@ -171,7 +171,7 @@ int parse_header(const unsigned char *b, Py_ssize_t n, Py_ssize_t *name_at, Py_s
 }
 
 /* message_bounds(buf) -> (name, mtype, seqid, header length, end) or None; see the top. */
-static PyObject *message_bounds(PyObject *self, PyObject *arg) {
+static PyObject *message_bounds(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     const unsigned char *b = (const unsigned char *)view.buf;
@@ -368,7 +368,7 @@ done:
     return result;
 }
 
-static PyObject *exchange(PyObject *self, PyObject *args) {
+static PyObject *exchange(PyObject *Py_UNUSED(self), PyObject *args) {
     int fd, kind, fid;
     Py_buffer request, field;
     Py_ssize_t limit;
@@ -388,10 +388,35 @@ static PyMethodDef methods[] = {
      "message_bounds(buf) -> (name, mtype, seqid, header length, end or -1 while the body is incomplete), or None"},
     {"exchange", exchange, METH_VARARGS,
      "exchange(fd, request, limit, fill_kind, field, fid) -> (status, mtype or errno, header length, data); see the module's top"},
-    {"serve_hits", serve_hits, METH_VARARGS, "serve_hits(...) -> (status, data, shortcut, exchanged); see _hits.c"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "hmsproxy._thriftwalk", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "hmsproxy._thriftwalk", .m_size = -1, .m_methods = methods};
 
-PyMODINIT_FUNC PyInit__thriftwalk(void) { return PyModule_Create(&module); }
+/* Numbers both languages use, defined here once (Python reads them from the module). */
+static const struct {
+    const char *name;
+    long value;
+} constants[] = {
+    {"X_DONE", X_DONE}, {"X_OVER", X_OVER}, {"X_CLOSED", X_CLOSED}, {"X_ERRNO", X_ERRNO},
+    {"FILL_NONE", FILL_NONE}, {"FILL_STRUCT", FILL_STRUCT}, {"FILL_LIST", FILL_LIST},
+    {"H_FLUSH", H_FLUSH}, {"H_MISS", H_MISS}, {"H_FAILED", H_FAILED}, {"H_GONE", H_GONE},
+    {"SHORTCUT_ROUTER", SHORTCUT_ROUTER}, {"SHORTCUT_EXPIRES", SHORTCUT_EXPIRES}, {"SHORTCUT_HIT", SHORTCUT_HIT},
+};
+
+PyMODINIT_FUNC PyInit__thriftwalk(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    PyTypeObject *types[] = {&InFlightType, &GateType, &TallyType, &HitSocketType, &HitLoopType};
+    const char *names[] = {"InFlight", "Gate", "Tally", "HitSocket", "HitLoop"};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (PyType_Ready(types[i]) < 0 || PyModule_AddObjectRef(m, names[i], (PyObject *)types[i]) < 0) goto failed;
+    }
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) goto failed;
+    }
+    return m;
+failed:
+    Py_DECREF(m);
+    return NULL;
+}

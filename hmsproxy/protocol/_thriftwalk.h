@@ -26,7 +26,52 @@ int send_all(int fd, const char *p, Py_ssize_t left);
 /* A shortcut hit's backend round trip: exchange()'s result tuple, or NULL with an exception set. */
 PyObject *round_trip(int fd, const char *request, Py_ssize_t length, Py_ssize_t limit, int kind, const char *field,
                      Py_ssize_t field_len, int fid);
-/* serve_hits(...), in _hits.c. */
-PyObject *serve_hits(PyObject *self, PyObject *args);
+
+/* _gate.c: admission, one implementation for the Python path and the hit loop. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *metastore, *conn;
+    double started;
+    char cut;
+} InFlight;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *calls;     /* token -> InFlight */
+    PyObject *tripped;   /* metastore -> Trip */
+    PyObject *capped;    /* metastore -> its slots */
+    PyObject *up;        /* set of metastores known to answer */
+    PyObject *relayed;   /* metastore -> answers relayed */
+    PyObject *on_answer; /* called with a metastore not known up that answered */
+    long long next_token;
+    char watching;
+} Gate;
+
+typedef struct {
+    PyObject_HEAD
+    long long count;
+} Tally;
+
+typedef struct {
+    PyObject_HEAD
+    int fd;
+} HitSocket;
+
+extern PyTypeObject InFlightType, GateType, TallyType, HitSocketType, HitLoopType;
+
+#define GATE_REFUSED (-1)
+#define GATE_ERROR (-2)
+/* Registers a call to `metastore` over `conn`: its token, GATE_REFUSED (tripped; for a `hit`, also
+ * capped or unwatched) or GATE_ERROR with an exception set. */
+long long gate_enter(Gate *g, PyObject *metastore, PyObject *conn, double started, int hit);
+/* Takes call `token` out: its InFlight (new reference), None when a trip took it out, NULL on error. */
+PyObject *gate_leave(Gate *g, long long token);
+/* `metastore` answered a relayed call: counted (and on_answer called first unless it is known up). */
+int gate_relayed(Gate *g, PyObject *metastore);
+
+/* The hit loop's statuses (_hits.c; downstream/hits.py reads them from the module). */
+enum { H_FLUSH = 0, H_MISS = 1, H_FAILED = 2, H_GONE = 3 };
+/* Where pipeline/shortcuts.Shortcut (a NamedTuple) keeps what the hit loop reads. */
+enum { SHORTCUT_ROUTER = 2, SHORTCUT_EXPIRES = 3, SHORTCUT_HIT = 6 };
 
 #endif

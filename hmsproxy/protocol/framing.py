@@ -31,9 +31,12 @@ except ImportError:  # pragma: no cover - a build without a C compiler
     exchange, has_field, message_bounds, value_end = None, None, None, codec.value_end  # message_bounds: below
     WALKER_IN_C = False
 
-# `exchange`'s answers (_thriftwalk.c): its statuses, and how it fills the catalog in (relay.CatalogFill.in_c).
-DONE, OVER, CLOSED, ERRNO = 0, 1, 2, 3
-FILL_STRUCT, FILL_LIST = 1, 2
+# `exchange`'s answers (_thriftwalk.c): its statuses, and how it fills the catalog in (relay.CatalogFill.in_c);
+# numbered once, in _thriftwalk.h (the extension is required: setup.py).
+from hmsproxy.protocol import _thriftwalk  # noqa: E402
+
+DONE, OVER, CLOSED, ERRNO = _thriftwalk.X_DONE, _thriftwalk.X_OVER, _thriftwalk.X_CLOSED, _thriftwalk.X_ERRNO
+FILL_STRUCT, FILL_LIST = _thriftwalk.FILL_STRUCT, _thriftwalk.FILL_LIST
 
 #: The first word of a strict binary-protocol message header (the message type in its low byte).
 VERSION_1 = -2147418112  # 0x80010000 as a signed int32

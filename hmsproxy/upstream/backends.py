@@ -22,6 +22,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.config.model import Config, MetastoreConfig
 from hmsproxy.protocol import idl
+from hmsproxy.protocol._thriftwalk import Gate
 from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.protocol.required import unset_required
 from hmsproxy.protocol.results import declared_error, declared_fields, put_exception
@@ -93,8 +94,13 @@ class BackendState:
     present_methods: set[str] = field(default_factory=set)
     #: Fan-out answers given without this metastore because it was too slow.
     fanout_timeouts: int = 0
-    #: Answers forwarded as bytes, undecoded (relay.py).
-    relayed: int = 0
+    #: Answers forwarded as bytes by metastore (the Gate's count: Python and the hit loop add to it).
+    relayed_counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def relayed(self) -> int:
+        """Answers forwarded as bytes, undecoded (relay.py)."""
+        return self.relayed_counts.get(self.name, 0)
 
 
 class Backends:
@@ -107,12 +113,20 @@ class Backends:
         self.states: dict[str, BackendState] = {}
         #: Metastores outside the config that calls go to (remote databases' and tables' targets).
         self.extra: dict[str, MetastoreConfig] = {}
+        #: Admission (protocol/_gate.c): the breaker's calls and trips, the capped metastores, the
+        #: relayed counts; the Python path and the hit loop in C (downstream/hits.py) both use it.
+        self.gate = Gate(self.mark_up)
         #: Sessions enter() every call here; it trips metastores that stop answering.
         self.breaker = Breaker(
-            self.probe, lambda: self.config.server.probe_after_s, on_trip=self.mark_down, on_recover=self.mark_up, uris=self._uris
+            self.probe,
+            lambda: self.config.server.probe_after_s,
+            on_trip=self.mark_down,
+            on_recover=self.mark_up,
+            uris=self._uris,
+            gate=self.gate,
         )
         #: Each metastore's cap on concurrent calls (slots.py; the limits feature sets them).
-        self.slots = BackendSlots()
+        self.slots = BackendSlots(self.gate)
         #: Metastores with a `cache:`: their metadata caches and notification-log followers.
         self.caches: dict[str, MetadataCache] = {}
         self._followers: dict[str, NotificationFollower] = {}
@@ -130,7 +144,12 @@ class Backends:
                 if new.get(m.name) != m:  # another metastore now, or none: its trip says nothing about it
                     self.breaker.forget(m.name)
             self.config = config
-            self.states = {m.name: self.states.get(m.name) or BackendState(m.name) for m in config.metastores}
+            self.states = {m.name: self.states.get(m.name) or self._new_state(m.name) for m in config.metastores}
+            # The gate knows only what the states still say: a metastore dropped and added again is
+            # marked up by its next answer, its relayed count starting afresh as its state does.
+            self.gate.up.intersection_update([n for n, st in self.states.items() if st.up is True])
+            for name in [n for n in self.gate.relayed_counts if n not in self.states]:
+                self.gate.relayed_counts.pop(name, None)
         self._reconfigure_caches(config)
 
     def _reconfigure_caches(self, config: Config) -> None:
@@ -169,7 +188,10 @@ class Backends:
 
     def state(self, name: str) -> BackendState:
         st = self.states.get(name)
-        return st if st is not None else self.states.setdefault(name, BackendState(name))
+        return st if st is not None else self.states.setdefault(name, self._new_state(name))
+
+    def _new_state(self, name: str) -> BackendState:
+        return BackendState(name, relayed_counts=self.gate.relayed_counts)
 
     def mark_up(self, name: str) -> None:
         st = self.state(name)
@@ -178,10 +200,12 @@ class Backends:
                 self.breaker.answered(name)
                 log.warning("metastore '%s' is reachable again", name)
             st.up, st.changed_at = True, time.time()
+        self.gate.up.add(name)  # its relayed answers are counted without asking again (Gate.relayed)
 
     def mark_down(self, name: str, reason: str) -> None:
         st = self.state(name)
         st.last_error = reason
+        self.gate.up.discard(name)
         if st.up is not False:
             log.warning("metastore '%s' is down: %s", name, reason)
             st.up, st.changed_at = False, time.time()
@@ -358,13 +382,8 @@ class Backends:
         return answer
 
     def relayed(self, name: str) -> None:
-        """Metastore `name` answered a relayed call: it is up."""
-        st = self.states.get(name)  # state()'s look-up without its call: every relayed call comes here
-        if st is None:
-            st = self.state(name)
-        if st.up is not True:
-            self.mark_up(name)
-        st.relayed += 1
+        """Metastore `name` answered a relayed call: it is up (mark_up, unless the gate knows), counted."""
+        self.gate.relayed(name)
 
     @staticmethod
     def _translated(conn: Connection, method: str, args, tr: Translation):

@@ -32,7 +32,6 @@ idle or closed Backends has no thread.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import threading
@@ -41,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from hmsproxy.protocol._thriftwalk import Gate, InFlight
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
 log = logging.getLogger(__name__)
@@ -70,17 +70,9 @@ def _when(since: float) -> str:
     return datetime.fromtimestamp(since).astimezone().isoformat(timespec="seconds")
 
 
-class InFlight:
-    """One backend call now in flight: its metastore, when it started, the connection it uses."""
-
-    __slots__ = ("metastore", "started", "conn", "cut")
-
-    def __init__(self, metastore: str, started: float):
-        self.metastore = metastore
-        self.started = started
-        self.conn: Connection | None = None
-        #: A trip cut it (Breaker._cut_calls).
-        self.cut = False
+# InFlight (protocol/_gate.c): one backend call now in flight: its metastore, when it started
+# (monotonic), the connection it uses (None until it has one) and whether a trip cut it.
+__all__ = ["Breaker", "Guard", "InFlight", "Trip"]
 
 
 def _spawn(name: str, fn: Callable[[], None]) -> None:
@@ -98,6 +90,8 @@ class Breaker:
     `watch=False`, a fake `clock` and a synchronous `spawn` let tests drive `tick()` themselves;
     `wall_clock` dates a trip, and `wait(seconds)` is the watchdog's pause between ticks (default:
     an Event that close() sets), so a test can step the watchdog's time instead of sleeping.
+    `gate`: where calls are admitted (protocol/_gate.c), shared with the hit loop in C
+    (Backends.gate); its own by default.
     """
 
     def __init__(
@@ -113,6 +107,7 @@ class Breaker:
         spawn: Callable[[str, Callable[[], None]], None] = _spawn,
         watch: bool = True,
         uris: Callable[[str], tuple[str, ...]] = lambda name: (),
+        gate: Gate | None = None,
     ):
         self._uris = uris
         self._probe = probe
@@ -123,10 +118,11 @@ class Breaker:
         self._wall_clock = wall_clock
         self._spawn = spawn
         self._watch = watch
-        self._tokens = itertools.count()
-        #: token -> every backend call now in flight.
-        self._calls: dict[int, InFlight] = {}
-        self._tripped: dict[str, Trip] = {}
+        #: Admits calls: the Python path through enter(), the hit loop in C directly.
+        self.gate = gate if gate is not None else Gate(lambda name: None)
+        #: token -> every backend call now in flight; metastore -> why its calls are refused (the gate's).
+        self._calls: dict[int, InFlight] = self.gate.calls
+        self._tripped: dict[str, Trip] = self.gate.tripped
         #: (metastore, uri) -> why that URI of an HA set is passed over while its others answer.
         self._stalled: dict[tuple[str, str], Trip] = {}
         #: What is probed: (metastore, None) the whole metastore, (metastore, uri) one URI of a set.
@@ -136,7 +132,6 @@ class Breaker:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._wait = wait or self._wake.wait
-        self._running = False
         self._closed = False
 
     # -- the hot path: every backend call ---------------------------------------------------
@@ -144,27 +139,12 @@ class Breaker:
     def enter(self, metastore: str, conn: Connection | None = None) -> int:
         """Register a call about to go to `metastore`, over `conn` if it has it already (as `uses`);
         raises BackendUnavailable at once while it is tripped."""
-        trip = self._tripped.get(metastore)
-        if trip is not None:
-            raise trip.error(metastore)
-        token = next(self._tokens)
-        call = self._calls[token] = InFlight(metastore, self._clock())
-        if not self._running:  # read after the call is registered: see _watchdog's exit
+        token = self.gate.enter(metastore, conn, self._clock())  # the trip check and the registration, as one step
+        if token.__class__ is not int:
+            raise token.error(metastore)
+        if not self.gate.watching:  # read after the call is registered: see _watchdog's exit
             self._start()
-        if conn is not None:
-            call.conn = conn
-            trip = self._tripped.get(metastore)  # read after conn is set: see uses()
-            if trip is not None:
-                self._calls.pop(token, None)
-                raise trip.error(metastore)
         return token
-
-    def hit_entry(self) -> tuple[dict, dict, InFlight, int]:
-        """What the hit loop in C registers its calls with, as enter() and leave() do (its own
-        InFlight and token, put into and taken out of the calls in flight for each hit; it reads
-        `_running` and starts nothing: a call while the watchdog sleeps goes the Python way):
-        (calls in flight, tripped metastores, its InFlight, its token). downstream/hits.py."""
-        return self._calls, self._tripped, InFlight("", 0.0), next(self._tokens)
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -184,7 +164,7 @@ class Breaker:
             raise trip.error(call.metastore)
 
     def leave(self, token: int) -> None:
-        call = self._calls.pop(token, None)
+        call = self.gate.leave(token)
         if call is not None and call.cut and call.conn is not None:
             # A call cut as its answer came leaves a shut-down socket behind: its own thread, the
             # connection's owner, closes it so nothing uses it again.
@@ -201,7 +181,7 @@ class Breaker:
     @property
     def watching(self) -> bool:
         """Whether the watchdog thread runs (it starts with the first call, ends when idle or closed)."""
-        return self._running
+        return self.gate.watching
 
     def trip(self, metastore: str) -> Trip | None:
         """Why `metastore` is tripped, or None."""
@@ -367,10 +347,11 @@ class Breaker:
     def _start(self) -> None:
         if not self._watch:
             return
+        gate = self.gate
         with self._lock:
-            if self._running or self._closed:
+            if gate.watching or self._closed:
                 return
-            self._running = True
+            gate.watching = True
         threading.Thread(target=self._watchdog, daemon=True, name="hmsproxy-breaker").start()
 
     def _watchdog(self) -> None:
@@ -387,13 +368,14 @@ class Breaker:
                 idle_since = self._clock()
             elif self._clock() - idle_since > IDLE_EXIT_S:
                 with self._lock:
-                    # enter() registers its call before it reads _running, so a call registered
-                    # after this check finds _running False and starts a new watchdog.
+                    # enter() registers its call before it reads `watching`, so a call registered
+                    # after this check finds it False and starts a new watchdog (the hit loop
+                    # leaves such a call to Python).
                     if not (self._calls or self._tripped or self._stalled or self._probing):
-                        self._running = False
+                        self.gate.watching = False
                         return
         with self._lock:
-            self._running = False
+            self.gate.watching = False
 
     def close(self) -> None:
         """Stop the watchdog (probes under way end by their own deadline)."""

@@ -17,6 +17,8 @@ import threading
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+from hmsproxy.protocol._thriftwalk import Gate
+
 _FREE = nullcontext()
 
 #: The retry hint of a refusal: a slot frees when some call ends, which nobody can foresee.
@@ -80,13 +82,18 @@ class _Slots:
 
 
 class BackendSlots:
-    """Every metastore's cap (none by default)."""
+    """Every metastore's cap (none by default), kept in the admission `gate` (Backends.gate): the hit
+    loop in C leaves a capped metastore's calls to this module."""
 
-    def __init__(self):
-        #: Metastore name -> its slots (a context that holds one: raises BackendBusy), for those with
-        #: a cap only; replaced whole on configure.
-        self.capped: dict[str, _Slots] = {}
+    def __init__(self, gate: Gate | None = None):
+        self._gate = gate if gate is not None else Gate(lambda name: None)
         self._counts: dict[str, _Counts] = {}
+
+    @property
+    def capped(self) -> dict[str, _Slots]:
+        """Metastore name -> its slots (a context that holds one: raises BackendBusy), for those with
+        a cap only; replaced whole on configure."""
+        return self._gate.capped
 
     def taken(self, metastore: str):
         """A context holding one of `metastore`'s slots (raises BackendBusy), or a do-nothing one."""
@@ -105,7 +112,7 @@ class BackendSlots:
                 fresh[name] = kept
             else:
                 fresh[name] = _Slots(name, rule, self._counts.setdefault(name, _Counts()))
-        self.capped = fresh  # one reference swap: calls read either map whole
+        self._gate.capped = fresh  # one reference swap: calls read either map whole
 
     def counts(self) -> list[tuple[str, int | None, int, int, int]]:
         """(metastore, cap or None, in use, refused, waited) per metastore that ever had a cap, for /metrics."""

@@ -22,6 +22,7 @@ from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
 
 from hmsproxy.protocol import idl
+from hmsproxy.protocol._thriftwalk import HitSocket
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import CLOSED, DONE, OVER, exchange, message_bounds, received
 from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body, is_protocol_error
@@ -113,8 +114,10 @@ class SaslSettings(Protocol):
         """Who authenticates to whom, for errors."""
 
 
-class ThriftConnection:
+class ThriftConnection(HitSocket):
     """One open connection to one metastore, tried over its URIs in order. Not thread-safe.
+
+    A HitSocket (protocol/_gate.c): `hit_fd` is where the hit loop in C finds its descriptor.
 
     With `sasl`, each connection negotiates SASL first and every message then travels in SASL data
     frames (protocol/sasl.py): the relay reads and writes the frame layer's socket-like object.
@@ -139,9 +142,8 @@ class ThriftConnection:
         self._proto = None
         self._recorder: RecordingSocket | None = None
         self._socket = None  # the open connection's socket: relay() reads and writes it directly
-        #: The open connection's file descriptor when a shortcut hit may use it from C (a plain socket,
-        #: the buffered transport: downstream/hits.py); -1 otherwise.
-        self.hit_fd = -1
+        # hit_fd (HitSocket's, -1 until open): the open connection's file descriptor when a shortcut
+        # hit may use it from C (a plain socket, the buffered transport: downstream/hits.py).
         self._seqid = 0
         self.uri: str | None = None
         #: URIs to try last (Backends sets it for an HA set: the breaker's stalled URIs; in_order).
