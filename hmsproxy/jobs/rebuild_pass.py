@@ -56,7 +56,7 @@ from hmsproxy.jobs.tables import Target
 
 #: Base partitions read in one pass: bounds the driver's plan (listings, footers' bounds) per pass.
 BATCH_BASE_PARTITIONS = 2000
-#: Threads listing partitions and reading manifests: each is a round trip to the store.
+#: Threads listing partitions, reading manifests and moving staged directories: each is a round trip to the store.
 LISTING_THREADS = 16
 #: The footers' bounds go to Spark as a Parquet file beyond this many (literals in the plan below it).
 LITERAL_ROWS = 200
@@ -145,12 +145,19 @@ def _batch_locked(spark: Any, ms: Any, index: Index, pieces: list[Piece], *, onl
             for number, plan in enumerate(readable):
                 yield plan.piece, _swap_staged(spark, ms, index, plan, staging, number, counts, mover, storage, token)
             return
-        staged: list[Staged] = []
-        for number, plan in enumerate(readable):
+
+        def stage(number: int) -> Staged | Exception:
             try:
-                staged.append(_stage(index, plan, staging, number, counts, mover, storage, token))
+                return _stage(index, readable[number], staging, number, counts, mover, storage, token)
             except Exception as e:  # this piece is left as it was; the others go on
-                yield plan.piece, ItemResult(FAILED, note=one_line(e))
+                return e
+
+        with ThreadPoolExecutor(LISTING_THREADS) as pool:  # a rename, a listing and a manifest each: round trips
+            outcomes = list(pool.map(stage, range(len(readable))))
+        for plan, outcome in zip(readable, outcomes):
+            if isinstance(outcome, Exception):
+                yield plan.piece, ItemResult(FAILED, note=one_line(outcome))
+        staged = [s for s in outcomes if isinstance(s, Staged)]
         yield from ((s.plan.piece, result) for s, result in swap_batch(ms, index, staged, storage))
     finally:
         if storage.exists(staging):
