@@ -125,6 +125,14 @@ class MetastoreClient:
     def alter_partition_with_context(self, db: str, table: str, partition, context: dict[str, str]) -> None:
         self._client.alter_partition_with_environment_context(db, table, partition, hive.EnvironmentContext(properties=context))
 
+    def alter_partitions_with_context(self, db: str, table: str, partitions: list, context: dict[str, str]) -> None:
+        """All of them in one metastore transaction: each re-pointed, or none."""
+        self._client.alter_partitions_with_environment_context(db, table, partitions, hive.EnvironmentContext(properties=context))
+
+    def add_partitions(self, partitions: list) -> None:
+        """All of them in one metastore transaction: each added, or none."""
+        self._client.add_partitions(partitions)
+
     def alter_table_with_context(self, db: str, table: str, new_table, context: dict[str, str]) -> None:
         self._client.alter_table_with_environment_context(db, table, new_table, hive.EnvironmentContext(properties=context))
 

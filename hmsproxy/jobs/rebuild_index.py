@@ -393,12 +393,8 @@ def swap_piece(spark: Any, ms: Any, index: Index, plan: Plan, build: Any, *, tok
     made: dict[str, IndexBuild] = {}
 
     def write(location: str) -> Written:
-        rows = build(location)
-        written = data_files(ArrowStorage().list(location)) if ArrowStorage().exists(location) else []
-        made["build"] = IndexBuild(piece.name, int(time.time()), rows, len(plan.files), plan.digests, index_files(written))
-        write_manifest(location, made["build"])
-        before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped
-        return Written(rows, len(written), sum(e.size for e in written))
+        made["build"], written = write_build(plan, build, location)
+        return written
 
     catalog = BuildCatalog(ms, made)
     storage = job_storage(spark)
@@ -416,8 +412,22 @@ def swap_piece(spark: Any, ms: Any, index: Index, plan: Plan, build: Any, *, tok
         target = Target(t.dbName, t.tableName, piece.name or f"{t.dbName}.{t.tableName}", existing.sd.location, piece.values)
         snapshot = data_files(storage.list(target.location)) if storage.exists(target.location) else []
         written = swap_in(target, write, storage=storage, catalog=catalog, snapshot=snapshot, job=NAME, token=token).written
-    note = f"{len(plan.files)} base file(s) in {len(piece.base)} partition(s)"
-    return ItemResult(OK, rows=written.rows, bytes=written.bytes, note=note)
+    return ItemResult(OK, rows=written.rows, bytes=written.bytes, note=built_note(plan))
+
+
+def write_build(plan: Plan, build: Any, location: str) -> tuple[IndexBuild, Written]:
+    """The piece's index files into `location` with `build(location)` (their index rows), and the build
+    describing them beside them."""
+    rows = build(location)
+    written = data_files(ArrowStorage().list(location)) if ArrowStorage().exists(location) else []
+    made = IndexBuild(plan.piece.name, int(time.time()), rows, len(plan.files), plan.digests, index_files(written))
+    write_manifest(location, made)
+    before_swap_check()  # a test seam: fail (or die) here to prove nothing is swapped
+    return made, Written(rows, len(written), sum(e.size for e in written))
+
+
+def built_note(plan: Plan) -> str:
+    return f"{len(plan.files)} base file(s) in {len(plan.piece.base)} partition(s)"
 
 
 def before_swap_check() -> None:

@@ -12,9 +12,10 @@ partitions:
    counts the rows per piece, and writes them with `partitionBy('_piece')` into a fresh staging
    directory beside the index table's (`<table>.hmsproxy-rebuild-index-staging-<token>`), each
    piece's rows sorted on the indexed columns; the rows read back per piece must equal those counts;
-3. each piece is then swapped in as a single rebuild swaps it (rebuild_index.swap_piece): its
-   staging directory moved to its fresh sibling directory, the build written beside it, one
-   metastore call carrying the build. A piece whose swap fails is left as it was; the others go on.
+3. each piece's staging directory is moved to its fresh sibling directory, the build written beside
+   it, and the batch is swapped in with a few metastore calls (index_swaps.py: one add_partitions and
+   one alter_partitions carrying every build, per 500 pieces; an unpartitioned index table, one
+   piece, as a single rebuild swaps it). A piece whose swap fails is left as it was; the others go on.
 
 If the pass itself fails (a file the footers did not give away), every piece of the batch is built
 on its own instead, so the bad one fails alone. Killed at any moment, the staging directory is left
@@ -27,8 +28,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from hmsproxy.files.storage import join
+from hmsproxy.files.storage import data_files, join
 from hmsproxy.jobs.errors import JobError, one_line
+from hmsproxy.jobs.index_swaps import Staged, swap_batch
 from hmsproxy.jobs.job_files import job_mover, job_storage
 from hmsproxy.jobs.progress import FAILED, ItemResult
 from hmsproxy.jobs.rebuild_index import (
@@ -47,13 +49,14 @@ from hmsproxy.jobs.rebuild_index import (
     index_rows,
     plan_piece,
     swap_piece,
+    write_build,
 )
-from hmsproxy.jobs.swap import new_token, sibling_location
+from hmsproxy.jobs.swap import discard, new_token, sibling_location
 from hmsproxy.jobs.tables import Target
 
 #: Base partitions read in one pass: bounds the driver's plan (listings, footers' bounds) per pass.
 BATCH_BASE_PARTITIONS = 2000
-#: Threads listing partitions and reading manifests: each is a round trip to the store.
+#: Threads listing partitions, reading manifests and moving staged directories: each is a round trip to the store.
 LISTING_THREADS = 16
 #: The footers' bounds go to Spark as a Parquet file beyond this many (literals in the plan below it).
 LITERAL_ROWS = 200
@@ -138,8 +141,24 @@ def _batch_locked(spark: Any, ms: Any, index: Index, pieces: list[Piece], *, onl
             yield from _one_by_one(spark, ms, index, readable, token)
             return
         mover = job_mover(spark)
-        for number, plan in enumerate(readable):
-            yield plan.piece, _swap_staged(spark, ms, index, plan, staging, number, counts, mover, storage, token)
+        if not index.keys:  # the index table itself: one piece, swapped as a single rebuild swaps it
+            for number, plan in enumerate(readable):
+                yield plan.piece, _swap_staged(spark, ms, index, plan, staging, number, counts, mover, storage, token)
+            return
+
+        def stage(number: int) -> Staged | Exception:
+            try:
+                return _stage(index, readable[number], staging, number, counts, mover, storage, token)
+            except Exception as e:  # this piece is left as it was; the others go on
+                return e
+
+        with ThreadPoolExecutor(LISTING_THREADS) as pool:  # a rename, a listing and a manifest each: round trips
+            outcomes = list(pool.map(stage, range(len(readable))))
+        for plan, outcome in zip(readable, outcomes):
+            if isinstance(outcome, Exception):
+                yield plan.piece, ItemResult(FAILED, note=one_line(outcome))
+        staged = [s for s in outcomes if isinstance(s, Staged)]
+        yield from ((s.plan.piece, result) for s, result in swap_batch(ms, index, staged, storage))
     finally:
         if storage.exists(staging):
             storage.delete(staging)
@@ -168,6 +187,32 @@ def _swap_staged(spark, ms, index, plan, staging, number, counts, mover, storage
         return swap_piece(spark, ms, index, plan, build, token=token)
     except Exception as e:  # this piece is left as it was; the others go on
         return ItemResult(FAILED, note=one_line(e))
+
+
+def _stage(index, plan, staging, number, counts, mover, storage, token) -> Staged:
+    """The piece's index rows moved from the staging directory into a fresh directory of its own, its
+    build beside them; raises with nothing left behind."""
+    expected, written = counts.get(number, (0, 0))
+    if written != expected:
+        raise JobError(f"wrote {written} index rows but built {expected}; not swapped")
+    existing = plan.existing
+    old = existing.sd.location if existing is not None else join(index.table.sd.location, plan.piece.name)
+    location = sibling_location(old, NAME, token)
+    if storage.exists(location):
+        raise JobError(f"{location} already exists; not overwriting it")
+    snapshot = data_files(storage.list(old)) if existing is not None and storage.exists(old) else []
+
+    def build(target: str) -> int:
+        if expected:
+            mover.move(join(staging, f"{PIECE_COLUMN}={number}"), target)
+        return expected
+
+    try:
+        made, files = write_build(plan, build, location)
+    except BaseException as e:
+        discard(storage, location, e)
+        raise
+    return Staged(plan, location, made, files, snapshot)
 
 
 def write_pass(spark: Any, index: Index, plans: list[Plan], shapes: dict[str, Any], staging: str) -> dict[int, tuple[int, int]]:

@@ -116,7 +116,7 @@ def _file_set(entries: list[Entry]) -> set[tuple[str, int]]:
     return {(e.name, e.size) for e in data_files(entries)}
 
 
-def _check_unchanged(current: Any, target: Target, storage: Storage, snapshot: list[Entry]) -> None:
+def check_unchanged(current: Any, target: Target, storage: Storage, snapshot: list[Entry]) -> None:
     if current.sd.location != target.location:
         raise JobError(f"its location changed to {current.sd.location} while the job ran; left as it was")
     if _file_set(storage.list(target.location)) != _file_set(snapshot):
@@ -148,10 +148,10 @@ def swap_in(
     try:
         written = write(new)
         current = fetch(catalog, target)
-        _check_unchanged(current, target, storage, snapshot)
+        check_unchanged(current, target, storage, snapshot)
         updated = relocated(current, new, written)
     except BaseException as e:
-        _discard(storage, new, e)
+        discard(storage, new, e)
         raise
     try:
         _store(catalog, target, updated)
@@ -163,7 +163,7 @@ def swap_in(
                     f"the metastore call failed ({error_text(e)}) and it can't be told whether it was "
                     f"applied; both {old} and {new} are kept"
                 ) from e
-            _discard(storage, new, e)
+            discard(storage, new, e)
             if isinstance(e, Exception):
                 raise JobError(f"the metastore refused the new location: {one_line(error_text(e))}") from e
             raise
@@ -175,7 +175,7 @@ def swap_in(
     return Swapped(target, old, new, written)
 
 
-def _discard(storage: Storage, new: str, cause: BaseException) -> None:
+def discard(storage: Storage, new: str, cause: BaseException) -> None:
     """Delete a half-written or rejected new directory; if even that fails, say where it is."""
     try:
         if storage.exists(new):

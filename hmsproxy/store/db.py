@@ -216,11 +216,13 @@ class Store:
         with self.reading() as conn:
             return int(conn.execute(select(g.c.value).where(g.c.component == component)).scalar_one())
 
-    def bump(self, conn: Connection, component: str) -> None:
-        """Count one change of the component; call it inside the `writing()` transaction that makes the change."""
+    def bump(self, conn: Connection, component: str) -> int:
+        """Count one change of the component; call it inside the `writing()` transaction that makes the change.
+        The new generation: a writer that knows its change can apply it to its cache (GenerationCache.apply)."""
         self._require(component)
         g = schema.generations
         conn.execute(g.update().where(g.c.component == component).values(value=g.c.value + 1))
+        return int(conn.execute(select(g.c.value).where(g.c.component == component)).scalar_one())
 
     def _require(self, component: str) -> None:
         if component not in self.components:

@@ -3,7 +3,10 @@
 Features keep their records as an immutable snapshot that every call can read without a
 query: the generation counter is read at most once per `check_interval_s`, so a second proxy
 on the same store sees a change within about that long, and `refresh()` after a proxy's own
-write makes it see the change at once.
+write makes it see the change at once. A writer that knows what it changed calls `apply()`
+instead: its change is applied to the value in memory when it is the only one since the value
+was loaded (the generation moved by exactly one), else everything is re-read as by `refresh()`;
+a store with many records is then not re-read whole after each small write.
 """
 
 from __future__ import annotations
@@ -64,3 +67,19 @@ class GenerationCache(Generic[T]):
         with self._lock:
             self._checked_at = float("-inf")
         return self.get()
+
+    def apply(self, generation: int, change: Callable[[T], T]) -> T:
+        """This proxy's own write made the component's generation `generation`: `change(value)` is the
+        value after it. Applied in memory when no other change came between (the generation moved by
+        one since the value was loaded); nothing to do when a load already saw that generation; else
+        (another writer's change between) a full re-read. `change` must give a new value (readers may
+        hold the old one) and be idempotent: a load may already hold the change it applies."""
+        with self._lock:
+            loaded = self._loaded_generation
+            if loaded is not None and generation <= loaded:
+                return self._value
+            if loaded is not None and generation == loaded + 1:
+                self._value = change(self._value)
+                self._loaded_generation = generation
+                return self._value
+        return self.refresh()

@@ -162,14 +162,15 @@ def test_readers_see_each_index_partition_whole_old_or_new_while_the_batch_swaps
     seen: list[tuple[str, int]] = []
     moved: list[str] = []
     stop, swapping = threading.Event(), threading.Event()
-    slow_swap = rebuild_pass.swap_piece
+    batch_swap = rebuild_pass.swap_batch
 
-    def swap_piece(*args, **kwargs):  # the swaps spread out, so the reader reads between them
+    def swap_batch(*args, **kwargs):  # time around the batched swap, so the reader reads before, during and after it
         swapping.set()
-        time.sleep(0.05)
-        return slow_swap(*args, **kwargs)
+        time.sleep(1)
+        yield from batch_swap(*args, **kwargs)
+        time.sleep(2)
 
-    monkeypatch.setattr(rebuild_pass, "swap_piece", swap_piece)
+    monkeypatch.setattr(rebuild_pass, "swap_batch", swap_batch)
 
     def read_all() -> None:
         storage = ArrowStorage()

@@ -76,3 +76,33 @@ def test_a_failing_store_keeps_the_last_value_and_is_asked_again_an_interval_lat
     assert records.asked == 2
     clock.now += 1.0
     assert cache.get() == "records of generation 1"
+
+
+def test_own_change_is_applied_in_memory_when_it_is_the_only_one_since_the_load():
+    clock, records = Clock(), Records()
+    cache = cache_over(records, clock)
+    cache.get()
+    records.generation = 1  # this proxy wrote
+    assert cache.apply(1, lambda value: value + " + mine") == "records of generation 0 + mine"
+    assert records.loads == 1
+    clock.now += 1.0
+    assert cache.get() == "records of generation 0 + mine"  # the generation it applied is the store's: no reload
+    assert records.loads == 1
+
+
+def test_own_change_after_another_writers_reloads_everything():
+    clock, records = Clock(), Records()
+    cache = cache_over(records, clock)
+    cache.get()
+    records.generation = 2  # another proxy wrote (1), then this one (2)
+    assert cache.apply(2, lambda value: value + " + mine") == "records of generation 2"
+    assert records.loads == 2
+
+
+def test_own_change_a_load_already_saw_is_not_applied_again():
+    clock, records = Clock(), Records()
+    cache = cache_over(records, clock)
+    records.generation = 3
+    cache.get()
+    assert cache.apply(2, lambda value: value + " + mine") == "records of generation 3"
+    assert records.loads == 1

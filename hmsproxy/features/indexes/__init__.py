@@ -12,5 +12,5 @@ dropped and released as the user), auto_rebuild.py (the AUTO REBUILD property).
 #: The feature class, in feature.py.
 FEATURE = "hmsproxy.features.indexes.feature:Indexes"
 #: Its jobs and client helpers, by module (named, never imported: features import neither).
-JOBS = ("hmsproxy.jobs.rebuild_index", "hmsproxy.jobs.index_builders", "hmsproxy.jobs.index_watch")
+JOBS = ("hmsproxy.jobs.rebuild_index", "hmsproxy.jobs.index_swaps", "hmsproxy.jobs.index_builders", "hmsproxy.jobs.index_watch")
 CLIENTS = ("hmsproxy.clients.index_lookup", "hmsproxy.clients.indexed_read", "hmsproxy.clients.lookup_cli", "hmsproxy.clients.rebuilds")

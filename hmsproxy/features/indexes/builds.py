@@ -9,7 +9,8 @@ rewritten since makes it stale, and a lookup scans that base partition instead.
 The build is written twice, from one object: as `_hmsproxy_index.json` beside the index files
 (hidden from readers by its '_'; it is swapped in with them, so it always describes the files next
 to it — lookups read it), and into the proxy's store (SHOW FORMATTED INDEX), carried by the swap's
-own metastore call in its EnvironmentContext under BUILD_CONTEXT_KEY.
+own metastore call in its EnvironmentContext under BUILD_CONTEXT_KEY (or, for a batch of partitions
+swapped by one alter_partitions call, every partition's build as a list under BUILDS_CONTEXT_KEY).
 
 The manifest also names the index files it describes (name and size of each): a directory whose
 files are not exactly those (another writer's, such as a Hive MapReduce rebuild, which keeps
@@ -29,6 +30,8 @@ from hmsproxy.files.storage import Entry, arrow_filesystem, data_files, join
 
 MANIFEST = "_hmsproxy_index.json"
 BUILD_CONTEXT_KEY = "hmsproxy.index.build"
+#: Many partitions' builds (a JSON list of build records), carried by one alter_partitions call.
+BUILDS_CONTEXT_KEY = "hmsproxy.index.builds"
 
 FRESH, STALE, NEVER_BUILT = "fresh", "stale", "never built"
 
@@ -69,6 +72,21 @@ class IndexBuild:
             return cls(str(d["partition"]), int(d["built_at"]), int(d["rows"]), int(d["files"]), tuple(sorted(d["base"].items())), files)
         except (KeyError, TypeError, ValueError, AttributeError) as e:  # JSONDecodeError is a ValueError
             raise ValueError(f"not an index build record: {e}") from None
+
+
+def builds_to_json(builds: Iterable[IndexBuild]) -> str:
+    return "[" + ",".join(b.to_json() for b in builds) + "]"
+
+
+def builds_from_json(text: str) -> list[IndexBuild]:
+    """ValueError for anything that is not a list of build records."""
+    try:
+        listed = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"not a list of index build records: {e}") from None
+    if not isinstance(listed, list):
+        raise ValueError("not a list of index build records")
+    return [IndexBuild.from_json(json.dumps(d)) for d in listed]
 
 
 def index_files(entries: Iterable[Entry]) -> tuple[tuple[str, int], ...]:

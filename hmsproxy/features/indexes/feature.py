@@ -7,6 +7,7 @@ from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
 from hmsproxy.features.indexes.hive_rebuild import GUARDED_METHOD, HiveRebuildRefusal, RebuildGuard
 from hmsproxy.features.indexes.index_tables import IndexTables
+from hmsproxy.features.indexes.model import IndexRecord
 from hmsproxy.features.indexes.protection import Protection
 from hmsproxy.features.indexes.recording import METHODS as BUILD_CALLS
 from hmsproxy.features.indexes.recording import BuildRecording
@@ -59,6 +60,11 @@ class Indexes(Feature):
     def changed(self) -> None:
         """This proxy changed the records: see them at once (others within a second)."""
         self._cache.refresh()
+
+    def builds_changed(self, record: IndexRecord, generation: int, *, forgotten=(), recorded=()) -> None:
+        """This proxy forgot or recorded builds of the index (the store's generation is now `generation`):
+        applied to the snapshot in memory, not by re-reading every index and build (snapshot.py)."""
+        self._cache.apply(generation, lambda s: s.with_builds(generation, record.base, record.name, forgotten, recorded))
 
     # -- seams --------------------------------------------------------------------------------
 

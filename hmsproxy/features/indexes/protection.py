@@ -115,5 +115,5 @@ class Protection:
                         pass  # never built for that partition
                     gone.append(partition_name(keys, dict(zip(keys, values))))
                 if gone:
-                    self.feature.repository.forget_builds(record.base, record.name, gone)
-                    self.feature.changed()
+                    generation = self.feature.repository.forget_builds(record.base, record.name, gone)
+                    self.feature.builds_changed(record, generation, forgotten=gone)

@@ -1,7 +1,9 @@
 """Index builds into the proxy's store, carried by the rebuild's own swap call.
 
 The rebuild job adds or re-points an index partition (or an unpartitioned index table) with the
-`*_with_environment_context` call, its EnvironmentContext holding the build (builds.py). The
+`*_with_environment_context` call, its EnvironmentContext holding the build (builds.py); a batch
+of partitions is re-pointed by one `alter_partitions_with_environment_context` holding every
+partition's build, forgotten and recorded in one store transaction each. The
 partition's last build is forgotten before the call goes to the metastore and recorded once the
 metastore accepted it: whatever fails in between leaves it "never built" (scanned by lookups),
 never a build describing other files.
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
-from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, IndexBuild
+from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, BUILDS_CONTEXT_KEY, IndexBuild, builds_from_json
 from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import InvalidRequest
 
@@ -20,7 +22,12 @@ if TYPE_CHECKING:
     from hmsproxy.features.indexes.feature import Indexes
 
 METHODS = frozenset(
-    {"add_partition_with_environment_context", "alter_partition_with_environment_context", "alter_table_with_environment_context"}
+    {
+        "add_partition_with_environment_context",
+        "alter_partition_with_environment_context",
+        "alter_partitions_with_environment_context",
+        "alter_table_with_environment_context",
+    }
 )
 NOTE = "index-build"
 
@@ -31,20 +38,18 @@ class BuildRecording:
 
     def on_routed(self, call: Call) -> None:
         context = call.args.environment_context
-        text = ((context.properties if context is not None else None) or {}).get(BUILD_CONTEXT_KEY)
-        if text is None or not call.table:
+        properties = (context.properties if context is not None else None) or {}
+        if not call.table or not (BUILD_CONTEXT_KEY in properties or BUILDS_CONTEXT_KEY in properties):
             return
         ref = identity.routed(call.route, call.table)
         record = self.feature.snapshot().by_index_table.get(ref)
         if record is None:
             raise InvalidRequest(f"hmsproxy: {call.client_db}.{call.table} is not an index table: an index build is recorded on one")
-        try:
-            build = IndexBuild.from_json(text)
-        except ValueError as e:
-            raise InvalidRequest(f"hmsproxy: {BUILD_CONTEXT_KEY}: {e}") from None
-        self.feature.repository.forget_builds(record.base, record.name, [build.partition])
-        self.feature.changed()
-        call.notes[NOTE] = (record, build)
+        made = _builds(properties)
+        partitions = [b.partition for b in made]
+        generation = self.feature.repository.forget_builds(record.base, record.name, partitions)
+        self.feature.builds_changed(record, generation, forgotten=partitions)
+        call.notes[NOTE] = (record, made)
 
     def needs_result(self, call: Call) -> bool:
         return NOTE in call.notes
@@ -53,6 +58,17 @@ class BuildRecording:
         note = accepted_note(call, NOTE, result)
         if note is None:
             return
-        record, build = note
-        self.feature.repository.record_build(record.base, record.name, build)
-        self.feature.changed()
+        record, made = note
+        generation = self.feature.repository.record_builds(record.base, record.name, made)
+        self.feature.builds_changed(record, generation, recorded=made)
+
+
+def _builds(properties: dict[str, str]) -> list[IndexBuild]:
+    """The builds the call's EnvironmentContext carries: one (BUILD_CONTEXT_KEY) or a list (BUILDS_CONTEXT_KEY)."""
+    key = BUILD_CONTEXT_KEY if BUILD_CONTEXT_KEY in properties else BUILDS_CONTEXT_KEY
+    try:
+        if key == BUILD_CONTEXT_KEY:
+            return [IndexBuild.from_json(properties[key])]
+        return builds_from_json(properties[key])
+    except ValueError as e:
+        raise InvalidRequest(f"hmsproxy: {key}: {e}") from None

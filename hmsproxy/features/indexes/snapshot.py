@@ -2,13 +2,16 @@
 
 The snapshot is immutable; `current(repository)` replaces it when the indexes component's
 generation in the store moves, checked twice a second, so another proxy's change is seen within
-a second (one cheap query per check) and this proxy's own at once (`refresh()`).
+a second (one cheap query per check) and this proxy's own at once: a build recorded or forgotten
+is applied to the snapshot in memory (`with_builds`, GenerationCache.apply) rather than re-reading
+every index and build, which made a rebuild of N partitions read N x N build rows; other changes
+`refresh()`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.identity import TableRef
@@ -44,6 +47,23 @@ class IndexSnapshot:
         for base, name, b in built:
             builds.setdefault((base, name), {})[b.partition] = b
         return cls(generation, by_base, by_index_table, builds)
+
+    def with_builds(
+        self, generation: int, base: TableRef, name: str, forgotten: Iterable[str] = (), recorded: Iterable[IndexBuild] = ()
+    ) -> IndexSnapshot:
+        """A new snapshot: this one with the index's builds of `forgotten` partitions gone and `recorded`
+        ones in (what the store holds after this proxy's own forget_builds / record_builds). Copies only
+        that index's builds, so readers of this snapshot keep seeing it unchanged."""
+        key = (base, name)
+        mine = dict(self.builds.get(key, {}))
+        for partition in forgotten:
+            mine.pop(partition, None)
+        for b in recorded:
+            mine[b.partition] = b
+        builds = {k: v for k, v in self.builds.items() if k != key}
+        if mine:
+            builds[key] = mine
+        return replace(self, generation=generation, builds=builds)
 
     def builds_of(self, record: IndexRecord) -> dict[str, IndexBuild]:
         """The index's built partitions, by index partition name."""

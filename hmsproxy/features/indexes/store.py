@@ -194,26 +194,34 @@ class IndexRepository:
     def _is_build(self, base: TableRef, name: str, partitions: list[str]):
         return and_(_is(base, builds), builds.c.name == name, builds.c.partition.in_(partitions))
 
-    def forget_builds(self, base: TableRef, name: str, partitions: list[str]) -> None:
-        """Before an index partition is swapped or dropped: until its new build is recorded it has none."""
+    def forget_builds(self, base: TableRef, name: str, partitions: list[str]) -> int:
+        """Before an index partition is swapped or dropped: until its new build is recorded it has none.
+        The component's new generation."""
         with self.store.writing() as conn:
             conn.execute(delete(builds).where(self._is_build(base, name, partitions)))
-            self.store.bump(conn, COMPONENT)
+            return self.store.bump(conn, COMPONENT)
 
-    def record_build(self, base: TableRef, name: str, build: IndexBuild) -> None:
+    def record_builds(self, base: TableRef, name: str, made: list[IndexBuild]) -> int:
+        """Each build replaces its partition's, in one transaction; the component's new generation."""
         with self.store.writing() as conn:
-            conn.execute(delete(builds).where(self._is_build(base, name, [build.partition])))
-            conn.execute(
-                builds.insert().values(
-                    metastore=base.metastore,
-                    db=base.db,
-                    table=base.table,
-                    name=name,
-                    partition=build.partition,
-                    built_at=build.built_at,
-                    rows=build.rows,
-                    files=build.files,
-                    base=json.dumps(dict(build.base), sort_keys=True),
-                )
-            )
-            self.store.bump(conn, COMPONENT)
+            conn.execute(delete(builds).where(self._is_build(base, name, [b.partition for b in made])))
+            if made:
+                conn.execute(builds.insert(), [_build_row(base, name, b) for b in made])
+            return self.store.bump(conn, COMPONENT)
+
+    def record_build(self, base: TableRef, name: str, build: IndexBuild) -> int:
+        return self.record_builds(base, name, [build])
+
+
+def _build_row(base: TableRef, name: str, build: IndexBuild) -> dict:
+    return {
+        "metastore": base.metastore,
+        "db": base.db,
+        "table": base.table,
+        "name": name,
+        "partition": build.partition,
+        "built_at": build.built_at,
+        "rows": build.rows,
+        "files": build.files,
+        "base": json.dumps(dict(build.base), sort_keys=True),
+    }
