@@ -5,8 +5,8 @@ whatever its size. Here a batch of partitions (`BATCH_PARTITIONS` at most, so th
 bounded) is compacted together:
 
 1. every partition is listed and every file's footer read (its row count) in parallel threads, on the
-   driver; a partition with an unreadable footer fails alone, before Spark reads anything, and those
-   with nothing to do are skipped with compact's usual notes;
+   driver; those with nothing to do are skipped with compact's usual notes, and a partition with an
+   unreadable footer is compacted on its own before the pass (so it fails alone, with Spark's reason);
 2. one Spark job reads all the remaining files, tags each row with its partition's number in the
    pass (`_piece`, from the file it came from) and an output file slot (whole input files per slot:
    `--files N` slots per partition, or one per `--target-file-mb`), and writes them with
@@ -39,7 +39,7 @@ from hmsproxy.jobs.compact import NAME, compact_beside_writers, compact_target, 
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_mover
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult
-from hmsproxy.jobs.staged_pass import PIECE_COLUMN
+from hmsproxy.jobs.staged_pass import PIECE_COLUMN, SLOT_COLUMN
 from hmsproxy.jobs.swap import Written, new_token, swap_in
 from hmsproxy.jobs.tables import Target
 
@@ -50,10 +50,6 @@ MIN_TASKS = 64
 TASK_BYTES = 128 * 2**20
 #: The formats whose footers give their rows (the pass checks what it wrote against them).
 PASS_FORMATS = ("parquet", "orc")
-#: The output file a row goes to within its partition (dropped before writing).
-SLOT_COLUMN = "_hmsproxy_slot"
-#: Spark's name of the file a row came from (dropped before writing).
-FILE_COLUMN = "_hmsproxy_file"
 
 
 @dataclass(frozen=True)
@@ -143,13 +139,12 @@ def _plans(storage: Storage, ms: Any, fmt: str, table: Any, targets: list[Target
             continue
         candidates.append((target, snapshot))
     files = [e.path for _, snapshot in candidates for e in snapshot]
-    rows = dict(zip(files, staged_pass.in_threads(lambda path: file_rows(path, fmt), files)))
+    facts = staged_pass.in_threads(lambda path: staged_pass.footer_facts(path, fmt), files)
+    rows = {f: fact if isinstance(fact, Exception) else fact[0] for f, fact in zip(files, facts)}
     at = {t.name: i for i, t in enumerate(targets)}
     for target, snapshot in candidates:
-        bad = next((e.path for e in snapshot if isinstance(rows[e.path], Exception)), None)
-        if bad is not None:
-            plans[at[target.name]] = ItemResult(FAILED, note=f"can't read the footer of {bad}: {one_line(rows[bad])}")
-            continue
+        if any(isinstance(rows[e.path], Exception) for e in snapshot):
+            continue  # on its own: it fails alone, with Spark's own reason, before the pass reads anything
         total = sum(rows[e.path] for e in snapshot)
         wanted = files_for(sum(e.size for e in snapshot), args.target_file_mb, args.files)
         if total:  # a partition of empty files is compacted on its own (the pass writes no file for it)
@@ -157,47 +152,23 @@ def _plans(storage: Storage, ms: Any, fmt: str, table: Any, targets: list[Target
     return plans
 
 
-def file_rows(path: str, fmt: str) -> int:
-    """The rows of a Parquet or ORC file, from its footer (read on the driver)."""
-    from hmsproxy.files.storage import arrow_filesystem
-
-    filesystem, inner = arrow_filesystem(path)
-    with filesystem.open_input_file(inner) as source:
-        if fmt == "orc":
-            from pyarrow import orc
-
-            return orc.ORCFile(source).nrows
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(source).metadata.num_rows
-
-
 def write_pass(spark: Any, fmt: str, planned: list[Planned], staging: str) -> dict[int, int]:
     """One read of every planned partition's files, partition i's rows written under
     `staging`/_piece=i in at most its wanted number of files; partition number -> rows read back."""
-    from pyspark.sql import functions as F
-
-    from hmsproxy.jobs.rebuild_index import spark_file_names
-
     paths = [e.path for p in planned for e in p.snapshot]
     data = read_files(spark, fmt, paths)
-    names = spark_file_names(spark, data, paths)
-    known, first_slot = [], 0
+    tags, first_slot = {}, 0
     for number, plan in enumerate(planned):  # whole files per slot: each input file's rows stay together
         for k, entry in enumerate(plan.snapshot):
-            if entry.path in names:
-                known.append((names[entry.path], number, first_slot + k % plan.files))
+            tags[entry.path] = (number, first_slot + k % plan.files)
         first_slot += plan.files
-    schema = f"{FILE_COLUMN} string, {PIECE_COLUMN} int, {SLOT_COLUMN} int"
     spill = f"{staging}-plan"
     try:
-        tags = F.broadcast(staged_pass.known_frame(spark, known, schema, spill))
-        columns = data.columns
-        tagged = data.select("*", F.col("_metadata.file_path").alias(FILE_COLUMN)).join(tags, FILE_COLUMN)
+        tagged = staged_pass.tagged_rows(spark, data, tags, spill)
         # Each slot's rows go to one task, so to one file (two slots of a partition may share a task: fewer files).
         size = sum(e.size for p in planned for e in p.snapshot)
         tasks = min(first_slot, max(MIN_TASKS, -(-size // TASK_BYTES)))
-        ordered = tagged.repartition(tasks, SLOT_COLUMN).select(*columns, PIECE_COLUMN)
+        ordered = tagged.repartition(tasks, SLOT_COLUMN).select(*data.columns, PIECE_COLUMN)
         writer = ordered.write.format(fmt).partitionBy(PIECE_COLUMN).mode("error")
         writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
     finally:

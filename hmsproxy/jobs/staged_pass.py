@@ -127,3 +127,39 @@ def rows_per_piece(spark: Any, fmt: str, staging: str) -> dict[int, int]:
 
 def piece_directory(staging: str, number: int) -> str:
     return join(staging, f"{PIECE_COLUMN}={number}")
+
+
+#: The output file (slot) a row goes to within its piece, and Spark's name of the file it came from.
+SLOT_COLUMN = "_hmsproxy_slot"
+FILE_COLUMN = "_hmsproxy_file"
+
+
+def footer_facts(path: str, fmt: str) -> tuple[int, list[str]]:
+    """A Parquet or ORC file's rows and column names, from its footer (read on the driver)."""
+    from hmsproxy.files.storage import arrow_filesystem
+
+    filesystem, inner = arrow_filesystem(path)
+    with filesystem.open_input_file(inner) as source:
+        if fmt == "orc":
+            from pyarrow import orc
+
+            file = orc.ORCFile(source)
+            return file.nrows, list(file.schema.names)
+        import pyarrow.parquet as pq
+
+        file = pq.ParquetFile(source)
+        return file.metadata.num_rows, list(file.schema_arrow.names)
+
+
+def tagged_rows(spark: Any, data: Any, tags: dict[str, tuple[int, int]], spill: str) -> Any:
+    """`data` (read from the files in `tags`) with each row's PIECE_COLUMN and SLOT_COLUMN, those of the
+    file it came from (path -> (piece, slot)); drop_known_frame(spill) once it is read."""
+    from pyspark.sql import functions as F
+
+    from hmsproxy.jobs.rebuild_index import spark_file_names
+
+    names = spark_file_names(spark, data, list(tags))
+    known = [(names[path], piece, slot) for path, (piece, slot) in tags.items() if path in names]
+    frame = known_frame(spark, known, f"{FILE_COLUMN} string, {PIECE_COLUMN} int, {SLOT_COLUMN} int", spill)
+    named = data.select("*", F.col("_metadata.file_path").alias(FILE_COLUMN))
+    return named.join(F.broadcast(frame), FILE_COLUMN).select(*data.columns, PIECE_COLUMN, SLOT_COLUMN)

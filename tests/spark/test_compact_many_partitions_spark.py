@@ -96,14 +96,20 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_swap
     with filesystem.open_output_stream(inner) as out:
         out.write(b"not parquet at all")
     alone = []
-    monkeypatch.setattr(compact_pass, "compact_beside_writers", lambda *a, **k: alone.append(a) or compact.compact_beside_writers(*a, **k))
+
+    def on_its_own(session, storage, ms, fmt, target, *rest):
+        alone.append(target.name)
+        return compact.compact_beside_writers(session, storage, ms, fmt, target, *rest)
+
+    monkeypatch.setattr(compact_pass, "compact_beside_writers", on_its_own)
 
     status, ctx = compact_job(spark, proxy, table)
     assert status == 1
     assert f"{PARTITIONS - 1} rewritten, 0 skipped, 1 failed" in ctx.stdout.getvalue()
     last = ctx.stderr.getvalue().strip().splitlines()[-1]
-    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: can't read the footer of" in last
-    assert not alone  # found before Spark read anything: the pass went on without it
+    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: " in last
+    assert "part-broken.parquet is not a Parquet file" in last  # Spark's own reason, as compacting it alone gives
+    assert alone == [f"ds={bad}"]  # its footer gave it away: the pass went on without it
     db, name = table.split(".")
     with MetastoreClient(proxy.uri) as ms:
         assert ms.get_partition(db, name, [bad]).sd.location == before[bad][0]
@@ -117,4 +123,38 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_swap
             assert location == before[ds][0] and files == before[ds][1]
         else:
             assert location != before[ds][0] and len(files) == 1
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_a_swap_failing_after_the_pass_leaves_that_partition_as_it_was_and_swaps_the_others(spark, proxy, monkeypatch):
+    table = small_files_table(spark, proxy)
+    bad = day(11)
+    before = layout(spark, proxy, table)
+    real_swap = compact_pass.swap_in
+
+    def swap_in(target, write, **kwargs):
+        if target.name != f"ds={bad}":
+            return real_swap(target, write, **kwargs)
+
+        def write_then_fail(location):
+            write(location)  # its staged files moved into place, then the failure
+            raise RuntimeError("injected: the executor was lost")
+
+        return real_swap(target, write_then_fail, **kwargs)
+
+    monkeypatch.setattr(compact_pass, "swap_in", swap_in)
+    status, ctx = compact_job(spark, proxy, table)
+    assert status == 1
+    assert f"{PARTITIONS - 1} rewritten, 0 skipped, 1 failed" in ctx.stdout.getvalue()
+    last = ctx.stderr.getvalue().strip().splitlines()[-1]
+    assert last.endswith(
+        f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: RuntimeError: injected: the executor was lost"
+    )
+    after = layout(spark, proxy, table)
+    assert after[bad] == before[bad]  # same location, same files, same rows
+    for ds, (location, files, rows) in after.items():
+        if ds != bad:
+            assert location != before[ds][0] and len(files) == 1 and rows == before[ds][2]
+    table_dir = before[bad][0].rsplit("/", 1)[0]
+    assert [e.name for e in ArrowStorage().list(table_dir) if e.name.startswith(f"ds={bad}")] == [f"ds={bad}"]  # nothing left beside it
     spark.sql(f"DROP TABLE {table}")
