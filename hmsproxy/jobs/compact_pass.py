@@ -9,11 +9,12 @@ bounded) is compacted together:
    unreadable footer is compacted on its own before the pass (so it fails alone, with Spark's reason);
 2. one Spark job reads all the remaining files, tags each row with its partition's number in the
    pass (`_piece`, from the file it came from) and an output file slot (whole input files per slot:
-   `--files N` slots per partition, or one per `--target-file-mb`), and writes them with
-   `partitionBy('_piece')` into a fresh staging directory beside the table's
-   (`<table>.hmsproxy-compact-staging-<token>`); one more job reads back every partition's rows;
+   `--files N` slots per partition, or as many as `--target-file-mb` asks), and writes them with
+   `partitionBy('_piece', '_hmsproxy_slot')` (all of a slot's rows in one task: one file each) into
+   a fresh staging directory beside the table's (`<table>.hmsproxy-compact-staging-<token>`); one
+   more job reads back every partition's rows;
 3. each partition is then swapped in as compact swaps one (swap.py), under its own exclusive lock
-   beside streaming writers (locks.py): its staged directory renamed to its fresh sibling directory,
+   beside streaming writers (locks.py): its staged files renamed into its fresh sibling directory,
    its rows checked against the footers' count, one alter_partition. A partition whose files changed
    since they were listed is compacted on its own under that lock; a swap that fails leaves its
    partition as it was and the others go on.
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hmsproxy.features.skew.layout import from_parameters
-from hmsproxy.files.storage import Entry, Storage, data_dirs, data_files
+from hmsproxy.files.storage import Entry, Storage, data_dirs, data_files, join
 from hmsproxy.jobs import staged_pass
 from hmsproxy.jobs.compact import NAME, compact_beside_writers, compact_target, files_for, read_files
 from hmsproxy.jobs.errors import JobError, one_line
@@ -165,11 +166,11 @@ def write_pass(spark: Any, fmt: str, planned: list[Planned], staging: str) -> di
     spill = f"{staging}-plan"
     try:
         tagged = staged_pass.tagged_rows(spark, data, tags, spill)
-        # Each slot's rows go to one task, so to one file (two slots of a partition may share a task: fewer files).
+        # Each slot's rows go to one task, and to a directory of their own: so to exactly one file.
         size = sum(e.size for p in planned for e in p.snapshot)
         tasks = min(first_slot, max(MIN_TASKS, -(-size // TASK_BYTES)))
-        ordered = tagged.repartition(tasks, SLOT_COLUMN).select(*data.columns, PIECE_COLUMN)
-        writer = ordered.write.format(fmt).partitionBy(PIECE_COLUMN).mode("error")
+        ordered = tagged.repartition(tasks, SLOT_COLUMN).select(*data.columns, PIECE_COLUMN, SLOT_COLUMN)
+        writer = ordered.write.format(fmt).partitionBy(PIECE_COLUMN, SLOT_COLUMN).mode("error")
         writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
     finally:
         staged_pass.drop_known_frame(spark, spill)
@@ -189,7 +190,9 @@ def _swap_staged(spark, storage, ms, fmt, plan: Planned, number: int, written: d
             got = written.get(number, 0)
             if got != plan.rows:  # never swap in a file set that lost or gained rows
                 raise JobError(f"wrote {got} rows but read {plan.rows}; not swapped")
-            mover.move(staged_pass.piece_directory(staging, number), new_location)
+            for slot in data_dirs(storage.list(staged_pass.piece_directory(staging, number))):
+                for f in data_files(storage.list(slot.path)):  # part-<task>-<job uuid>: unique across slots
+                    mover.move(f.path, join(new_location, f.name))
             files = data_files(storage.list(new_location))
             return Written(plan.rows, len(files), sum(e.size for e in files))
 
