@@ -41,7 +41,7 @@ from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_mover
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult
 from hmsproxy.jobs.staged_pass import PIECE_COLUMN, SLOT_COLUMN
-from hmsproxy.jobs.swap import Written, new_token, swap_in
+from hmsproxy.jobs.swap import Written, swap_in
 from hmsproxy.jobs.tables import Target
 
 #: Partitions compacted in one pass: bounds the driver's plan (listings, file names) per pass.
@@ -71,7 +71,7 @@ def compact_many(spark: Any, storage: Storage, ms: Any, fmt: str, table: Any, ta
 
 
 def _compact_batch(spark, storage, ms, fmt, table, targets, args, context) -> Iterator[tuple[Target, ItemResult]]:
-    alone: list[Target] = []
+    by_itself: list[Target] = []
     planned: list[Planned] = []
     for target, plan in zip(targets, _plans(storage, ms, fmt, table, targets, args)):
         if isinstance(plan, Planned):
@@ -79,29 +79,23 @@ def _compact_batch(spark, storage, ms, fmt, table, targets, args, context) -> It
         elif isinstance(plan, ItemResult):
             yield target, plan
         else:
-            alone.append(target)
-    for target in alone:  # what the pass does not do the same way: as compact always did
+            by_itself.append(target)
+    for target in by_itself:  # what the pass does not do the same way: as compact always did
         yield target, _guarded(lambda t=target: compact_beside_writers(spark, storage, ms, fmt, t, args, context))
     if not planned:
         return
-    token = new_token()
-    location = staged_pass.staging_location(table.sd.location, NAME, token)
-    with staged_pass.staging_directory(spark, location) as staging:
-        try:
-            written = write_pass(spark, fmt, planned, staging)
-        except Exception:  # one partition's data broke the pass: each on its own, so that one fails alone
-            for plan in planned:
-                t = plan.target
-                yield t, _guarded(lambda t=t: compact_beside_writers(spark, storage, ms, fmt, t, args, context))
-            return
-        mover = job_mover(spark)
-        for number, plan in enumerate(planned):
-            yield (
-                plan.target,
-                _guarded(
-                    lambda n=number, p=plan: _swap_staged(spark, storage, ms, fmt, p, n, written, staging, mover, args, context, token)
-                ),
-            )
+    mover = job_mover(spark)
+
+    def alone(plan: Planned):
+        return plan.target, _guarded(lambda: compact_beside_writers(spark, storage, ms, fmt, plan.target, args, context))
+
+    def swap(number: int, plan: Planned, written: dict[int, int], staging: str, token: str):
+        swapped = _guarded(lambda: _swap_staged(spark, storage, ms, fmt, plan, number, written, staging, mover, args, context, token))
+        return plan.target, swapped
+
+    yield from staged_pass.one_pass(
+        spark, table.sd.location, NAME, planned, lambda staging: write_pass(spark, fmt, planned, staging), alone, swap
+    )
 
 
 def _guarded(work) -> ItemResult:

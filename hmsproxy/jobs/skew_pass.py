@@ -56,7 +56,7 @@ from hmsproxy.jobs.skew_layout import (
     write_groups,
 )
 from hmsproxy.jobs.staged_pass import PIECE_COLUMN
-from hmsproxy.jobs.swap import new_token, swap_in
+from hmsproxy.jobs.swap import swap_in
 from hmsproxy.jobs.tables import Target
 
 #: Partitions laid out in one pass: bounds the driver's plan (listings, file names) per pass.
@@ -143,25 +143,24 @@ def _layout_pass(spark, storage, ms, fmt, table, planned: list[Planned], plan: P
         ready.append(p)
     if not ready:
         return
-    token = new_token()
-    location = staged_pass.staging_location(table.sd.location, NAME, token)
-    with staged_pass.staging_directory(spark, location) as staging:
+    mover = job_mover(spark)
+
+    def alone(p: Planned):
+        return layout_alone(spark, storage, ms, fmt, p.target, plan, context)
+
+    def swap(number: int, p: Planned, staged: dict[int, Staged], staging: str, token: str):
         try:
-            staged, data_columns = write_pass(spark, fmt, ready, plan, staging)
-        except Exception:  # one partition's data broke the pass: each on its own, so that one fails alone
-            for p in ready:
-                yield layout_alone(spark, storage, ms, fmt, p.target, plan, context)
-            return
-        mover = job_mover(spark)
-        for number, p in enumerate(ready):
-            try:
-                result, values = _swap_staged(spark, storage, ms, fmt, p, plan, staged.get(number), staging, number, mover, context, token)
-                yield p.target, result, values
-            except Exception as e:  # this partition is left as it was; the others go on
-                yield p.target, ItemResult(FAILED, note=one_line(e)), None
+            result, values = _swap_staged(spark, storage, ms, fmt, p, plan, staged.get(number), staging, number, mover, context, token)
+            return p.target, result, values
+        except Exception as e:  # this partition is left as it was; the others go on
+            return p.target, ItemResult(FAILED, note=one_line(e)), None
+
+    yield from staged_pass.one_pass(
+        spark, table.sd.location, NAME, ready, lambda staging: write_pass(spark, fmt, ready, plan, staging), alone, swap
+    )
 
 
-def write_pass(spark: Any, fmt: str, ready: list[Planned], plan: Plan, staging: str) -> tuple[dict[int, Staged], list[str]]:
+def write_pass(spark: Any, fmt: str, ready: list[Planned], plan: Plan, staging: str) -> dict[int, Staged]:
     """Three Spark jobs over every ready partition (module doc, 2); partition number -> Staged."""
     from pyspark.sql import functions as F
 
@@ -184,7 +183,7 @@ def write_pass(spark: Any, fmt: str, ready: list[Planned], plan: Plan, staging: 
         groups.setdefault(r[PIECE_COLUMN], [(0, 0)] * (len(values) + 1))[r[GROUP_COLUMN]] = (r["rows"], int(r["sum"] or 0))
         bad[r[PIECE_COLUMN]] = bad.get(r[PIECE_COLUMN], 0) + (r["bad"] or 0)
     staged = {n: Staged(rows, checksum, groups[n], bad.get(n, 0)) for n, (rows, checksum) in read.items()}
-    return staged, data_columns
+    return staged
 
 
 def _swap_staged(spark, storage, ms, fmt, p: Planned, plan: Plan, staged: Staged | None, staging, number, mover, context, token):

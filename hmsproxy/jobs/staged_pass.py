@@ -163,3 +163,22 @@ def tagged_rows(spark: Any, data: Any, tags: dict[str, tuple[int, int]], spill: 
     frame = known_frame(spark, known, f"{FILE_COLUMN} string, {PIECE_COLUMN} int, {SLOT_COLUMN} int", spill)
     named = data.select("*", F.col("_metadata.file_path").alias(FILE_COLUMN))
     return named.join(F.broadcast(frame), FILE_COLUMN).select(*data.columns, PIECE_COLUMN, SLOT_COLUMN)
+
+
+def one_pass(spark: Any, table_location: str, job: str, items: list[T], write: Callable[[str], Any], alone, swap) -> Iterator[Any]:
+    """The frame of a pass over `items`: `write(staging)` writes them all into a fresh staging directory
+    (what it returns goes to each swap), then `swap(number, item, written, staging, token)` swaps each
+    in; if the pass fails, `alone(item)` does each on its own, so a bad one fails alone. Yields what
+    swap or alone return, in the items' order; the staging directory is gone afterwards."""
+    from hmsproxy.jobs.swap import new_token
+
+    token = new_token()
+    with staging_directory(spark, staging_location(table_location, job, token)) as staging:
+        try:
+            written = write(staging)
+        except Exception:  # one item's data broke the pass
+            for item in items:
+                yield alone(item)
+            return
+        for number, item in enumerate(items):
+            yield swap(number, item, written, staging, token)
