@@ -30,7 +30,7 @@ run compacts or skips each partition as usual.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hmsproxy.features.skew.layout import from_parameters
@@ -184,10 +184,12 @@ def _swap_staged(spark, storage, ms, fmt, plan: Planned, number: int, written: d
             got = written.get(number, 0)
             if got != plan.rows:  # never swap in a file set that lost or gained rows
                 raise JobError(f"wrote {got} rows but read {plan.rows}; not swapped")
-            for slot in data_dirs(storage.list(staged_pass.piece_directory(staging, number))):
-                for f in data_files(storage.list(slot.path)):  # part-<task>-<job uuid>: unique across slots
-                    mover.move(f.path, join(new_location, f.name))
-            files = data_files(storage.list(new_location))
+            staged = [f for slot in _slots(storage, staging, number) for f in data_files(storage.list(slot.path))]
+            for k, f in enumerate(staged):  # numbered: one task writing two slots names both files alike
+                mover.move(f.path, join(new_location, f"{k:05d}-{f.name}"))
+            files = data_files(storage.list(new_location)) if storage.exists(new_location) else []
+            if not staged or _names([replace(f, name=f"{k:05d}-{f.name}") for k, f in enumerate(staged)]) != _names(files):
+                raise JobError(f"moved {len(staged)} staged files but {len(files)} are in {new_location}; not swapped")
             return Written(plan.rows, len(files), sum(e.size for e in files))
 
         swapped = swap_in(target, write, storage=storage, catalog=ms, snapshot=plan.snapshot, job=NAME, token=token)
@@ -196,6 +198,11 @@ def _swap_staged(spark, storage, ms, fmt, plan: Planned, number: int, written: d
     if swapped.warning:
         note += f"; warning: {swapped.warning}"
     return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note)
+
+
+def _slots(storage: Storage, staging: str, number: int) -> list[Entry]:
+    """The partition's slot directories in staging (named `_hmsproxy_slot=<k>`: hidden from data_dirs)."""
+    return [e for e in storage.list(staged_pass.piece_directory(staging, number)) if e.is_dir and e.name.startswith(f"{SLOT_COLUMN}=")]
 
 
 def _names(entries: list[Entry]) -> set[tuple[str, int]]:
