@@ -11,11 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
-from hmsproxy.jobs import compact, compact_pass
+from hmsproxy.jobs import compact_pass
 from hmsproxy.jobs.cli import build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.metastore import MetastoreClient
 from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day, make_table
+from tests.support.one_pass import alone_then_only_the_pass, failed_alone
 
 pytestmark = pytest.mark.spark
 
@@ -58,15 +59,8 @@ def test_one_pass_leaves_every_partition_as_compacting_it_alone_does(spark, prox
     before = layout(spark, proxy, passed)
     assert len(before) == PARTITIONS and all(len(files) >= 2 for _, files, _ in before.values())
     compared = [day(i) for i in (0, 17, PARTITIONS - 1)]  # a few: alone costs Spark jobs each
-    for ds in compared:
-        status, ctx = compact_job(spark, proxy, alone, "--partition", f"ds={ds}")
-        assert status == 0, ctx.stderr.getvalue()
-
-    def no_fallback(*args, **kwargs):
-        pytest.fail("a partition of the pass was compacted on its own")
-
-    monkeypatch.setattr(compact_pass, "compact_beside_writers", no_fallback)
-    monkeypatch.setattr(compact_pass, "compact_target", no_fallback)
+    only_pass = ("compact_beside_writers", "compact_target")
+    alone_then_only_the_pass(lambda *argv: compact_job(spark, proxy, *argv), alone, compared, monkeypatch, compact_pass, only_pass)
     status, ctx = compact_job(spark, proxy, passed, "--files", "1")
     assert status == 0, ctx.stderr.getvalue()
     assert f"{PARTITIONS} rewritten, 0 skipped, 0 failed; {PARTITIONS * 7:,} rows" in ctx.stdout.getvalue()
@@ -95,21 +89,8 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_swap
     filesystem, inner = arrow_filesystem(f"{before[bad][0]}/part-broken.parquet")
     with filesystem.open_output_stream(inner) as out:
         out.write(b"not parquet at all")
-    alone = []
-
-    def on_its_own(session, storage, ms, fmt, target, *rest):
-        alone.append(target.name)
-        return compact.compact_beside_writers(session, storage, ms, fmt, target, *rest)
-
-    monkeypatch.setattr(compact_pass, "compact_beside_writers", on_its_own)
-
-    status, ctx = compact_job(spark, proxy, table)
-    assert status == 1
-    assert f"{PARTITIONS - 1} rewritten, 0 skipped, 1 failed" in ctx.stdout.getvalue()
-    last = ctx.stderr.getvalue().strip().splitlines()[-1]
-    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: " in last
-    assert "part-broken.parquet is not a Parquet file" in last  # Spark's own reason, as compacting it alone gives
-    assert alone == [f"ds={bad}"]  # its footer gave it away: the pass went on without it
+    run = lambda *argv: compact_job(spark, proxy, *argv)  # noqa: E731
+    failed_alone(run, table, bad, PARTITIONS, "rewritten", monkeypatch, compact_pass, "compact_beside_writers")
     db, name = table.split(".")
     with MetastoreClient(proxy.uri) as ms:
         assert ms.get_partition(db, name, [bad]).sd.location == before[bad][0]

@@ -11,10 +11,11 @@ import pytest
 
 from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
-from hmsproxy.jobs import skew_layout, skew_pass
+from hmsproxy.jobs import skew_pass
 from hmsproxy.jobs.skew_layout import open_metastore
 from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day
 from tests.spark.test_skew_layout_spark import run_job, set_skew
+from tests.support.one_pass import alone_then_only_the_pass, failed_alone
 
 pytestmark = pytest.mark.spark
 
@@ -58,15 +59,8 @@ def test_one_pass_lays_out_every_partition_as_laying_it_out_alone_does(spark, pr
         set_skew(proxy, table, ["country"], [["US"], ["IN"]])
     before = laid_out(spark, proxy, passed)
     compared = [day(i) for i in (0, 23, PARTITIONS - 1)]  # a few: alone costs Spark jobs each
-    for ds in compared:
-        status, ctx = run_job(spark, proxy, alone, "--partition", f"ds={ds}")
-        assert status == 0, ctx.stderr.getvalue()
-
-    def no_fallback(*args, **kwargs):
-        pytest.fail("a partition of the pass was laid out on its own")
-
-    monkeypatch.setattr(skew_pass, "layout_alone", no_fallback)
-    monkeypatch.setattr(skew_pass, "layout_target", no_fallback)
+    only_pass = ("layout_alone", "layout_target")
+    alone_then_only_the_pass(lambda *argv: run_job(spark, proxy, *argv), alone, compared, monkeypatch, skew_pass, only_pass)
     status, ctx = run_job(spark, proxy, passed)
     assert status == 0, ctx.stderr.getvalue()
     assert f"{PARTITIONS} laid out, 0 skipped, 0 failed; {PARTITIONS * 10:,} rows" in ctx.stdout.getvalue()
@@ -97,20 +91,8 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_laid
     filesystem, inner = arrow_filesystem(broken)
     with filesystem.open_output_stream(inner) as out:
         out.write(b"not parquet at all")
-    alone = []
-
-    def on_its_own(*args):
-        alone.append(args[4].name)
-        return skew_layout.layout_alone(*args)
-
-    monkeypatch.setattr(skew_pass, "layout_alone", on_its_own)
-    status, ctx = run_job(spark, proxy, table)
-    assert status == 1
-    assert f"{PARTITIONS - 1} laid out, 0 skipped, 1 failed" in ctx.stdout.getvalue()
-    last = ctx.stderr.getvalue().strip().splitlines()[-1]
-    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: " in last
-    assert "part-broken.parquet is not a Parquet file" in last
-    assert alone == [f"ds={bad}"]  # its footer gave it away: the pass went on without it
+    run = lambda *argv: run_job(spark, proxy, *argv)  # noqa: E731
+    failed_alone(run, table, bad, PARTITIONS, "laid out", monkeypatch, skew_pass, "layout_alone")
     filesystem.delete_file(inner)  # readable again, to compare every partition through Spark
     after = laid_out(spark, proxy, table)
     for ds, (location, files, groups, info, rows) in after.items():
