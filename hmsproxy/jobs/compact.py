@@ -173,13 +173,10 @@ def run(args: argparse.Namespace, context) -> int:
             context.out(f"{NAME} {db}.{name}: no partitions; nothing to do")
             return 0
         with context.progress(f"{NAME} {db}.{name}", len(targets)) as progress:
-            for target in targets:
-                progress.start(target.name)
-                try:
-                    result = compact_beside_writers(spark, storage, ms, fmt, target, args, context, buckets_of(table))
-                except Exception as e:  # this partition failed and was left as it was; go on with the others
-                    result = ItemResult(FAILED, note=one_line(e))
+            for target, result in compacted(spark, storage, ms, fmt, table, targets, args, context):
+                if result.status == FAILED:  # it was left as it was; the others go on
                     failures.append((target.name, result.note))
+                progress.start(target.name)
                 progress.finish(target.name, result)
             done = progress.done - progress.failed - progress.skipped
             context.out(
@@ -192,6 +189,22 @@ def run(args: argparse.Namespace, context) -> int:
         first, reason = failures[0]
         raise JobError(f"failed for {len(failures)} of {len(targets)} partitions (left as they were); {first}: {reason}")
     return 0
+
+
+def compacted(spark: Any, storage: Storage, ms, fmt: str, table: Any, targets: list[Target], args, context):
+    """Each target with its result: many partitions of a table that is not bucketed in one Spark pass per
+    batch (compact_pass.py), else partition by partition (a bucketed table: one file per bucket each)."""
+    from hmsproxy.jobs.compact_pass import PASS_FORMATS, compact_many  # it imports this module
+
+    buckets = buckets_of(table)
+    if buckets is None and len(targets) > 1 and fmt in PASS_FORMATS:
+        yield from compact_many(spark, storage, ms, fmt, table, targets, args, context)
+        return
+    for target in targets:
+        try:
+            yield target, compact_beside_writers(spark, storage, ms, fmt, target, args, context, buckets)
+        except Exception as e:  # this partition failed and was left as it was; go on with the others
+            yield target, ItemResult(FAILED, note=one_line(e))
 
 
 def compact_beside_writers(

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hmsproxy.files.storage import data_files, join
+from hmsproxy.jobs import staged_pass
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.index_swaps import Staged, swap_batch
 from hmsproxy.jobs.job_files import job_mover, job_storage
@@ -57,23 +58,12 @@ from hmsproxy.jobs.tables import Target
 #: Base partitions read in one pass: bounds the driver's plan (listings, footers' bounds) per pass.
 BATCH_BASE_PARTITIONS = 2000
 #: Threads listing partitions, reading manifests and moving staged directories: each is a round trip to the store.
-LISTING_THREADS = 16
-#: The footers' bounds go to Spark as a Parquet file beyond this many (literals in the plan below it).
-LITERAL_ROWS = 200
+LISTING_THREADS = staged_pass.DRIVER_THREADS
 
 
 def batches(pieces: list[Piece], limit: int = BATCH_BASE_PARTITIONS) -> Iterator[list[Piece]]:
     """The pieces in order, in runs covering at most `limit` base partitions (a bigger piece alone)."""
-    batch: list[Piece] = []
-    size = 0
-    for piece in pieces:
-        if batch and size + len(piece.base) > limit:
-            yield batch
-            batch, size = [], 0
-        batch.append(piece)
-        size += len(piece.base)
-    if batch:
-        yield batch
+    return staged_pass.batches(pieces, lambda piece: len(piece.base), limit)
 
 
 def rebuild_batch(
@@ -225,11 +215,7 @@ def write_pass(spark: Any, index: Index, plans: list[Plan], shapes: dict[str, An
         return {}
 
     def known_frame(rows: list, schema: str) -> Any:
-        if len(rows) <= LITERAL_ROWS:
-            from hmsproxy.jobs.local_frames import frame_of
-
-            return frame_of(spark, rows, schema)
-        return _parquet_frame(spark, rows, schema, f"{staging}-plan")
+        return staged_pass.known_frame(spark, rows, schema, f"{staging}-plan")
 
     frame = index_rows(spark, index, shapes, piece_of, known_frame).select(*columns, BUCKET_COLUMN, OFFSETS_COLUMN, PIECE_COLUMN)
     frame = frame.persist()
@@ -242,35 +228,7 @@ def write_pass(spark: Any, index: Index, plans: list[Plan], shapes: dict[str, An
         writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").mode("error").save(staging)
     finally:
         frame.unpersist()
-        _drop_plan_file(spark, f"{staging}-plan")
+        staged_pass.drop_known_frame(spark, f"{staging}-plan")
     read_back = spark.read.format(index.format).load(staging) if built else None
     back = {r[0]: r[1] for r in read_back.groupBy(PIECE_COLUMN).count().collect()} if read_back is not None else {}
     return {number: (built.get(number, 0), back.get(number, 0)) for number in range(len(plans))}
-
-
-def _parquet_frame(spark: Any, rows: list, schema: str, location: str) -> Any:
-    """`rows` as a Parquet file the driver writes with pyarrow and Spark reads: many thousand rows as
-    literals would make a plan too big to build."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyspark.sql.types import DataType
-
-    from hmsproxy.files.storage import arrow_filesystem
-
-    fields = DataType.fromDDL(schema).fields
-    kinds = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64()}
-    arrow_schema = pa.schema([(f.name, kinds[f.dataType.simpleString()]) for f in fields])
-    table = pa.Table.from_pylist([dict(zip(arrow_schema.names, row)) for row in rows], schema=arrow_schema)
-    filesystem, inner = arrow_filesystem(join(location, "plan.parquet"))
-    filesystem.create_dir(inner.rpartition("/")[0], recursive=True)
-    pq.write_table(table, inner, filesystem=filesystem)
-    return spark.read.parquet(location)
-
-
-def _drop_plan_file(spark: Any, location: str) -> None:
-    storage = job_storage(spark)
-    try:
-        if storage.exists(location):
-            storage.delete(location)
-    except Exception:  # a few kilobytes left in a hidden directory; the index is not affected
-        pass

@@ -279,10 +279,13 @@ def values_for(plan: Plan, target: Any) -> list[tuple[str, ...]]:
     return list(plan.values)
 
 
-def write_groups(frame: Any, fmt: str, staging: str, columns: tuple[str, ...], values: list[tuple[str, ...]]) -> None:
-    """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/`."""
-    tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(GROUP_COLUMN)
-    writer = tagged.write.format(fmt).mode("error").partitionBy(GROUP_COLUMN)
+def write_groups(
+    frame: Any, fmt: str, staging: str, columns: tuple[str, ...], values: list[tuple[str, ...]], by: tuple[str, ...] = ()
+) -> None:
+    """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/` (below
+    directories of the columns `by` first: a pass over many partitions writes each one's apart)."""
+    tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(*by, GROUP_COLUMN)
+    writer = tagged.write.format(fmt).mode("error").partitionBy(*by, GROUP_COLUMN)
     writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE).option(BLOCK_SIZE_OPTION[fmt], GROUP_BLOCK_BYTES)
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)
 
@@ -319,16 +322,24 @@ def verify(spark: Any, fmt: str, location: str, data_columns: list[str], columns
     if not parts:
         return [(0, 0) for _ in groups]
     union = reduce(lambda a, b: a.unionByName(b), parts)
-    misplaced = F.sum(F.when(group_expr(columns, values) != F.col("_file_group"), 1).otherwise(0))
-    stats = union.groupBy("_file_group").agg(
-        F.count(F.lit(1)).alias("rows"), checksum_expr(union.schema, data_columns).alias("sum"), misplaced.alias("bad")
-    )
     result = [(0, 0)] * len(groups)
-    for r in stats.collect():
+    for r in group_stats(union, data_columns, columns, values, ("_file_group",)):
         if r["bad"]:
             raise JobError(f"{r['bad']} rows were written to the wrong group; not swapped")
         result[r["_file_group"]] = (r["rows"], int(r["sum"] or 0))
     return result
+
+
+def group_stats(frame: Any, data_columns: list[str], columns, values, keys: tuple[str, ...]) -> list[Any]:
+    """Per value of `keys` (the last one the group the rows were written to): rows, checksum ("sum") and
+    the rows whose value belongs to another group ("bad"); one Spark job."""
+    from pyspark.sql import functions as F
+
+    misplaced = F.sum(F.when(group_expr(columns, values) != F.col(keys[-1]), 1).otherwise(0))
+    stats = frame.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("rows"), checksum_expr(frame.schema, data_columns).alias("sum"), misplaced.alias("bad")
+    )
+    return stats.collect()
 
 
 # --- one partition -------------------------------------------------------------------------------
@@ -368,6 +379,67 @@ def known_subdirectories(record: LayoutRecord | None, current: list[tuple[str, i
     return all(entry in recorded for entry in current if "/" in entry[0])
 
 
+@dataclass(frozen=True)
+class Found:
+    """What layout_target learns of a partition before reading its rows."""
+
+    current: list[tuple[str, int]]
+    previous: LayoutRecord | None
+    laid_out: bool
+    top: list[Any]
+
+
+def examine(storage: Storage, stored: Any, target: Target) -> ItemResult | Found:
+    """The files and previous layout of a partition whose directory exists; an ItemResult when there is
+    nothing to lay out. Raises when its subdirectories are not this job's."""
+    current = list_files(storage, target.location)
+    previous = from_parameters(stored.parameters)
+    laid_out = previous is not None and matches_files(previous, current)
+    top = storage.list(target.location)
+    if data_dirs(top) and not known_subdirectories(previous, current):
+        names = ", ".join(e.name for e in data_dirs(top)[:3])
+        raise JobError(f"it has subdirectories ({names}) this job did not write; a rewrite could lose their rows")
+    if not current:
+        return ItemResult(SKIPPED, note="no data files")
+    return Found(current, previous, laid_out, top)
+
+
+def already_laid_out(found: Found, plan: Plan, values: list[tuple[str, ...]]) -> ItemResult | None:
+    previous = found.previous
+    if (
+        found.laid_out
+        and previous.columns == plan.columns
+        and previous.skewed_values == values
+        and previous.subdirectories == plan.subdirectories
+    ):
+        return ItemResult(SKIPPED, rows=previous.rows, note="already laid out for these values")
+    return None
+
+
+def recorded(made: dict[str, Any], plan: Plan, fmt: str, values, location: str, files, counts, rows: int, checksum: int) -> Written:
+    """Check the placed groups' (rows, checksum) against what was read, and put their layout record (and a
+    directories layout's location map) in `made` for the swap; what was written."""
+    got_rows, got_sum = sum(r for r, _ in counts), sum(s for _, s in counts)
+    if got_rows != rows or got_sum != checksum:
+        raise JobError(f"wrote {got_rows} rows (checksum {got_sum}) but read {rows} (checksum {checksum}); not swapped")
+    groups = tuple(Group(v, tuple(f), counts[i][0]) for i, (v, f) in enumerate(zip([*values, None], files)))
+    record = LayoutRecord(plan.columns, groups, rows, str(checksum), now_text(), fmt, plan.subdirectories)
+    made["record"] = to_parameter(record)
+    if plan.subdirectories:
+        made["locations"] = location_map(location, plan.columns, values)
+    all_files = [f for group in files for f in group]
+    return Written(rows, len(all_files), sum(f.size for f in all_files))
+
+
+def laid_out_result(values: list[tuple[str, ...]], swapped: Any) -> ItemResult:
+    w = swapped.written
+    shown = ", ".join("/".join(v) for v in values[:5]) + (", …" if len(values) > 5 else "")
+    note = f"{len(values)} value(s): {shown}; {w.files} files"
+    if swapped.warning:
+        note += f"; warning: {swapped.warning}"
+    return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note)
+
+
 def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: Target, plan: Plan, token: str | None = None):
     """Lay out one partition (or the unpartitioned table); (result, the values it was laid out for or None).
 
@@ -378,16 +450,10 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
     if not storage.exists(target.location):
         return ItemResult(SKIPPED, note="its directory does not exist (no data)"), None
     stored = fetch(catalog, target)
-    current = list_files(storage, target.location)
-    previous = from_parameters(stored.parameters)
-    laid_out = previous is not None and matches_files(previous, current)
-    top = storage.list(target.location)
-    if data_dirs(top) and not known_subdirectories(previous, current):
-        names = ", ".join(e.name for e in data_dirs(top)[:3])
-        raise JobError(f"it has subdirectories ({names}) this job did not write; a rewrite could lose their rows")
-    if not current:
-        return ItemResult(SKIPPED, note="no data files"), None
-    frame = read_files(spark, fmt, [join(target.location, name) for name, _ in current])
+    found = examine(storage, stored, target)
+    if isinstance(found, ItemResult):
+        return found, None
+    frame = read_files(spark, fmt, [join(target.location, name) for name, _ in found.current])
     data_columns = list(frame.columns)
     missing = [c for c in plan.columns if c not in data_columns]
     if missing:
@@ -398,13 +464,9 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
             return ItemResult(SKIPPED, rows=total, note=f"no value holds {plan.min_share:.0%} of its rows"), None
     else:
         values = values_for(plan, stored)
-    if (
-        laid_out
-        and previous.columns == plan.columns
-        and previous.skewed_values == values
-        and previous.subdirectories == plan.subdirectories
-    ):
-        return ItemResult(SKIPPED, rows=previous.rows, note="already laid out for these values"), values
+    skipped = already_laid_out(found, plan, values)
+    if skipped is not None:
+        return skipped, values
     from pyspark.sql import functions as F
 
     [source] = frame.agg(checksum_expr(frame.schema, data_columns).alias("sum"), F.count(F.lit(1)).alias("rows")).collect()
@@ -417,26 +479,12 @@ def layout_target(spark: Any, storage: Storage, catalog: Any, fmt: str, target: 
         files = place_groups(storage, fs, fmt, new_location, plan.columns, values, plan.subdirectories)
         before_swap_check()  # a test seam: fail here to prove nothing is swapped
         counts = verify(spark, fmt, new_location, data_columns, plan.columns, values, files)
-        got_rows, got_sum = sum(r for r, _ in counts), sum(s for _, s in counts)
-        if got_rows != rows or got_sum != checksum:
-            raise JobError(f"wrote {got_rows} rows (checksum {got_sum}) but read {rows} (checksum {checksum}); not swapped")
-        groups = tuple(Group(v, tuple(f), counts[i][0]) for i, (v, f) in enumerate(zip([*values, None], files)))
-        record = LayoutRecord(plan.columns, groups, rows, str(checksum), now_text(), fmt, plan.subdirectories)
-        made["record"] = to_parameter(record)
-        if plan.subdirectories:
-            made["locations"] = location_map(new_location, plan.columns, values)
-        all_files = [f for group in files for f in group]
-        return Written(rows, len(all_files), sum(f.size for f in all_files))
+        return recorded(made, plan, fmt, values, new_location, files, counts, rows, checksum)
 
     amend = layout_amender(made, plan.columns, values, plan.subdirectories)
-    snapshot = data_files(top)
+    snapshot = data_files(found.top)
     swapped = swap_in(target, write, storage=storage, catalog=RecordingCatalog(catalog, amend), snapshot=snapshot, job=NAME, token=token)
-    w = swapped.written
-    shown = ", ".join("/".join(v) for v in values[:5]) + (", …" if len(values) > 5 else "")
-    note = f"{len(values)} value(s): {shown}; {w.files} files"
-    if swapped.warning:
-        note += f"; warning: {swapped.warning}"
-    return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note), values
+    return laid_out_result(values, swapped), values
 
 
 def layout_beside_writers(spark: Any, storage: Storage, ms: Any, fmt: str, target: Target, plan: Plan, context):
@@ -448,6 +496,27 @@ def layout_beside_writers(spark: Any, storage: Storage, ms: Any, fmt: str, targe
         raise JobError("it has no location")
     with beside_writers(ms, target, context.metastore):
         return layout_target(spark, storage, ms, fmt, target, plan)
+
+
+def laid_out(spark: Any, storage: Storage, ms: Any, fmt: str, table: Any, targets: list[Target], plan: Plan, context):
+    """(target, result, the values it was laid out for or None) of each target: many partitions in one
+    Spark pass per batch (skew_pass.py), else partition by partition."""
+    from hmsproxy.jobs.skew_pass import layout_many, passes_apply  # it imports this module
+
+    if passes_apply(plan, fmt, table, targets):
+        yield from layout_many(spark, storage, ms, fmt, table, targets, plan, context)
+        return
+    for target in targets:
+        yield layout_alone(spark, storage, ms, fmt, target, plan, context)
+
+
+def layout_alone(spark: Any, storage: Storage, ms: Any, fmt: str, target: Target, plan: Plan, context):
+    """(target, result, values) of one partition laid out on its own; a failure as a FAILED result."""
+    try:
+        result, values = layout_beside_writers(spark, storage, ms, fmt, target, plan, context)
+        return target, result, values
+    except Exception as e:  # this partition failed and was left as it was; go on with the others
+        return target, ItemResult(FAILED, note=one_line(e)), None
 
 
 def before_swap_check() -> None:
@@ -554,14 +623,11 @@ def run(args: argparse.Namespace, context) -> int:
             return 0
         latest = None
         with context.progress(f"{NAME} {db}.{name}", len(targets)) as progress:
-            for target in targets:
-                progress.start(target.name)
-                try:
-                    result, values = layout_beside_writers(spark, storage, ms, fmt, target, plan, context)
-                    latest = values if values else latest
-                except Exception as e:  # this partition failed and was left as it was; go on with the others
-                    result = ItemResult(FAILED, note=one_line(e))
+            for target, result, values in laid_out(spark, storage, ms, fmt, table, targets, plan, context):
+                latest = values if values else latest
+                if result.status == FAILED:  # it was left as it was; the others go on
                     failures.append((target.name, result.note))
+                progress.start(target.name)
                 progress.finish(target.name, result)
             done = progress.done - progress.failed - progress.skipped
             elapsed = progress.elapsed

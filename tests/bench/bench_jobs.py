@@ -11,8 +11,9 @@ whose metastore is the proxy (tests/bench/stack.py):
    has work), and the partitions added with ``add_partitions`` in batches of 500, not N statements;
 2. the plain pass: ``SELECT input_file_name(), count(*) … GROUP BY input_file_name()`` written to
    Parquet, reading every row once, as the floor the jobs are measured against;
-3. ``rebuild-index`` of a COMPACT index on ``user_id`` and ``compact --files 1``, each run in this
-   process as ``hmsproxy job`` runs it;
+3. ``rebuild-index`` of a COMPACT index on ``user_id``, ``compact --files 1`` and ``skew-layout`` on
+   ``action`` (skewed value ``view``, declared on the table), each run in this process as
+   ``hmsproxy job`` runs it (each a Spark pass per batch of partitions, docs/jobs.md);
 
 and prints, per job: seconds, the ratio to the plain pass, seconds per extra partition (the slope from
 the smallest N), and the driver's peak resident memory above what it was before the job (this process
@@ -34,7 +35,7 @@ from collections.abc import Callable
 
 DB = "bench"
 ADD_BATCH = 500
-JOBS = ("rebuild-index", "compact")
+JOBS = ("rebuild-index", "compact", "skew-layout")
 
 
 def log(msg: str) -> None:
@@ -161,7 +162,22 @@ def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
         results.append(timed(n, "rebuild-index", lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"])))
     if "compact" in jobs:
         results.append(timed(n, "compact --files 1", lambda: run_job(spark, uri, ["compact", table, "--files", "1"])))
+    if "skew-layout" in jobs:
+        declare_skew(uri, table, "action", "view")
+        results.append(timed(n, "skew-layout", lambda: run_job(spark, uri, ["skew-layout", table])))
     return results
+
+
+def declare_skew(uri: str, table: str, column: str, value: str) -> None:
+    """SKEWED BY (column) ON (value) on the table, as Hive keeps it (a plain alter_table)."""
+    from hmsproxy.jobs.metastore import MetastoreClient
+    from hmsproxy.protocol import idl
+
+    db, name = table.split(".")
+    with MetastoreClient(uri) as ms:
+        t = ms.get_table(db, name)
+        t.sd.skewedInfo = idl.hive.SkewedInfo([column], [[value]], {})
+        ms.alter_table(db, name, t)
 
 
 def report(results: list[Measured]) -> str:
