@@ -24,7 +24,7 @@ RUN set -eux; \
     fi; \
     python3 -c "import sys, venv; assert sys.version_info[:2] == (3, 11), sys.version"
 
-# ---- package: hmsproxy's wheel, installed under /pkg as the runtime's virtualenv lays it out ----
+# ---- package: hmsproxy's wheel, installed into the virtualenv's paths under the root /pkg ----
 # Apart from the dependencies and EXTRAS, so both images share it (the second build finds it
 # cached), and small, so a change of the source copies little (with the vfs storage driver every
 # step copies its stage's whole file system).
@@ -48,8 +48,9 @@ COPY hmsproxy ./hmsproxy
 # The C walker is optional in setup.py (a build without a compiler still installs): the import
 # makes a wheel without it fail the build.
 RUN /opt/hmsproxy/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
-    && /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --prefix /pkg /tmp/wheels/hmsproxy-*.whl \
-    && PYTHONPATH=$(echo /pkg/lib/python3*/site-packages) /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk"
+    && /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --root /pkg /tmp/wheels/hmsproxy-*.whl \
+    && PYTHONPATH=/pkg$(/opt/hmsproxy/venv/bin/python -c "import sysconfig; print(sysconfig.get_path('platlib'))") \
+        /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk"
 
 # ---- runtime: Python + headless JRE 17 (with spark) + the virtualenv, as a non-root user ----
 FROM python
@@ -107,4 +108,4 @@ print('\n'.join(p['dependencies'] + [d for e in extras for d in p['optional-depe
 # Then the package, installed in the package stage and copied as root-owned files: the one step a
 # change of the source redoes here (a RUN would need root, and USER after it a step of its own).
 USER 10001:10001
-COPY --from=package /pkg/ /opt/hmsproxy/venv/
+COPY --from=package /pkg/opt/hmsproxy/venv/ /opt/hmsproxy/venv/
