@@ -46,10 +46,10 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY hmsproxy ./hmsproxy
 # The C walker is optional in setup.py (a build without a compiler still installs): the import
-# makes a wheel without it fail the build.
+# makes a wheel without it fail the build (from /, where the source's hmsproxy/ cannot shadow it).
 RUN /opt/hmsproxy/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
-    && /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --root /pkg /tmp/wheels/hmsproxy-*.whl \
-    && PYTHONPATH=/pkg$(/opt/hmsproxy/venv/bin/python -c "import sysconfig; print(sysconfig.get_path('platlib'))") \
+    && /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-warn-script-location --root /pkg /tmp/wheels/hmsproxy-*.whl \
+    && cd / && PYTHONPATH=/pkg$(/opt/hmsproxy/venv/bin/python -c "import sysconfig; print(sysconfig.get_path('platlib'))") \
         /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk"
 
 # ---- runtime: Python + headless JRE 17 (with spark) + the virtualenv, as a non-root user ----
