@@ -24,16 +24,17 @@ RUN set -eux; \
     fi; \
     python3 -c "import sys, venv; assert sys.version_info[:2] == (3, 11), sys.version"
 
-# ---- build: a virtualenv with the dependencies, and hmsproxy's wheel ----
-FROM python AS build
-# spark: pyspark, for `dev hms`, the jobs and PySpark clients; empty for a proxy-only image.
-ARG EXTRAS=spark
-
+# ---- package: hmsproxy's wheel, installed into the virtualenv's paths under the root /pkg ----
+# Apart from the dependencies and EXTRAS, so both images share it (the second build finds it
+# cached), and small, so a change of the source copies little (with the vfs storage driver every
+# step copies its stage's whole file system).
+FROM python AS package
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # gcc: hmsproxy.protocol._thriftwalk (setup.py), the relay's C walker; the runtime stage needs no
-# compiler. Python's headers come with the official image, and from python3-dev elsewhere.
+# compiler. Python's headers come with the official image, and from python3-dev elsewhere. The
+# venv sits where the runtime's does: the `hmsproxy` script's #! line names its python.
 RUN set -eux; \
     apt-get update; \
     headers=$(python3 -c "import sysconfig, os; print('' if os.path.exists(sysconfig.get_path('include') + '/Python.h') else 'python3-dev')"); \
@@ -42,18 +43,14 @@ RUN set -eux; \
     python3 -m venv /opt/hmsproxy/venv
 
 WORKDIR /src
-# The dependencies first, from pyproject.toml alone: this layer is rebuilt only when they change,
-# not on every change of the source.
-COPY pyproject.toml ./
-RUN set -eux; \
-    python3 -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-extras = [e for e in sys.argv[1].split(',') if e]; \
-print('\n'.join(p['dependencies'] + [d for e in extras for d in p['optional-dependencies'][e]]))" "$EXTRAS" > requirements.txt; \
-    /opt/hmsproxy/venv/bin/pip install -r requirements.txt
-
-COPY setup.py README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY hmsproxy ./hmsproxy
-RUN /opt/hmsproxy/venv/bin/pip wheel --no-deps --wheel-dir /wheels .
+# The C walker is optional in setup.py (a build without a compiler still installs): the import
+# makes a wheel without it fail the build (from /, where the source's hmsproxy/ cannot shadow it).
+RUN /opt/hmsproxy/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
+    && /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-warn-script-location --root /pkg /tmp/wheels/hmsproxy-*.whl \
+    && cd / && PYTHONPATH=/pkg$(/opt/hmsproxy/venv/bin/python -c "import sysconfig; print(sysconfig.get_path('platlib'))") \
+        /opt/hmsproxy/venv/bin/python -c "import hmsproxy.protocol._thriftwalk"
 
 # ---- runtime: Python + headless JRE 17 (with spark) + the virtualenv, as a non-root user ----
 FROM python
@@ -81,7 +78,7 @@ RUN set -eux; \
 
 # The image's settings come before the package: every step after a changed one is redone (and
 # with the vfs storage driver each step copies the whole file system), so a change of the source
-# redoes only the last three.
+# redoes only the last one.
 ENV PATH=/opt/hmsproxy/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
@@ -97,12 +94,18 @@ ENTRYPOINT ["hmsproxy"]
 CMD ["serve", "--config", "/etc/hmsproxy/hmsproxy.yml"]
 
 COPY config/hmsproxy.example.yml /etc/hmsproxy/hmsproxy.example.yml
-# The dependencies' venv (a cached layer while pyproject.toml is unchanged), then the package.
-COPY --from=build /opt/hmsproxy/venv /opt/hmsproxy/venv
-COPY --from=build /wheels /tmp/wheels
-RUN /opt/hmsproxy/venv/bin/pip install --no-deps --no-index --no-cache-dir /tmp/wheels/hmsproxy-*.whl \
-    && rm -rf /tmp/wheels \
-    && python -c "import hmsproxy.protocol._thriftwalk" \
-    && hmsproxy --version
-
+# The dependencies, from pyproject.toml alone: a cached layer while it is unchanged, found by its
+# command (a COPY of a built venv from another stage would hash the whole venv on every build).
+# They come as wheels (pyspark, pyarrow, thriftpy2, psycopg2-binary, ...): no compiler here.
+COPY pyproject.toml /opt/hmsproxy/pyproject.toml
+RUN set -eux; \
+    python3 -m venv /opt/hmsproxy/venv; \
+    python3 -c "import sys, tomllib; p = tomllib.load(open('/opt/hmsproxy/pyproject.toml', 'rb'))['project']; \
+extras = [e for e in sys.argv[1].split(',') if e]; \
+print('\n'.join(p['dependencies'] + [d for e in extras for d in p['optional-dependencies'][e]]))" "$EXTRAS" > /tmp/requirements.txt; \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 /opt/hmsproxy/venv/bin/pip install --no-cache-dir -r /tmp/requirements.txt; \
+    rm /tmp/requirements.txt
+# Then the package, installed in the package stage and copied as root-owned files: the one step a
+# change of the source redoes here (a RUN would need root, and USER after it a step of its own).
 USER 10001:10001
+COPY --from=package /pkg/opt/hmsproxy/venv/ /opt/hmsproxy/venv/

@@ -255,7 +255,12 @@ def test_dockerfile_installs_java_17_runtime_and_the_package():
     # The Java runtime is in the final stage, where the commands run.
     final_runs = " ".join(args for instr, args, _ in final_stage() if instr == "RUN")
     assert "openjdk-17-jre-headless" in final_runs
-    assert re.search(r"pip install (\S+ )*/tmp/wheels/hmsproxy-\*\.whl", final_runs), "the final stage installs the wheel"
+    # The final stage installs the dependencies into the venv, then copies in the package: the
+    # wheel installed into that venv's paths under the root /pkg, the image's last step.
+    assert re.search(r"python3 -m venv /opt/hmsproxy/venv\b.*pip install (\S+ )*-r ", final_runs), "the dependencies"
+    assert re.search(r"pip install (\S+ )*--root /pkg (\S+ )*/tmp/wheels/hmsproxy-\*\.whl", runs), "the wheel is installed"
+    instr, args, _ = final_stage()[-1]
+    assert (instr, split_flags(args)) == ("COPY", ({"from": "package"}, "/pkg/opt/hmsproxy/venv/ /opt/hmsproxy/venv/"))
 
 
 def test_pyspark_is_the_spark_extra_which_the_full_image_and_make_install():
