@@ -19,9 +19,10 @@ from thriftpy2.transport import TFramedTransportFactory
 
 from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.downstream.server import ProxyServer
-from hmsproxy.pipeline import fastpath, shortcuts
+from hmsproxy.pipeline import shortcuts
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.slots import SlotRule
+from tests.support.fastpath_spy import python_shortcuts_seen
 from tests.support.served import served
 from tests.support.stopped import Stopper, empty_table, in_flight
 
@@ -66,15 +67,7 @@ def long_lived(monkeypatch):
 @pytest.fixture
 def python_shortcuts(monkeypatch):
     """The calls that took a shortcut through Python (FastPath.shortcut), by method."""
-    seen = []
-    original = fastpath.FastPath.shortcut
-
-    def counted(self, call):
-        seen.append(call.spec.name)
-        return original(self, call)
-
-    monkeypatch.setattr(fastpath.FastPath, "shortcut", counted)
-    return seen
+    return python_shortcuts_seen(monkeypatch)
 
 
 def refused(get, expected: str) -> bool:

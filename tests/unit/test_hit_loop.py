@@ -27,11 +27,12 @@ from hmsproxy.config.model import AuditConfig, Config, DatabaseResolution, Metas
 from hmsproxy.downstream import hits
 from hmsproxy.features.audit import Audit
 from hmsproxy.features.metrics import Metrics
-from hmsproxy.pipeline import fastpath, shortcuts
+from hmsproxy.pipeline import shortcuts
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import MessageReader, header_bytes
 from hmsproxy.testing import FakeMetastore, database, table
+from tests.support.fastpath_spy import python_shortcuts_seen
 from tests.support.served import served
 from tests.support.socket_metastore import SocketMetastore
 
@@ -78,15 +79,7 @@ def client_of(srv):
 @pytest.fixture
 def python_shortcuts(monkeypatch):
     """How many calls took the shortcut's Python path (FastPath.shortcut)."""
-    seen = []
-    original = fastpath.FastPath.shortcut
-
-    def counted(self, call):
-        seen.append(call.spec.name)
-        return original(self, call)
-
-    monkeypatch.setattr(fastpath.FastPath, "shortcut", counted)
-    return seen
+    return python_shortcuts_seen(monkeypatch)
 
 
 def requests_counted(handler: Handler, method: str, outcome: str) -> float:
