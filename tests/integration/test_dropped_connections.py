@@ -1,5 +1,6 @@
 """A backend connection dropped while idle (a firewall, a load balancer, a metastore restart) costs
-a read nothing: it goes again on a new connection. A write is never sent twice."""
+a read nothing: it goes again on a new connection. A write is never sent twice: it goes on a new
+connection when the kept one is seen closed before it is sent, and fails when its answer is lost."""
 
 from __future__ import annotations
 
@@ -40,22 +41,38 @@ def test_a_read_on_a_dropped_idle_connection_goes_again_on_a_new_one(dropping):
         client.close()
 
 
-def test_a_write_on_a_dropped_connection_fails_and_is_not_sent_again(dropping, metastores):
+def test_a_write_on_a_connection_dropped_while_idle_goes_on_a_new_one(dropping, metastores):
     server, forwarder = dropping
     client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
     name = f"dropped_{uuid.uuid4().hex[:8]}"
     try:
         assert client.get_database("default").name == "default"
+        opened = forwarder.accepted
         forwarder.drop_all()
+        client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))
+        assert forwarder.accepted == opened + 1  # seen closed before it was sent: one new connection
+        assert client.get_database(name).name == name
+        client.drop_database(name, True, True)
+    finally:
+        client.close()
+
+
+def test_a_write_whose_answer_is_lost_fails_and_is_not_sent_again(dropping, metastores):
+    server, forwarder = dropping
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
+    name = f"lost_{uuid.uuid4().hex[:8]}"
+    try:
+        assert client.get_database("default").name == "default"
+        opened = forwarder.accepted
+        forwarder.lose_next_answer()
         with pytest.raises(hive.MetaException, match="metastore 'primary' .* is unavailable"):
             client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))
+        assert forwarder.accepted == opened  # not sent again on a new connection
         direct = metastores[0].client()
         try:
-            assert name not in direct.get_all_databases()  # it never reached the metastore
+            assert name in direct.get_all_databases()  # it reached the metastore, once
         finally:
             direct.close()
-        client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))  # the client's own retry
-        assert client.get_database(name).name == name
         client.drop_database(name, True, True)
     finally:
         client.close()

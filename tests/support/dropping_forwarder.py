@@ -12,7 +12,8 @@ from hmsproxy.dev.ports import free_port
 
 
 class DroppingForwarder:
-    """127.0.0.1:port → target; `drop_all()` closes every connection carried so far."""
+    """127.0.0.1:port → target; `drop_all()` closes every connection carried so far;
+    `lose_next_answer()` closes the connection the next answer comes back on, instead of passing it."""
 
     def __init__(self, target_host: str, target_port: int):
         self.target = (target_host, target_port)
@@ -23,6 +24,7 @@ class DroppingForwarder:
         self._listener = socket.create_server(("127.0.0.1", self.port))
         self._listener.settimeout(0.2)
         self._stopping = threading.Event()
+        self._lose_answer = threading.Event()
         self._thread = threading.Thread(target=self._accept, daemon=True, name="dropping-forwarder")
         self._thread.start()
 
@@ -43,8 +45,12 @@ class DroppingForwarder:
             with self._lock:
                 self._pairs.append((client, upstream))
                 self.accepted += 1
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=_pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=_pump, args=(upstream, client, self._lose_answer), daemon=True).start()
+
+    def lose_next_answer(self) -> None:
+        """The request reaches the target; its answer does not come back: the connection closes."""
+        self._lose_answer.set()
 
     def drop_all(self) -> None:
         with self._lock:
@@ -60,9 +66,12 @@ class DroppingForwarder:
         self.drop_all()
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: socket.socket, dst: socket.socket, lose: threading.Event | None = None) -> None:
     try:
         while data := src.recv(65536):
+            if lose is not None and lose.is_set():
+                lose.clear()
+                break
             dst.sendall(data)
     except OSError:
         pass
