@@ -117,7 +117,7 @@ def run(planned: list[FuzzCall], host: str, port: int, deadline: float) -> list[
     return seen
 
 
-def test_every_method_ends_as_on_the_metastore(fuzz_pair):
+def test_every_method_ends_as_on_the_metastore(fuzz_pair, caplog):
     direct, proxy = fuzz_pair
     everything = calls(SEED, CASES)
     planned = [c for c in everything if not _means_otherwise(c)]
@@ -126,7 +126,16 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair):
     through_proxy = run(planned, "127.0.0.1", proxy.port, deadline)
     # The calls naming what the proxy reads otherwise, through the proxy alone: an answer every time.
     proxy_only = [c for c in everything if _means_otherwise(c)]
+    caplog.clear()
     alone = run(proxy_only, "127.0.0.1", proxy.port, deadline)
+    # Internal errors of the proxy's own among those (the others are a metastore's, relayed): none.
+    own = sorted(
+        {
+            r.getMessage().removeprefix("internal error processing ")
+            for r in caplog.records
+            if r.getMessage().startswith("internal error processing")
+        }
+    )
     dropped = [f"{c}: {o}" for c, o in zip(proxy_only, alone) if o in ("closed", "timeout")]
 
     unexplained, explained = [], Counter()
@@ -147,6 +156,7 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair):
     assert not hung, f"hung through the proxy only: {hung}"
     assert not unexplained, "\n".join(unexplained[:40])
     assert not dropped, "through the proxy alone, dropped or hung: " + "\n".join(dropped[:40])
+    assert not own, f"the proxy's own internal errors, through the proxy alone: {own}"
     # The proxy still serves after everything it was fed.
     client = _client("127.0.0.1", proxy.port)
     try:

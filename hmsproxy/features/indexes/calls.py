@@ -54,7 +54,9 @@ class IndexCalls:
             raise InvalidRequest(f"hmsproxy: {call.method} needs a table name")
         return identity.routed(call.route, table)
 
-    def _required(self, call: Call, table: str, name: str) -> IndexRecord:
+    def _required(self, call: Call, table: str, name: str | None) -> IndexRecord:
+        if not name:
+            raise InvalidRequest(f"hmsproxy: {call.method} needs an index name")
         record = self.feature.snapshot().get(self._base(call, table), name)
         if record is None:
             raise NotFound(f"hmsproxy: no index {name.lower()} on {call.client_db}.{table.lower()}")

@@ -34,14 +34,14 @@ def table_problems(table) -> list[str]:
     if sd is None or sd.skewedInfo is None:
         return []
     info = sd.skewedInfo
-    columns = [c.lower() for c in info.skewedColNames or []]
+    columns = [(c or "").lower() for c in info.skewedColNames or []]  # a nameless one is named '' in the refusal
     values = [key(v) for v in info.skewedColValues or []]
     locations = [key(k) for k in (info.skewedColValueLocationMaps or {})]
     if not columns:
         return [f"skewed values {values} need skewed columns"] if values or locations else []
     problems = []
-    data = [c.name.lower() for c in sd.cols or []]
-    partition_keys = {c.name.lower() for c in table.partitionKeys or []}
+    data = [(c.name or "").lower() for c in sd.cols or []]
+    partition_keys = {(c.name or "").lower() for c in table.partitionKeys or []}
     for c in columns:
         if c in partition_keys:
             problems.append(f"skewed column '{c}' is a partition column; skew is on data columns ({', '.join(data)})")
