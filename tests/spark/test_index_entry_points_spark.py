@@ -71,7 +71,7 @@ def test_hmsproxy_sql_builds_on_a_local_session_and_hmsproxy_lookup_reads_withou
 
 KILLER = """
 import os, signal, sys
-from hmsproxy.jobs import rebuild_index
+from hmsproxy.jobs import metastore, rebuild_index
 from hmsproxy.jobs.cli import main
 
 def die(*_):
@@ -81,8 +81,10 @@ point = sys.argv[1]
 if point == "after-writing":  # the new index files and their build written beside the old ones, nothing swapped
     rebuild_index.before_swap_check = die
 elif point == "after-the-swap":  # the metastore has the new location; the old directory is still there
-    swap = rebuild_index.BuildCatalog.alter_partition
+    swap = rebuild_index.BuildCatalog.alter_partition  # one piece swapped alone
     rebuild_index.BuildCatalog.alter_partition = lambda self, *a: (swap(self, *a), die())
+    swap_all = metastore.MetastoreClient.alter_partitions_with_context  # a pass's batch (index_swaps.py)
+    metastore.MetastoreClient.alter_partitions_with_context = lambda self, *a: (swap_all(self, *a), die())
 sys.exit(main(sys.argv[2:]))
 """
 
