@@ -22,57 +22,55 @@ def dropping(metastores):
         yield pair
 
 
-def test_a_read_on_a_dropped_idle_connection_goes_again_on_a_new_one(dropping):
-    server, forwarder = dropping
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
+@pytest.fixture
+def client(dropping):
+    """A client of the proxy that has called once already: its backend connection is open and kept."""
+    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", dropping[0].port, timeout=30000)
     try:
         assert client.get_database("default").name == "default"  # the full path
-        assert client.get_table_meta("default", "*", None) is not None  # and a relayed read
-        opened = forwarder.accepted
-
-        forwarder.drop_all()
-        assert client.get_database("default").name == "default"
-        forwarder.drop_all()
-        assert isinstance(client.get_all_tables("default"), list)
-
-        assert forwarder.accepted == opened + 2  # one new connection each time, nothing else
-        assert server.handler.backends.state("primary").up is True  # never reported down
+        yield client
     finally:
         client.close()
 
 
-def test_a_write_on_a_connection_dropped_while_idle_goes_on_a_new_one(dropping, metastores):
+def database(name: str):
+    return hive.Database(name=name, description=None, locationUri=None, parameters={})
+
+
+def test_a_read_on_a_dropped_idle_connection_goes_again_on_a_new_one(dropping, client):
     server, forwarder = dropping
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
-    name = f"dropped_{uuid.uuid4().hex[:8]}"
-    try:
-        assert client.get_database("default").name == "default"
-        opened = forwarder.accepted
-        forwarder.drop_all()
-        client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))
-        assert forwarder.accepted == opened + 1  # seen closed before it was sent: one new connection
-        assert client.get_database(name).name == name
-        client.drop_database(name, True, True)
-    finally:
-        client.close()
+    assert client.get_table_meta("default", "*", None) is not None  # and a relayed read
+    opened = forwarder.accepted
+
+    forwarder.drop_all()
+    assert client.get_database("default").name == "default"
+    forwarder.drop_all()
+    assert isinstance(client.get_all_tables("default"), list)
+
+    assert forwarder.accepted == opened + 2  # one new connection each time, nothing else
+    assert server.handler.backends.state("primary").up is True  # never reported down
 
 
-def test_a_write_whose_answer_is_lost_fails_and_is_not_sent_again(dropping, metastores):
-    server, forwarder = dropping
-    client = thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", server.port, timeout=30000)
-    name = f"lost_{uuid.uuid4().hex[:8]}"
+def test_a_write_on_a_connection_dropped_while_idle_goes_on_a_new_one(dropping, client):
+    forwarder, name = dropping[1], f"dropped_{uuid.uuid4().hex[:8]}"
+    opened = forwarder.accepted
+    forwarder.drop_all()
+    client.create_database(database(name))
+    assert forwarder.accepted == opened + 1  # seen closed before it was sent: one new connection
+    assert client.get_database(name).name == name
+    client.drop_database(name, True, True)
+
+
+def test_a_write_whose_answer_is_lost_fails_and_is_not_sent_again(dropping, client, metastores):
+    forwarder, name = dropping[1], f"lost_{uuid.uuid4().hex[:8]}"
+    opened = forwarder.accepted
+    forwarder.lose_next_answer()
+    with pytest.raises(hive.MetaException, match="metastore 'primary' .* is unavailable"):
+        client.create_database(database(name))
+    assert forwarder.accepted == opened  # not sent again on a new connection
+    direct = metastores[0].client()
     try:
-        assert client.get_database("default").name == "default"
-        opened = forwarder.accepted
-        forwarder.lose_next_answer()
-        with pytest.raises(hive.MetaException, match="metastore 'primary' .* is unavailable"):
-            client.create_database(hive.Database(name=name, description=None, locationUri=None, parameters={}))
-        assert forwarder.accepted == opened  # not sent again on a new connection
-        direct = metastores[0].client()
-        try:
-            assert name in direct.get_all_databases()  # it reached the metastore, once
-        finally:
-            direct.close()
-        client.drop_database(name, True, True)
+        assert name in direct.get_all_databases()  # it reached the metastore, once
     finally:
-        client.close()
+        direct.close()
+    client.drop_database(name, True, True)
