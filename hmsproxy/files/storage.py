@@ -61,6 +61,10 @@ def storage_for(spark: Any, locations: list[str]) -> Storage:
     return ArrowStorage()
 
 
+#: pyarrow file systems whose move() takes files only.
+OBJECT_STORES = frozenset({"s3", "gcs"})
+
+
 def arrow_filesystem(location: str):
     """(pyarrow FileSystem, path in it) for a Hadoop-style location (file:/x, /x, hdfs://..., s3a://...):
     the one door, `hmsproxy.files.filesystems`."""
@@ -98,5 +102,16 @@ class ArrowStorage:
         filesystem.delete_dir(inner)
 
     def move(self, source: str, target: str) -> None:
+        """Rename `source` to `target`. An object store has no directories to rename: a directory
+        there moves file by file, each a copy and a delete (pyarrow's S3 move takes files only)."""
+        from pyarrow import fs
+
         filesystem, inner = arrow_filesystem(source)
-        filesystem.move(inner, arrow_filesystem(target)[1])
+        dst = arrow_filesystem(target)[1]
+        if filesystem.type_name not in OBJECT_STORES or filesystem.get_file_info(inner).type != fs.FileType.Directory:
+            filesystem.move(inner, dst)
+            return
+        for found in filesystem.get_file_info(fs.FileSelector(inner, recursive=True)):
+            if found.type == fs.FileType.File:
+                filesystem.move(found.path, f"{dst}/{found.path[len(inner) :].lstrip('/')}")
+        filesystem.delete_dir(inner)

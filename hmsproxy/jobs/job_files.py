@@ -17,9 +17,6 @@ from hmsproxy.files.storage import ArrowStorage, Storage, arrow_filesystem
 from hmsproxy.jobs.errors import JobError
 from hmsproxy.jobs.spark_sessions import is_connect
 
-#: pyarrow file systems whose move() takes files only.
-OBJECT_STORES = frozenset({"s3", "gcs"})
-
 
 def job_storage(spark: Any) -> Storage:
     hadoop_conf.use_spark(spark)
@@ -43,24 +40,13 @@ class HadoopMover:
 
 
 class ArrowMover:
-    """The same move with pyarrow's file systems (a Connect client). An object store has no
-    directories to rename: a directory there (a staging piece) moves file by file, each a copy and
-    a delete, into the fresh location no reader names yet."""
+    """The same move through the storage door (a Connect client has no JVM in this process)."""
 
     def move(self, source: str, target: str) -> None:
-        from pyarrow import fs
-
-        filesystem, src = arrow_filesystem(source)
-        _, dst = arrow_filesystem(target)
+        filesystem, dst = arrow_filesystem(target)
         filesystem.create_dir(dst.rsplit("/", 1)[0], recursive=True)
         try:
-            if filesystem.type_name in OBJECT_STORES and filesystem.get_file_info(src).type == fs.FileType.Directory:
-                for found in filesystem.get_file_info(fs.FileSelector(src, recursive=True)):
-                    if found.type == fs.FileType.File:
-                        filesystem.move(found.path, f"{dst}/{found.path[len(src) :].lstrip('/')}")
-                filesystem.delete_dir(src)
-            else:
-                filesystem.move(src, dst)
+            ArrowStorage().move(source, target)
         except OSError as e:
             raise JobError(f"could not move {source} to {target}: {e}") from e
 
