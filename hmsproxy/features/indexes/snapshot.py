@@ -83,3 +83,24 @@ class IndexSnapshot:
 def current(repository: IndexRepository) -> GenerationCache[IndexSnapshot]:
     """The store's indexes, kept in memory until their generation moves."""
     return GenerationCache(repository.generation, repository.snapshot, IndexSnapshot(), what="indexes", check_interval_s=0.5)
+
+
+class IndexRecords:
+    """The indexes' records room: the repository and its snapshot in memory, handed to each part
+    of the feature (the parts never see the feature itself)."""
+
+    def __init__(self, repository: IndexRepository):
+        self.repository = repository
+        self._cache = current(repository)
+
+    def snapshot(self) -> IndexSnapshot:
+        return self._cache.get()
+
+    def refresh(self) -> None:
+        """This proxy changed the records: see them at once (others within a second)."""
+        self._cache.refresh()
+
+    def builds_changed(self, record: IndexRecord, generation: int, *, forgotten=(), recorded=()) -> None:
+        """This proxy forgot or recorded builds of the index (the store's generation is now `generation`):
+        applied to the snapshot in memory, not by re-reading every index and build."""
+        self._cache.apply(generation, lambda s: s.with_builds(generation, record.base, record.name, forgotten, recorded))
