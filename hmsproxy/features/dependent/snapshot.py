@@ -65,3 +65,19 @@ class DependentSnapshot:
 def current(repository: DependentRepository) -> GenerationCache[DependentSnapshot]:
     """The store's dependent tables, kept in memory until their generation moves."""
     return GenerationCache(repository.generation, repository.snapshot, DependentSnapshot(), what="dependent tables", check_interval_s=0.5)
+
+
+class DependentRecords:
+    """The dependent tables' records room: the repository and its snapshot in memory, handed to each
+    part of the feature (the parts never see the feature itself)."""
+
+    def __init__(self, repository: DependentRepository):
+        self.repository = repository
+        self._cache = current(repository)
+
+    def snapshot(self) -> DependentSnapshot:
+        return self._cache.get()
+
+    def refresh(self) -> None:
+        """This proxy changed the records: see them at once (others within a second)."""
+        self._cache.refresh()
