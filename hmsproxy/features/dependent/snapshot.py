@@ -1,6 +1,7 @@
 """Every dependent table and partition of the store in memory, read by every call without a query.
 
-The snapshot is immutable; `current(repository)` replaces it when the dependent component's
+The snapshot is immutable; `DependentRecords` (the repository and `current(repository)`, what the
+feature's parts are given) replaces it when the dependent component's
 generation in the store moves, checked twice a second, so another proxy's change is served
 within a second (one cheap query per check) and this proxy's own at once (`refresh()`).
 """

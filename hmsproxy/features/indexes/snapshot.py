@@ -1,6 +1,7 @@
 """Every index of the store in memory, read by every call without a query.
 
-The snapshot is immutable; `current(repository)` replaces it when the indexes component's
+The snapshot is immutable; `IndexRecords` (the repository and `current(repository)`, what the
+feature's parts are given) replaces it when the indexes component's
 generation in the store moves, checked twice a second, so another proxy's change is seen within
 a second (one cheap query per check) and this proxy's own at once: a build recorded or forgotten
 is applied to the snapshot in memory (`with_builds`, GenerationCache.apply) rather than re-reading
