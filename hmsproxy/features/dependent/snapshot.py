@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable
 from hmsproxy.features.identity import TableRef
-from hmsproxy.store.snapshot import GenerationCache
+from hmsproxy.store.snapshot import GenerationCache, Records
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.store import DependentRepository
@@ -68,17 +68,8 @@ def current(repository: DependentRepository) -> GenerationCache[DependentSnapsho
     return GenerationCache(repository.generation, repository.snapshot, DependentSnapshot(), what="dependent tables", check_interval_s=0.5)
 
 
-class DependentRecords:
-    """The dependent tables' records room: the repository and its snapshot in memory, handed to each
-    part of the feature (the parts never see the feature itself)."""
+class DependentRecords(Records["DependentRepository", DependentSnapshot]):
+    """The dependent tables' records room, handed to each part of the feature (the parts never see the feature)."""
 
     def __init__(self, repository: DependentRepository):
-        self.repository = repository
-        self._cache = current(repository)
-
-    def snapshot(self) -> DependentSnapshot:
-        return self._cache.get()
-
-    def refresh(self) -> None:
-        """This proxy changed the records: see them at once (others within a second)."""
-        self._cache.refresh()
+        super().__init__(repository, current(repository))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes.builds import IndexBuild
 from hmsproxy.features.indexes.model import IndexRecord
-from hmsproxy.store.snapshot import GenerationCache
+from hmsproxy.store.snapshot import GenerationCache, Records
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.store import IndexRepository
@@ -86,20 +86,11 @@ def current(repository: IndexRepository) -> GenerationCache[IndexSnapshot]:
     return GenerationCache(repository.generation, repository.snapshot, IndexSnapshot(), what="indexes", check_interval_s=0.5)
 
 
-class IndexRecords:
-    """The indexes' records room: the repository and its snapshot in memory, handed to each part
-    of the feature (the parts never see the feature itself)."""
+class IndexRecords(Records["IndexRepository", IndexSnapshot]):
+    """The indexes' records room, handed to each part of the feature (the parts never see the feature)."""
 
     def __init__(self, repository: IndexRepository):
-        self.repository = repository
-        self._cache = current(repository)
-
-    def snapshot(self) -> IndexSnapshot:
-        return self._cache.get()
-
-    def refresh(self) -> None:
-        """This proxy changed the records: see them at once (others within a second)."""
-        self._cache.refresh()
+        super().__init__(repository, current(repository))
 
     def builds_changed(self, record: IndexRecord, generation: int, *, forgotten=(), recorded=()) -> None:
         """This proxy forgot or recorded builds of the index (the store's generation is now `generation`):
