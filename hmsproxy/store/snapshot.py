@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -83,3 +84,20 @@ class GenerationCache(Generic[T]):
                 self._loaded_generation = generation
                 return self._value
         return self.refresh()
+
+
+class Records(Generic[R, T]):
+    """A feature's records room: its repository and the snapshot of it that `cache` keeps, the one
+    thing the feature's parts are given to read (`snapshot()`) and write (`repository`, then `refresh()`)."""
+
+    def __init__(self, repository: R, cache: GenerationCache[T]):
+        self.repository = repository
+        self._cache = cache
+
+    def snapshot(self) -> T:
+        """The current records; asks the store (cheaply) if the last check is older than the interval."""
+        return self._cache.get()
+
+    def refresh(self) -> T:
+        """This proxy changed the records: see them at once (other proxies' changes within the interval)."""
+        return self._cache.refresh()

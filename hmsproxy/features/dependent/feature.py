@@ -8,7 +8,7 @@ from hmsproxy.features.dependent import lineage, partitions, view
 from hmsproxy.features.dependent.config import SECTION
 from hmsproxy.features.dependent.protection import NOTE, Protection
 from hmsproxy.features.dependent.runners import Runners
-from hmsproxy.features.dependent.snapshot import DependentSnapshot, current
+from hmsproxy.features.dependent.snapshot import DependentRecords
 from hmsproxy.features.dependent.statements import STATEMENTS
 from hmsproxy.features.dependent.store import DEPENDENT_SCHEMA, DependentRepository
 from hmsproxy.pipeline.call import Call
@@ -25,27 +25,16 @@ class Dependent(Feature):
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
-        self.repository = DependentRepository(platform.store)
-        self._cache = current(self.repository)
+        # Each part is given what it uses, never this feature: its records, the router, the lineage emitter.
+        self.records = DependentRecords(DependentRepository(platform.store))
         self._sink = lineage.LineageSink()
-        self._protection = Protection(self)
+        self._protection = Protection(self.records, platform.router, self.emit, platform.client_for)
 
     def wants(self, spec: MethodSpec) -> bool:
         return spec.writes or spec.name in partitions.READS
 
-    # -- shared by the parts ----------------------------------------------------------------
-
-    def snapshot(self) -> DependentSnapshot:
-        return self._cache.get()
-
-    def changed(self) -> None:
-        """This proxy changed the records: see them at once (others within a second)."""
-        self._cache.refresh()
-
-    def router(self):
-        return self.platform.router()
-
     def emit(self, event: dict) -> None:
+        """A lineage event to the configured sink, and to the audit log."""
         self._sink.emit(self.settings(self.platform.config()).lineage, event)
         audit = self.platform.features.get("audit")
         if audit is not None:
@@ -54,11 +43,11 @@ class Dependent(Feature):
     # -- seams --------------------------------------------------------------------------------
 
     def statement_runners(self) -> dict:
-        return Runners(self).runners()
+        return Runners(self.records, self.platform.router, self.emit, lambda: self.platform.features.get("access")).runners()
 
     def on_routed(self, call: Call):
         if call.spec.name in partitions.READS:  # a dependent table's partitions are the proxy's to answer
-            return partitions.on_routed(call, self.snapshot())
+            return partitions.on_routed(call, self.records.snapshot())
         return self._protection.on_routed(call)
 
     def needs_result(self, call: Call) -> bool:
@@ -68,10 +57,10 @@ class Dependent(Feature):
         self._protection.on_response(call, result)
 
     def virtual_tables(self, call: Call, db: str | None) -> list[VirtualTable]:
-        return view.virtual_tables(self.snapshot(), call.router, db)
+        return view.virtual_tables(self.records.snapshot(), call.router, db)
 
     def describe(self) -> list[str]:
-        snapshot = self.snapshot()
+        snapshot = self.records.snapshot()
         published = sum(len(p) for p in snapshot.partitions.values())
         return [f"Dependent tables: {len(snapshot.tables)}, {published} published partition(s)"]
 

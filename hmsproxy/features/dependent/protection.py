@@ -13,6 +13,7 @@ proxy writes, changed only by the statements.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,9 @@ from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 
 if TYPE_CHECKING:
-    from hmsproxy.features.dependent.feature import Dependent
+    from hmsproxy.features.dependent.snapshot import DependentRecords
+    from hmsproxy.pipeline.internal_client import InternalClient
+    from hmsproxy.routing.router import Router
 
 #: The call note holding a change the notify policy let through, recorded once it is done.
 NOTE = "dependent-change"
@@ -54,11 +57,22 @@ class Change:
 
 
 class Protection:
-    def __init__(self, feature: Dependent):
-        self.feature = feature
+    """`emit(event)`: sends a lineage event; `client_for(call)`: calls metastores as the call's client."""
+
+    def __init__(
+        self,
+        records: DependentRecords,
+        router: Callable[[], Router],
+        emit: Callable[[dict], None],
+        client_for: Callable[[Call], InternalClient],
+    ):
+        self._records = records
+        self._router = router
+        self._emit = emit
+        self._client_for = client_for
 
     def on_routed(self, call: Call):
-        snapshot = self.feature.snapshot()
+        snapshot = self._records.snapshot()
         if not snapshot.tables or call.route is None or not call.client_db:
             return None
         metastore, backend_db = identity.routed_db(call.route)
@@ -83,7 +97,7 @@ class Protection:
         change = accepted_note(call, NOTE, result)
         if change is None:
             return  # nothing was changed, or the metastore refused it
-        repo = self.feature.repository
+        repo = self._records.repository
         marked = tuple(p for p in change.affected if p.table not in change.propagating)  # propagated: nothing broke
         if change.propagating:
             repo.set_columns(change.propagating, change.columns)
@@ -92,21 +106,21 @@ class Protection:
         elif marked:
             repo.mark(marked, change.problem, target_gone=change.target_gone)
         if change.dropped_database is not None:
-            for ref in self.feature.snapshot().tables:
+            for ref in self._records.snapshot().tables:
                 if (ref.metastore, ref.db) == change.dropped_database:
                     repo.drop_table(ref)
-        self.feature.changed()
-        router = self.feature.router()
+        self._records.refresh()
+        router = self._router()
         inputs = (
             [lineage.Dataset(f"hive://{change.target.metastore}", identity.client_name(router, change.target))] if change.target else []
         )
         job = f"{call.method} {call.client_db}.{call.table or ''}".strip(". ")
         if change.propagating:
             outputs = [lineage.Dataset(f"hive://{d.metastore}", identity.client_name(router, d)) for d in change.propagating]
-            self.feature.emit(lineage.run_event(job, "propagate-columns", call.session.user, inputs, outputs))
+            self._emit(lineage.run_event(job, "propagate-columns", call.session.user, inputs, outputs))
         if marked or not change.propagating:
-            outputs = [self._dataset(self.feature.snapshot(), p) for p in marked]
-            self.feature.emit(lineage.run_event(job, change.action, call.session.user, inputs, outputs, change.problem))
+            outputs = [self._dataset(self._records.snapshot(), p) for p in marked]
+            self._emit(lineage.run_event(job, change.action, call.session.user, inputs, outputs, change.problem))
 
     # -- what the call changes --------------------------------------------------------------
 
@@ -129,8 +143,8 @@ class Protection:
             # ALTER VIEW ... SET TBLPROPERTIES ('hmsproxy.dependent.on-change'=...) from Spark or Hive.
             if policy not in model.POLICIES:
                 raise InvalidRequest(f"hmsproxy: {model.POLICY_KEY} must be one of {', '.join(model.POLICIES)}, got {policy!r}")
-            self.feature.repository.set_policy(ref, policy)
-            self.feature.changed()
+            self._records.repository.set_policy(ref, policy)
+            self._records.refresh()
             return call.spec.result_cls()
         raise InvalidRequest(
             f"hmsproxy: {name} is a dependent table (a view of the partitions it publishes): {call.method} is refused; "
@@ -163,12 +177,12 @@ class Protection:
                 )
             return self._column_change(call, ref, name, new, everything, dependents)
         if call.method in PARTITION_DROPS:
-            dropped = dropped_values(call, lambda: self.feature.platform.client_for(call))
+            dropped = dropped_values(call, lambda: self._client_for(call))
             return self._partition_change(ref, name, snapshot, dropped)
         return None
 
     def _column_change(self, call: Call, ref: TableRef, name: str, new, everything, dependents) -> Change | None:
-        with self.feature.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             try:
                 current = client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:
@@ -178,7 +192,7 @@ class Protection:
             return None
         difference = column_difference(after, before)
         if difference is None:  # comments alone: nothing breaks, and only the propagate policy copies them
-            snapshot = self.feature.snapshot()
+            snapshot = self._records.snapshot()
             following = tuple(d for d in dependents if snapshot.tables[d].policy == model.PROPAGATE)
             if not following:
                 return None
@@ -272,4 +286,4 @@ class Protection:
     def _dataset(self, snapshot: DependentSnapshot, p: DependentPartition) -> lineage.Dataset:
         dep = snapshot.tables.get(p.table)
         spec = dep.spec_name(p.values) if dep is not None else "/".join(p.values)
-        return lineage.Dataset(f"hive://{p.table.metastore}", identity.client_name(self.feature.router(), p.table), spec)
+        return lineage.Dataset(f"hive://{p.table.metastore}", identity.client_name(self._router(), p.table), spec)

@@ -3,6 +3,7 @@ the proxy), then change the records in the store; lineage events for what was pu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.ddl.executor import StatementContext, status
@@ -18,7 +19,9 @@ from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.store import AlreadyExists
 
 if TYPE_CHECKING:
-    from hmsproxy.features.dependent.feature import Dependent
+    from hmsproxy.features.dependent.snapshot import DependentRecords
+    from hmsproxy.pipeline.platform import Feature
+    from hmsproxy.routing.router import Router
 
 VIEW = "VIRTUAL_VIEW"
 DEPENDENCY_COLUMNS = ["partition", "depends_on", "covers", "location", "state"]
@@ -29,8 +32,19 @@ COVERED_CALLS = 4
 
 
 class Runners:
-    def __init__(self, feature: Dependent):
-        self.feature = feature
+    """`emit(event)`: sends a lineage event; `access()`: the access feature (None without one)."""
+
+    def __init__(
+        self,
+        records: DependentRecords,
+        router: Callable[[], Router],
+        emit: Callable[[dict], None],
+        access: Callable[[], Feature | None],
+    ):
+        self._records = records
+        self._router = router
+        self._emit = emit
+        self._access = access
 
     def runners(self) -> dict:
         return {
@@ -53,7 +67,7 @@ class Runners:
 
     def _dependent(self, ctx: StatementContext, name: st.Name) -> tuple[str, DependentTable] | None:
         db, table = self._name(ctx, name)
-        dep = self.feature.snapshot().table(identity.ref_of(self.feature.router(), db, table))
+        dep = self._records.snapshot().table(identity.ref_of(self._router(), db, table))
         if dep is not None:
             return db, dep
         return None
@@ -71,9 +85,9 @@ class Runners:
         raise NotFound(f"hmsproxy: dependent table {db}.{table} does not exist")
 
     def _check_writable(self, db: str) -> None:
-        access = self.feature.platform.features.get("access")
+        access = self._access()
         if access is not None:
-            access.check(METHOD_SPECS["create_table"], self.feature.router().route(db), db)
+            access.check(METHOD_SPECS["create_table"], self._router().route(db), db)
 
     def _target(self, ctx: StatementContext, name: st.Name, dependent: tuple[str, str]) -> tuple[str, str, object]:
         """The table to depend on, checked: it exists and is a table, not a view (a dependent table is one)."""
@@ -115,7 +129,7 @@ class Runners:
 
     def _covered(self, ctx: StatementContext, target: TableRef, values: tuple[str, ...], *, limit: int = -1) -> list:
         """The target's partitions whose leading values are `values` (as the user sees them)."""
-        db = identity.client_db(self.feature.router(), target.metastore, target.db)
+        db = identity.client_db(self._router(), target.metastore, target.db)
         if db is None:
             return []
         try:
@@ -141,7 +155,7 @@ class Runners:
         return found
 
     def _inputs(self, target: TableRef, keys: list[str], partitions: list) -> list[lineage.Dataset]:
-        client = identity.client_name(self.feature.router(), target)
+        client = identity.client_name(self._router(), target)
         return [
             lineage.Dataset(f"hive://{target.metastore}", client, _spec_name(keys, p.values), p.sd.location if p.sd else None)
             for p in partitions
@@ -151,17 +165,17 @@ class Runners:
         return self._inputs(target, self._keys(ctx, target), partitions) if partitions else []
 
     def _output(self, dep: DependentTable, values: tuple[str, ...] | None) -> lineage.Dataset:
-        name = identity.client_name(self.feature.router(), dep.ref)
+        name = identity.client_name(self._router(), dep.ref)
         return lineage.Dataset(f"hive://{dep.ref.metastore}", name, dep.spec_name(values) if values is not None else None)
 
     # -- statements ---------------------------------------------------------------------------
 
     def create(self, s: st.CreateDependentTable, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
-        router = self.feature.router()
+        router = self._router()
         ref = identity.ref_of(router, db, table)
         self._check_writable(db)
-        if self.feature.snapshot().table(ref) is not None:
+        if self._records.snapshot().table(ref) is not None:
             if s.if_not_exists:
                 return status(f"dependent table {db}.{table} exists already (IF NOT EXISTS): nothing done")
             raise Conflict(f"hmsproxy: dependent table {db}.{table} exists already")
@@ -179,10 +193,10 @@ class Runners:
         self._check_partition_prefix(f"{db}.{table}", f"{tdb}.{tname}", target, partition_columns)
         dep = DependentTable(ref, partition_columns, columns_of(target.sd.cols), identity.ref_of(router, tdb, tname), policy, ctx.user)
         try:
-            self.feature.repository.create_table(dep)
+            self._records.repository.create_table(dep)
         except AlreadyExists as e:
             raise Conflict(f"hmsproxy: {e}") from None
-        self.feature.changed()
+        self._records.refresh()
         return status(f"created dependent table {db}.{table} partitioned by ({', '.join(dep.partition_names)}), depending on {tdb}.{tname}")
 
     def drop(self, s: st.DropDependentTable, ctx: StatementContext) -> ResultSet:
@@ -194,17 +208,17 @@ class Runners:
             return self._require(ctx, s.table, "DROP DEPENDENT TABLE")  # raises the right error
         _, dep = found
         self._check_writable(db)
-        self.feature.repository.drop_table(dep.ref)
-        self.feature.changed()
-        self.feature.emit(lineage.run_event(s.source or "DROP DEPENDENT TABLE", "drop-table", ctx.user, [], [self._output(dep, None)]))
+        self._records.repository.drop_table(dep.ref)
+        self._records.refresh()
+        self._emit(lineage.run_event(s.source or "DROP DEPENDENT TABLE", "drop-table", ctx.user, [], [self._output(dep, None)]))
         return status(f"dropped dependent table {db}.{table}")
 
     def add_partitions(self, s: st.AddDependentPartitions, ctx: StatementContext) -> ResultSet:
         """All or nothing: every partition is checked before any is published (in one store transaction)."""
         db, dep = self._require(ctx, s.table, "ADD PARTITION", hive_has_it=True)
         self._check_writable(db)
-        published = {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}
-        target_name = identity.client_name(self.feature.router(), dep.target)
+        published = {p.values for p in self._records.snapshot().partitions.get(dep.ref, ())}
+        target_name = identity.client_name(self._router(), dep.target)
         wanted: list[tuple[str, ...]] = []
         for spec in s.partitions:
             values = self._values(dep, db, spec)
@@ -221,21 +235,21 @@ class Runners:
                     "(add ALLOW EMPTY to publish it anyway)"
                 )
         try:
-            self.feature.repository.add_partitions([DependentPartition(dep.ref, values, dep.target) for values in adding])
+            self._records.repository.add_partitions([DependentPartition(dep.ref, values, dep.target) for values in adding])
         except AlreadyExists:  # another statement published one of them meanwhile
             raise Conflict(f"hmsproxy: a partition of {db}.{dep.ref.table} was published meanwhile: nothing published") from None
-        self.feature.changed()
+        self._records.refresh()
         keys = self._keys(ctx, dep.target) if any(adding.values()) else []
         for values, covered in adding.items():
             inputs = self._inputs(dep.target, keys, covered)
-            self.feature.emit(lineage.run_event(s.source or "ADD PARTITION", "publish", ctx.user, inputs, [self._output(dep, values)]))
+            self._emit(lineage.run_event(s.source or "ADD PARTITION", "publish", ctx.user, inputs, [self._output(dep, values)]))
         done = [f"{dep.spec_name(values)} ({len(covered)} partition(s) of {target_name})" for values, covered in adding.items()]
         return status(f"published in {db}.{dep.ref.table}: " + (", ".join(done) if done else "nothing new (IF NOT EXISTS)"))
 
     def drop_partitions(self, s: st.DropDependentPartitions, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "DROP PARTITION", hive_has_it=True)
         self._check_writable(db)
-        current = {p.values: p for p in self.feature.snapshot().partitions.get(dep.ref, ())}
+        current = {p.values: p for p in self._records.snapshot().partitions.get(dep.ref, ())}
         dropped = []
         for spec in s.partitions:
             values = self._values(dep, db, spec)
@@ -245,9 +259,9 @@ class Runners:
                     continue
                 raise NotFound(f"hmsproxy: partition {dep.spec_name(values)} of {db}.{dep.ref.table} is not published")
             covered = self._covered(ctx, p.target, values)
-            self.feature.repository.drop_partition(dep.ref, values)
-            self.feature.changed()
-            self.feature.emit(
+            self._records.repository.drop_partition(dep.ref, values)
+            self._records.refresh()
+            self._emit(
                 lineage.run_event(
                     s.source or "DROP PARTITION",
                     "unpublish",
@@ -262,7 +276,7 @@ class Runners:
     def depends_on(self, s: st.DependsOn, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "DEPENDS ON")
         self._check_writable(db)
-        router = self.feature.router()
+        router = self._router()
         tdb, tname, target = self._target(ctx, s.depends_on, (db, dep.ref.table))
         self._check_partition_prefix(f"{db}.{dep.ref.table}", f"{tdb}.{tname}", target, dep.partition_columns)
         difference = column_difference(columns_of(target.sd.cols), dep.columns)
@@ -270,21 +284,21 @@ class Runners:
             raise InvalidRequest(f"hmsproxy: {tdb}.{tname} must have the data columns of {db}.{dep.ref.table}, but it {difference}")
         new = identity.ref_of(router, tdb, tname)
         if s.partition is None:
-            self.feature.repository.set_table_target(dep.ref, new, dep.columns)
-            self.feature.changed()
+            self._records.repository.set_table_target(dep.ref, new, dep.columns)
+            self._records.refresh()
             return status(f"partitions added to {db}.{dep.ref.table} from now on depend on {tdb}.{tname}")
         values = self._values(dep, db, s.partition)
         name = dep.spec_name(values)
-        if values not in {p.values for p in self.feature.snapshot().partitions.get(dep.ref, ())}:
+        if values not in {p.values for p in self._records.snapshot().partitions.get(dep.ref, ())}:
             raise NotFound(f"hmsproxy: partition {name} of {db}.{dep.ref.table} is not published")
         covered = self._covered(ctx, new, values)
         if not covered and not s.allow_empty:
             raise InvalidRequest(
                 f"hmsproxy: {tdb}.{tname} has no partition {name}, so {name} would be empty (add ALLOW EMPTY to re-point it anyway)"
             )
-        self.feature.repository.set_partition_target(dep.ref, values, new)
-        self.feature.changed()
-        self.feature.emit(
+        self._records.repository.set_partition_target(dep.ref, values, new)
+        self._records.refresh()
+        self._emit(
             lineage.run_event(
                 s.source or "DEPENDS ON", "re-point", ctx.user, self._inputs_of(ctx, new, covered), [self._output(dep, values)]
             )
@@ -303,8 +317,8 @@ class Runners:
             raise InvalidRequest(f"hmsproxy: a dependent table has no property {', '.join(unknown)} (known: {model.POLICY_KEY})")
         self._check_writable(db)
         policy = _policy(properties[model.POLICY_KEY])
-        self.feature.repository.set_policy(dep.ref, policy)
-        self.feature.changed()
+        self._records.repository.set_policy(dep.ref, policy)
+        self._records.refresh()
         return status(f"{db}.{table}: {model.POLICY_KEY} = {policy}")
 
     def show_partitions(self, s: st.ShowPartitions, ctx: StatementContext) -> ResultSet:
@@ -337,8 +351,8 @@ class Runners:
 
     def show_dependencies(self, s: st.ShowDependencies, ctx: StatementContext) -> ResultSet:
         db, dep = self._require(ctx, s.table, "SHOW DEPENDENCIES")
-        router = self.feature.router()
-        partitions = self.feature.snapshot().partitions.get(dep.ref, ())
+        router = self._router()
+        partitions = self._records.snapshot().partitions.get(dep.ref, ())
         rows = []
         if s.partition is None:
             rows.append([NEW_PARTITIONS, identity.client_name(router, dep.target), "", "", f"{model.POLICY_KEY}={dep.policy}"])
@@ -368,15 +382,15 @@ class Runners:
         return ResultSet(list(DEPENDENCY_COLUMNS), rows)
 
     def _keys(self, ctx: StatementContext, target: TableRef) -> list[str]:
-        db = identity.client_db(self.feature.router(), target.metastore, target.db)
+        db = identity.client_db(self._router(), target.metastore, target.db)
         table = ctx.client.call("get_table", dbname=db, tbl_name=target.table)
         return [k.name for k in table.partitionKeys or []]
 
     def show_dependents(self, s: st.ShowDependents, ctx: StatementContext) -> ResultSet:
         db, table = self._name(ctx, s.table)
-        router = self.feature.router()
+        router = self._router()
         ref = identity.ref_of(router, db, table)
-        snapshot = self.feature.snapshot()
+        snapshot = self._records.snapshot()
         rows = []
         for dref in snapshot.dependents.get(ref, ()):
             dep = snapshot.tables[dref]

@@ -1,6 +1,7 @@
 """Every dependent table and partition of the store in memory, read by every call without a query.
 
-The snapshot is immutable; `current(repository)` replaces it when the dependent component's
+The snapshot is immutable; `DependentRecords` (the repository and `current(repository)`, what the
+feature's parts are given) replaces it when the dependent component's
 generation in the store moves, checked twice a second, so another proxy's change is served
 within a second (one cheap query per check) and this proxy's own at once (`refresh()`).
 """
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from hmsproxy.features.dependent.model import DependentPartition, DependentTable
 from hmsproxy.features.identity import TableRef
-from hmsproxy.store.snapshot import GenerationCache
+from hmsproxy.store.snapshot import GenerationCache, Records
 
 if TYPE_CHECKING:
     from hmsproxy.features.dependent.store import DependentRepository
@@ -65,3 +66,10 @@ class DependentSnapshot:
 def current(repository: DependentRepository) -> GenerationCache[DependentSnapshot]:
     """The store's dependent tables, kept in memory until their generation moves."""
     return GenerationCache(repository.generation, repository.snapshot, DependentSnapshot(), what="dependent tables", check_interval_s=0.5)
+
+
+class DependentRecords(Records["DependentRepository", DependentSnapshot]):
+    """The dependent tables' records room, handed to each part of the feature (the parts never see the feature)."""
+
+    def __init__(self, repository: DependentRepository):
+        super().__init__(repository, current(repository))

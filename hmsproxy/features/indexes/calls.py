@@ -10,6 +10,7 @@ forgets it and drops its index table; `alter_index` changes what may change; `ge
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from thriftpy2.utils import deserialize, serialize
@@ -27,7 +28,10 @@ from hmsproxy.protocol import idl
 from hmsproxy.store import AlreadyExists
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.index_tables import IndexTables
+    from hmsproxy.features.indexes.snapshot import IndexRecords
+    from hmsproxy.pipeline.internal_client import InternalClient
+    from hmsproxy.pipeline.platform import Feature
 
 A = idl.HmsProxy
 hive = idl.hive
@@ -37,8 +41,19 @@ VIEWS = ("VIRTUAL_VIEW", "MATERIALIZED_VIEW")
 
 
 class IndexCalls:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    """`access()`: the access feature (None without one), which checks the writes these calls answer."""
+
+    def __init__(
+        self,
+        records: IndexRecords,
+        index_tables: IndexTables,
+        client_for: Callable[[Call], InternalClient],
+        access: Callable[[], Feature | None],
+    ):
+        self._records = records
+        self._index_tables = index_tables
+        self._client_for = client_for
+        self._access = access
 
     def answer(self, call: Call):
         """The call's `<method>_result`, answered here (never by the backend)."""
@@ -57,7 +72,7 @@ class IndexCalls:
     def _required(self, call: Call, table: str, name: str | None) -> IndexRecord:
         if not name:
             raise InvalidRequest(f"hmsproxy: {call.method} needs an index name")
-        record = self.feature.snapshot().get(self._base(call, table), name)
+        record = self._records.snapshot().get(self._base(call, table), name)
         if record is None:
             raise NotFound(f"hmsproxy: no index {name.lower()} on {call.client_db}.{table.lower()}")
         return record
@@ -90,11 +105,11 @@ class IndexCalls:
         return self.as_index(call, self._required(call, args.tbl_name, args.index_name))
 
     def get_indexes(self, call: Call, args):
-        records = self.feature.snapshot().of(self._base(call, args.tbl_name))
+        records = self._records.snapshot().of(self._base(call, args.tbl_name))
         return [self.as_index(call, r) for r in _limited(records, args.max_indexes)]
 
     def get_index_names(self, call: Call, args):
-        return [r.name for r in _limited(self.feature.snapshot().of(self._base(call, args.tbl_name)), args.max_indexes)]
+        return [r.name for r in _limited(self._records.snapshot().of(self._base(call, args.tbl_name)), args.max_indexes)]
 
     # -- changes --------------------------------------------------------------------------------
 
@@ -105,14 +120,14 @@ class IndexCalls:
         name = index.indexName.lower()
         base_name = index.origTableName.lower()
         base_ref = self._base(call, base_name)
-        snapshot = self.feature.snapshot()
+        snapshot = self._records.snapshot()
         if snapshot.get(base_ref, name) is not None:
             raise Conflict(f"hmsproxy: index {name} on {call.client_db}.{base_name} exists already")
         handler = get_handler(index.indexHandlerClass or "")
         check_auto_rebuild(index.parameters, name)
         self._check_writable(call, (table.dbName if table is not None else None) or call.client_db)
         columns = [(c.name.lower(), c.type) for c in (index.sd.cols if index.sd else None) or []]
-        with self.feature.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             base = client.call("get_table", dbname=call.client_db, tbl_name=base_name)
             self._check_base(call, base, base_ref, columns)
             columns = _with_types(base, columns)
@@ -142,7 +157,7 @@ class IndexCalls:
                 index.lastAccessTime or now,
             )
             try:
-                self.feature.repository.create(record)
+                self._records.repository.create(record)
             except AlreadyExists as e:  # another proxy won the race: its index stays, this table goes
                 if table is not None:
                     client.call("drop_table", dbname=table.dbName, name=table.tableName, deleteData=True)
@@ -151,7 +166,7 @@ class IndexCalls:
                 if table is not None:
                     client.call("drop_table", dbname=table.dbName, name=table.tableName, deleteData=True)
                 raise
-        self.feature.changed()
+        self._records.refresh()
         return self.as_index(call, record)
 
     def _check_base(self, call: Call, base, ref: TableRef, columns: list[tuple[str, str]]) -> None:
@@ -161,7 +176,7 @@ class IndexCalls:
         if is_link(base.parameters):
             raise InvalidRequest(f"hmsproxy: {what} is a remote table, read-only here: index it where it lives")
         if (
-            self.feature.snapshot().by_index_table.get(ref) is not None
+            self._records.snapshot().by_index_table.get(ref) is not None
             or compact.INDEX_OF in (base.parameters or {})
             or base.tableType == compact.INDEX_TABLE
         ):
@@ -184,7 +199,7 @@ class IndexCalls:
 
     def _check_writable(self, call: Call, db: str) -> None:
         """An index writes where its index table is (else its base table's database): the write rules apply there."""
-        access = self.feature.platform.features.get("access")
+        access = self._access()
         if access is not None and call.spec.writes:
             access.check(call.spec, call.router.route(db), db)
 
@@ -201,7 +216,7 @@ class IndexCalls:
         if (new.indexName or record.name).lower() != record.name or (new.origTableName or record.base.table).lower() != record.base.table:
             raise InvalidRequest("hmsproxy: an index cannot be renamed or moved to another table (DROP INDEX, then CREATE INDEX)")
         check_auto_rebuild(new.parameters, record.name)
-        self.feature.repository.replace(
+        self._records.repository.replace(
             IndexRecord(
                 record.base,
                 record.name,
@@ -215,15 +230,15 @@ class IndexCalls:
                 new.lastAccessTime or record.last_access,
             )
         )
-        self.feature.changed()
+        self._records.refresh()
 
     def drop_index_by_name(self, call: Call, args):
         record = self._required(call, args.tbl_name, args.index_name)
         self._check_record_writable(call, record)
-        self.feature.repository.drop(record.base, record.name)  # first: then its table is an ordinary one to drop
-        self.feature.changed()
+        self._records.repository.drop(record.base, record.name)  # first: then its table is an ordinary one to drop
+        self._records.refresh()
         if record.index_table is not None:
-            self.feature.index_tables.drop(call, record, delete_data=bool(args.deleteData), strict=True)
+            self._index_tables.drop(call, record, delete_data=bool(args.deleteData), strict=True)
         get_handler(record.handler).drop(self.as_index(call, record))
         return True
 

@@ -7,12 +7,11 @@ from hmsproxy.features.dropped_partitions import METHODS as PARTITION_DROPS
 from hmsproxy.features.indexes.calls import METHODS, IndexCalls
 from hmsproxy.features.indexes.hive_rebuild import GUARDED_METHOD, HiveRebuildRefusal, RebuildGuard
 from hmsproxy.features.indexes.index_tables import IndexTables
-from hmsproxy.features.indexes.model import IndexRecord
 from hmsproxy.features.indexes.protection import Protection
 from hmsproxy.features.indexes.recording import METHODS as BUILD_CALLS
 from hmsproxy.features.indexes.recording import BuildRecording
 from hmsproxy.features.indexes.runners import Runners
-from hmsproxy.features.indexes.snapshot import IndexSnapshot, current
+from hmsproxy.features.indexes.snapshot import IndexRecords
 from hmsproxy.features.indexes.statements import STATEMENTS
 from hmsproxy.features.indexes.store import INDEXES_SCHEMA, IndexRepository
 from hmsproxy.features.indexes.structure import StructureGuard
@@ -32,14 +31,16 @@ class Indexes(Feature):
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
-        self.repository = IndexRepository(platform.store)
-        self._cache = current(self.repository)
-        self.index_tables = IndexTables(self)
-        self._calls = IndexCalls(self)
-        self._protection = Protection(self)
-        self._recording = BuildRecording(self)
-        self._hive_rebuild = HiveRebuildRefusal(self)
-        self._structure = StructureGuard(self)
+        # Each part is given what it uses, never this feature: its records, how to call metastores
+        # as the caller (client_for), the router, the access feature.
+        self.records = IndexRecords(IndexRepository(platform.store))
+        client_for = platform.client_for
+        index_tables = IndexTables(self.records, platform.router, client_for)
+        self._calls = IndexCalls(self.records, index_tables, client_for, lambda: platform.features.get("access"))
+        self._protection = Protection(self.records, index_tables, client_for)
+        self._recording = BuildRecording(self.records)
+        self._hive_rebuild = HiveRebuildRefusal(self.records, lambda call: call.session.state(self))
+        self._structure = StructureGuard(self.records, client_for)
 
     def wants(self, spec: MethodSpec) -> bool:
         return (
@@ -52,24 +53,10 @@ class Indexes(Feature):
             or spec.drops_database
         )
 
-    # -- shared by the parts ----------------------------------------------------------------
-
-    def snapshot(self) -> IndexSnapshot:
-        return self._cache.get()
-
-    def changed(self) -> None:
-        """This proxy changed the records: see them at once (others within a second)."""
-        self._cache.refresh()
-
-    def builds_changed(self, record: IndexRecord, generation: int, *, forgotten=(), recorded=()) -> None:
-        """This proxy forgot or recorded builds of the index (the store's generation is now `generation`):
-        applied to the snapshot in memory, not by re-reading every index and build (snapshot.py)."""
-        self._cache.apply(generation, lambda s: s.with_builds(generation, record.base, record.name, forgotten, recorded))
-
     # -- seams --------------------------------------------------------------------------------
 
     def statement_runners(self) -> dict:
-        return Runners(self).runners()
+        return Runners(self.records, self.platform.router).runners()
 
     def new_session_state(self) -> RebuildGuard:
         return RebuildGuard()
@@ -96,6 +83,6 @@ class Indexes(Feature):
         self._protection.on_response(call, result)
 
     def describe(self) -> list[str]:
-        snapshot = self.snapshot()
+        snapshot = self.records.snapshot()
         count = sum(len(named) for named in snapshot.by_base.values())
         return [f"Indexes: {count} on {len(snapshot.by_base)} table(s)"]

@@ -23,6 +23,7 @@ before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.snapshot import IndexRecords
 
 #: The call that, right after get_index_by_name, means Hive is compiling its own rebuild.
 GUARDED_METHOD = "get_table"
@@ -59,20 +60,23 @@ def refusal(base: str, index: str) -> str:
 
 
 class HiveRebuildRefusal:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    """`guard(call)`: the RebuildGuard of the call's client connection (the feature's session state)."""
+
+    def __init__(self, records: IndexRecords, guard: Callable[[Call], RebuildGuard]):
+        self._records = records
+        self._guard = guard
 
     def arm(self, call: Call) -> None:
         """get_index_by_name was answered: a Hive rebuild would ask for its index table next."""
         base = identity.routed(call.route, call.args.tbl_name)
-        record = self.feature.snapshot().get(base, call.args.index_name.lower())
+        record = self._records.snapshot().get(base, call.args.index_name.lower())
         if record is not None and record.index_table is not None:
-            guard: RebuildGuard = call.session.state(self.feature)
+            guard = self._guard(call)
             guard.armed, guard.step = record, 1
 
     def check(self, call: Call) -> None:
         """Every call the feature sees: the next step of a Hive rebuild's compile, its last refused; else disarm."""
-        guard: RebuildGuard = call.session.state(self.feature)
+        guard = self._guard(call)
         record, step = guard.armed, guard.step
         guard.armed, guard.step = None, 0
         if record is None or call.method != GUARDED_METHOD or not call.table:

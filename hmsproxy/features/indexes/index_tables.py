@@ -9,6 +9,7 @@ parameter stays).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
@@ -18,7 +19,9 @@ from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import ProxyError
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.snapshot import IndexRecords
+    from hmsproxy.pipeline.internal_client import InternalClient
+    from hmsproxy.routing.router import Router
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +35,20 @@ def as_ordinary_table(client, db: str, table: str) -> None:
 
 
 class IndexTables:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
-        self.platform = feature.platform
+    def __init__(self, records: IndexRecords, router: Callable[[], Router], client_for: Callable[[Call], InternalClient]):
+        self._records = records
+        self._router = router
+        self._client_for = client_for
 
     def drop(self, call: Call, record: IndexRecord, *, delete_data: bool, strict: bool = False) -> None:
         """Drop an index table as `call`'s client (its record is gone already, so it is an ordinary table now).
         A failure is logged, or with `strict` raised naming the table left behind."""
         table = record.index_table
-        db = identity.client_db(self.platform.router(), table.metastore, table.db)
+        db = identity.client_db(self._router(), table.metastore, table.db)
         if db is None:
             log.warning("index table %s.%s (metastore %s) is not visible here: left in place", table.db, table.table, table.metastore)
             return
-        with self.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             try:
                 as_ordinary_table(client, db, table.table)
                 client.call("drop_table", dbname=db, name=table.table, deleteData=delete_data)
@@ -56,11 +60,11 @@ class IndexTables:
     def release(self, call: Call, metastore: str, db: str) -> None:
         """Before DROP DATABASE: index tables in it become ordinary tables, which a Hive 2.3 metastore
         drops (it refuses to drop an INDEX_TABLE whose index it does not know)."""
-        client_db = identity.client_db(self.platform.router(), metastore, db)
-        tables = [t for t in self.feature.snapshot().by_index_table if (t.metastore, t.db) == (metastore, db)]
+        client_db = identity.client_db(self._router(), metastore, db)
+        tables = [t for t in self._records.snapshot().by_index_table if (t.metastore, t.db) == (metastore, db)]
         if client_db is None or not tables:
             return
-        with self.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             for t in tables:
                 try:
                     as_ordinary_table(client, client_db, t.table)

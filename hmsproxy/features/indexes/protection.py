@@ -9,6 +9,7 @@ matching partitions of index tables partitioned like the base table.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
@@ -20,7 +21,9 @@ from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.index_tables import IndexTables
+    from hmsproxy.features.indexes.snapshot import IndexRecords
+    from hmsproxy.pipeline.internal_client import InternalClient
 
 log = logging.getLogger(__name__)
 
@@ -28,24 +31,26 @@ NOTE = "indexes"
 
 
 class Protection:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    def __init__(self, records: IndexRecords, index_tables: IndexTables, client_for: Callable[[Call], InternalClient]):
+        self._records = records
+        self._index_tables = index_tables
+        self._client_for = client_for
 
     def on_routed(self, call: Call):
         spec = call.spec
         if spec.drops_database:
             db = identity.routed_db(call.route)
-            if self.feature.snapshot().in_database(*db):
+            if self._records.snapshot().in_database(*db):
                 call.notes[NOTE] = ("database", db)
-            self.feature.index_tables.release(call, *db)
+            self._index_tables.release(call, *db)
             return None
         if not call.table:
             return None
         ref = identity.routed(call.route, call.table)
-        snapshot = self.feature.snapshot()
+        snapshot = self._records.snapshot()
         if spec.name in PARTITION_DROPS:
             if any(r.index_table is not None for r in snapshot.of(ref)):
-                dropped = dropped_values(call, lambda: self.feature.platform.client_for(call))
+                dropped = dropped_values(call, lambda: self._client_for(call))
                 call.notes[NOTE] = ("partitions", ref, dropped)
             return None
         if spec.drops_table:
@@ -78,28 +83,30 @@ class Protection:
             self._drop_index_partitions(call, note[1], note[2])
             return
         if kind == "rename":
-            self.feature.repository.rename_base(note[1], note[2])
-            self.feature.changed()
+            self._records.repository.rename_base(note[1], note[2])
+            self._records.refresh()
             return
         if kind == "drop":
-            doomed = self.feature.snapshot().of(note[1])
-            self.feature.repository.drop_all(note[1])
+            doomed = self._records.snapshot().of(note[1])
+            self._records.repository.drop_all(note[1])
         else:  # the database: its tables are gone, and so are index tables in it; those elsewhere are dropped here
             metastore, db = note[1]
-            doomed = [r for r in self.feature.snapshot().in_database(metastore, db) if r.index_table is not None and r.index_table.db != db]
-            self.feature.repository.drop_database(metastore, db)
-        self.feature.changed()  # first: the index tables are ordinary tables now, which may be dropped
+            doomed = [
+                r for r in self._records.snapshot().in_database(metastore, db) if r.index_table is not None and r.index_table.db != db
+            ]
+            self._records.repository.drop_database(metastore, db)
+        self._records.refresh()  # first: the index tables are ordinary tables now, which may be dropped
         for record in doomed:
             if record.index_table is not None:
-                self.feature.index_tables.drop(call, record, delete_data=True)
+                self._index_tables.drop(call, record, delete_data=True)
 
     def _drop_index_partitions(self, call: Call, base: TableRef, dropped: list[tuple[str, ...]]) -> None:
         """Index partitions with the values of dropped base partitions go too, where the index table is
         partitioned like the base table (an index partitioned by fewer columns spans partitions that
         are not all gone: it is left as it is)."""
         router = call.router
-        with self.feature.platform.client_for(call) as client:
-            for record in self.feature.snapshot().of(base):
+        with self._client_for(call) as client:
+            for record in self._records.snapshot().of(base):
                 table = record.index_table
                 db = identity.client_db(router, table.metastore, table.db) if table is not None else None
                 if db is None:
@@ -115,5 +122,5 @@ class Protection:
                         pass  # never built for that partition
                     gone.append(partition_name(keys, dict(zip(keys, values))))
                 if gone:
-                    generation = self.feature.repository.forget_builds(record.base, record.name, gone)
-                    self.feature.builds_changed(record, generation, forgotten=gone)
+                    generation = self._records.repository.forget_builds(record.base, record.name, gone)
+                    self._records.builds_changed(record, generation, forgotten=gone)

@@ -19,7 +19,7 @@ from hmsproxy.pipeline.call import Call, accepted_note
 from hmsproxy.pipeline.errors import InvalidRequest
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.snapshot import IndexRecords
 
 METHODS = frozenset(
     {
@@ -33,8 +33,8 @@ NOTE = "index-build"
 
 
 class BuildRecording:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    def __init__(self, records: IndexRecords):
+        self._records = records
 
     def on_routed(self, call: Call) -> None:
         context = call.args.environment_context
@@ -42,13 +42,13 @@ class BuildRecording:
         if not call.table or not (BUILD_CONTEXT_KEY in properties or BUILDS_CONTEXT_KEY in properties):
             return
         ref = identity.routed(call.route, call.table)
-        record = self.feature.snapshot().by_index_table.get(ref)
+        record = self._records.snapshot().by_index_table.get(ref)
         if record is None:
             raise InvalidRequest(f"hmsproxy: {call.client_db}.{call.table} is not an index table: an index build is recorded on one")
         made = _builds(properties)
         partitions = [b.partition for b in made]
-        generation = self.feature.repository.forget_builds(record.base, record.name, partitions)
-        self.feature.builds_changed(record, generation, forgotten=partitions)
+        generation = self._records.repository.forget_builds(record.base, record.name, partitions)
+        self._records.builds_changed(record, generation, forgotten=partitions)
         call.notes[NOTE] = (record, made)
 
     def needs_result(self, call: Call) -> bool:
@@ -59,8 +59,8 @@ class BuildRecording:
         if note is None:
             return
         record, made = note
-        generation = self.feature.repository.record_builds(record.base, record.name, made)
-        self.feature.builds_changed(record, generation, recorded=made)
+        generation = self._records.repository.record_builds(record.base, record.name, made)
+        self._records.builds_changed(record, generation, recorded=made)
 
 
 def _builds(properties: dict[str, str]) -> list[IndexBuild]:

@@ -5,6 +5,7 @@ client, the Spark helper and the Hive CLI meet the same rules."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.ddl.executor import StatementContext, status
@@ -20,7 +21,8 @@ from hmsproxy.pipeline.errors import InvalidRequest, NotFound
 from hmsproxy.protocol import idl
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.snapshot import IndexRecords
+    from hmsproxy.routing.router import Router
 
 hive = idl.hive
 
@@ -35,8 +37,9 @@ REBUILD_ELSEWHERE = (
 
 
 class Runners:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    def __init__(self, records: IndexRecords, router: Callable[[], Router]):
+        self._records = records
+        self._router = router
 
     def runners(self) -> dict:
         return {
@@ -148,8 +151,9 @@ class Runners:
     def _partition_states(self, ctx: StatementContext, db: str, table: str, index, partitions) -> list[list[str]]:
         """[partition, state, last rebuild] per base partition, from the builds the store holds and a
         listing of the partition now (the listing a rebuild took)."""
-        record = self.feature.snapshot().get(identity.ref_of(self.feature.platform.router(), db, table), index.indexName)
-        built = self.feature.snapshot().builds_of(record) if record is not None else {}
+        snapshot = self._records.snapshot()
+        record = snapshot.get(identity.ref_of(self._router(), db, table), index.indexName)
+        built = snapshot.builds_of(record) if record is not None else {}
         index_keys = []
         if index.indexTableName:
             index_db, _, index_table = index.indexTableName.rpartition(".")

@@ -1,6 +1,7 @@
 """Every index of the store in memory, read by every call without a query.
 
-The snapshot is immutable; `current(repository)` replaces it when the indexes component's
+The snapshot is immutable; `IndexRecords` (the repository and `current(repository)`, what the
+feature's parts are given) replaces it when the indexes component's
 generation in the store moves, checked twice a second, so another proxy's change is seen within
 a second (one cheap query per check) and this proxy's own at once: a build recorded or forgotten
 is applied to the snapshot in memory (`with_builds`, GenerationCache.apply) rather than re-reading
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from hmsproxy.features.identity import TableRef
 from hmsproxy.features.indexes.builds import IndexBuild
 from hmsproxy.features.indexes.model import IndexRecord
-from hmsproxy.store.snapshot import GenerationCache
+from hmsproxy.store.snapshot import GenerationCache, Records
 
 if TYPE_CHECKING:
     from hmsproxy.features.indexes.store import IndexRepository
@@ -83,3 +84,15 @@ class IndexSnapshot:
 def current(repository: IndexRepository) -> GenerationCache[IndexSnapshot]:
     """The store's indexes, kept in memory until their generation moves."""
     return GenerationCache(repository.generation, repository.snapshot, IndexSnapshot(), what="indexes", check_interval_s=0.5)
+
+
+class IndexRecords(Records["IndexRepository", IndexSnapshot]):
+    """The indexes' records room, handed to each part of the feature (the parts never see the feature)."""
+
+    def __init__(self, repository: IndexRepository):
+        super().__init__(repository, current(repository))
+
+    def builds_changed(self, record: IndexRecord, generation: int, *, forgotten=(), recorded=()) -> None:
+        """This proxy forgot or recorded builds of the index (the store's generation is now `generation`):
+        applied to the snapshot in memory, not by re-reading every index and build."""
+        self._cache.apply(generation, lambda s: s.with_builds(generation, record.base, record.name, forgotten, recorded))

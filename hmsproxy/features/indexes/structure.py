@@ -12,6 +12,7 @@ changing them, or renaming it, is refused the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.features import identity
@@ -22,7 +23,8 @@ from hmsproxy.pipeline.call import Call
 from hmsproxy.pipeline.errors import InvalidRequest, NotFound
 
 if TYPE_CHECKING:
-    from hmsproxy.features.indexes.feature import Indexes
+    from hmsproxy.features.indexes.snapshot import IndexRecords
+    from hmsproxy.pipeline.internal_client import InternalClient
 
 
 def covered_changes(record: IndexRecord, new_cols) -> list[str]:
@@ -50,8 +52,9 @@ def _listed(columns: list[tuple[str, str]]) -> str:
 
 
 class StructureGuard:
-    def __init__(self, feature: Indexes):
-        self.feature = feature
+    def __init__(self, records: IndexRecords, client_for: Callable[[Call], InternalClient]):
+        self._records = records
+        self._client_for = client_for
 
     def check(self, call: Call) -> None:
         """Refuse an alter_table that changes what an index was built on (see the module doc)."""
@@ -59,7 +62,7 @@ class StructureGuard:
         if new is None or new.sd is None or not call.table:
             return
         ref = identity.routed(call.route, call.table)
-        snapshot = self.feature.snapshot()
+        snapshot = self._records.snapshot()
         index = snapshot.by_index_table.get(ref)
         if index is not None:
             self._check_index_table(call, ref, index, new)
@@ -109,7 +112,7 @@ class StructureGuard:
         )
 
     def _current(self, call: Call):
-        with self.feature.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             try:
                 return client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:

@@ -57,14 +57,18 @@ class Remotes(Feature):
         self.repo = RemoteRepository(platform.store)
         self.cache = RemotesCache(self.repo, self.check_interval_s)
         self.targets = Targets(platform.backends, lambda: platform.config().server.connect_timeout_s)
-        self.routes = Routes(self)
+        # Each part is given what it uses, never this feature.
+        self.routes = Routes(self.targets, platform.config, self._state, self.name)
         self.records = Records(self.repo, self.routes.metastore)
-        self._protection = Protection(self)
-        self._listing = Listing(self)
+        self._protection = Protection(self.cache, self.view, self._state, lambda: platform.features.get("statements"))
+        self._listing = Listing(self.view, self.routes.metastore)
 
     def view(self, call: Call) -> RemotesSnapshot:
         """The remotes this call sees: the store's plus the config's (remotes.databases / .tables)."""
         return self.cache.view(self.settings(call.router.config))
+
+    def _state(self, call: Call) -> RemotesSessionState:
+        return call.session.state(self)
 
     # -- seams --------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.catalog import VirtualDatabase, VirtualTable
@@ -21,7 +22,8 @@ from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.naming import join_catalog, split_catalog
 
 if TYPE_CHECKING:
-    from hmsproxy.features.remotes.feature import Remotes
+    from hmsproxy.config.model import MetastoreConfig
+    from hmsproxy.features.remotes.snapshot import RemotesSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +32,19 @@ LISTING_BACKOFF_S = 5.0
 
 
 class Listing:
-    def __init__(self, feature: Remotes):
-        self.feature = feature
+    """`view(call)`: the remotes the call sees; `metastore(link)`: where a link's calls go (routes.py)."""
+
+    def __init__(self, view: Callable[[Call], RemotesSnapshot], metastore: Callable[[Link], MetastoreConfig]):
+        self._view = view
+        self._metastore = metastore
         self._backoff: dict[str, float] = {}
         self._backoff_lock = threading.Lock()
 
     def virtual_databases(self, call: Call) -> list[VirtualDatabase]:
-        return [VirtualDatabase(local, self._metas_of(rd)) for local, rd in self.feature.view(call).databases.items()]
+        return [VirtualDatabase(local, self._metas_of(rd)) for local, rd in self._view(call).databases.items()]
 
     def virtual_tables(self, call: Call, db: str | None) -> list[VirtualTable]:
-        snap = self.feature.view(call)
+        snap = self._view(call)
         tables = snap.tables.values() if db is None else snap.tables_of(db)
         return [VirtualTable(rt.local_db, rt.local_name, self._loader(rt), routed=True, matches_filter=self._filter(rt)) for rt in tables]
 
@@ -86,7 +91,7 @@ class Listing:
     def _listing_call(self, call: Call, link: Link, method: str, args):
         """A call for a listing; a remote that fails is left out (and skipped for a few seconds)."""
         try:
-            ms = self.feature.routes.metastore(link)
+            ms = self._metastore(link)
         except ProxyError as e:
             log.warning("%s: left %s out: %s", call.spec.name, link.subject, e)
             return None

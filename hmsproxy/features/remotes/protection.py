@@ -11,6 +11,7 @@ the config's own remotes, which the store doesn't know, are checked here.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.remote_marks import LINK_DATABASE, LINK_FACTORY, LINK_TABLE, is_link
@@ -25,14 +26,28 @@ from hmsproxy.protocol.results import declared_error
 from hmsproxy.routing.naming import split_catalog
 
 if TYPE_CHECKING:
-    from hmsproxy.features.remotes.feature import Remotes
+    from hmsproxy.features.remotes.routes import RemotesSessionState
+    from hmsproxy.features.remotes.snapshot import RemotesCache, RemotesSnapshot
+    from hmsproxy.pipeline.platform import Feature
 
 log = logging.getLogger(__name__)
 
 
 class Protection:
-    def __init__(self, feature: Remotes):
-        self.feature = feature
+    """`view(call)`: the remotes the call sees; `state(call)`: the client's RemotesSessionState;
+    `statements()`: the statements feature, which runs a plain client's CREATE or DROP of a remote."""
+
+    def __init__(
+        self,
+        cache: RemotesCache,
+        view: Callable[[Call], RemotesSnapshot],
+        state: Callable[[Call], RemotesSessionState],
+        statements: Callable[[], Feature | None],
+    ):
+        self._cache = cache
+        self._view = view
+        self._state = state
+        self._statements = statements
 
     def on_create(self, call: Call):
         """A CREATE that asks for a remote: made, and answered here (else None: not one)."""
@@ -55,8 +70,8 @@ class Protection:
         if link.kind == "table" and spec.drops_table:
             return self._unlink(call, link, st.DropRemoteTable(link.local_db, link.local_table, source=f"DROP REMOTE TABLE {link.local}"))
         if link.kind == "database" and spec.name == "get_all_tables":
-            call.session.state(self.feature).listed_all.add(link.local)
-        if link.kind == "database" and spec.drops_table and link.local in call.session.state(self.feature).listed_all:
+            self._state(call).listed_all.add(link.local)
+        if link.kind == "database" and spec.drops_table and link.local in self._state(call).listed_all:
             # A Hive client's DROP DATABASE ... CASCADE drops each table it listed before the database,
             # and goes on past a table that is not there: the DROP DATABASE then unlinks.
             raise NotFound(
@@ -87,7 +102,7 @@ class Protection:
         factory, properties = normalize_factory(params.get(LINK_FACTORY)), link_properties(params)
         source = spelled(f"DATABASE {local} CONNECTED TO {remote}", factory, "DB", properties)
         statement = st.CreateRemoteDatabase(local, remote, factory, properties, source=source)
-        return self._create(call, statement, static_clash=local in self.feature.view(call).static_databases)
+        return self._create(call, statement, static_clash=local in self._view(call).static_databases)
 
     def _create_table(self, call: Call, tbl):
         local_db = split_catalog(tbl.dbName or "")[1].lower()
@@ -98,7 +113,7 @@ class Protection:
         factory, properties = normalize_factory(params.get(LINK_FACTORY)), link_properties(params)
         source = spelled(f"TABLE {local_db}.{local_name} CONNECTED TO {remote_db}.{remote_name}", factory, "TBL", properties)
         statement = st.CreateRemoteTable(local_db, local_name, remote_db, remote_name, factory, properties, source=source)
-        snap = self.feature.view(call)
+        snap = self._view(call)
         clash = (local_db, local_name) in snap.static_tables or local_db in snap.static_databases
         return self._create(call, statement, static_clash=clash)
 
@@ -117,21 +132,21 @@ class Protection:
         if link.static:
             raise AccessDenied(f"hmsproxy: {link.subject} is defined in the proxy's configuration (remotes.{link.kind}s); remove it there")
         self._run(call, statement)
-        state = call.session.state(self.feature)
+        state = self._state(call)
         state.shown_recorded.discard(link.local)
         state.listed_all.discard(link.local)
         log.info("%s dropped by %s (the link only; %s in %s is untouched)", link.subject, call.session.user, link.remote, link.where)
         return call.spec.result_cls()
 
     def _run(self, call: Call, statement) -> None:
-        self.feature.platform.features.get("statements").execute(statement, call.session.user, None, call=call)
+        self._statements().execute(statement, call.session.user, None, call=call)
         call.backend = "hmsproxy"
 
     def _drop_links_of(self, client_db: str) -> None:
         db = split_catalog(client_db)[1].lower()
-        for rt in self.feature.cache.snapshot().tables_of(db):
-            self.feature.repo.drop_table(rt.local_db, rt.local_name)
-        self.feature.cache.refresh()
+        for rt in self._cache.snapshot().tables_of(db):
+            self._cache.repository.drop_table(rt.local_db, rt.local_name)
+        self._cache.refresh()
 
 
 def spelled(what: str, factory: str, kind: str, properties: dict[str, str]) -> str:

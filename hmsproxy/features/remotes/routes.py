@@ -6,6 +6,7 @@ table's name is rewritten in the call (routing/table_rewrite.py) and back in its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,8 @@ from hmsproxy.routing.table_rewrite import rewrite_tables, table_renamer
 hive = idl.hive
 
 if TYPE_CHECKING:
-    from hmsproxy.features.remotes.feature import Remotes
+    from hmsproxy.config.model import Config
+    from hmsproxy.features.remotes.targets import Targets
 
 
 class RemoteUnavailable(ProxyError):
@@ -43,8 +45,14 @@ class RemotesSessionState:
 
 
 class Routes:
-    def __init__(self, feature: Remotes):
-        self.feature = feature
+    """`state(call)`: the client's RemotesSessionState; `note`: the call note that carries the link
+    to the feature's later hooks."""
+
+    def __init__(self, targets: Targets, config: Callable[[], Config], state: Callable[[Call], RemotesSessionState], note: str):
+        self._targets = targets
+        self._config = config
+        self._state = state
+        self._note = note
 
     def route(self, call: Call, link: Link) -> None:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
@@ -54,7 +62,7 @@ class Routes:
             return self._lock_on_primary(call, link)
         ms = self.metastore(link)
         # A rebuilt SSH tunnel listens on a new port: this session's old connection is stale.
-        seen = call.session.state(self.feature).seen_uris
+        seen = self._state(call).seen_uris
         if seen.get(ms.name, ms.uris) != ms.uris:
             call.session.discard(ms.name)
         seen[ms.name] = ms.uris
@@ -65,7 +73,7 @@ class Routes:
         call.route = Route(MetastoreNaming(ms, DatabaseResolution.MANUAL), link.remote_db, catalog, renamed_tables=tables)
         if renamed:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
-        call.notes[self.feature.name] = link
+        call.notes[self._note] = link
 
     def _lock_on_primary(self, call: Call, link: Link) -> None:
         """An Iceberg writer's commit lock on a remote table: a catalog has no Hive locks, so the
@@ -89,12 +97,12 @@ class Routes:
 
     def metastore(self, link: Link):
         try:
-            ms = self.feature.targets.metastore(link.factory, link.properties)
+            ms = self._targets.metastore(link.factory, link.properties)
         except TunnelError as e:
             raise RemoteUnavailable(f"hmsproxy: {link.subject}: metastore {link.where} is unavailable: {e}") from None
         except (ValueError, UnknownFactory) as e:
             raise InvalidRequest(f"hmsproxy: {link.subject}: {e}") from None
-        if ms.sasl is not None and self.feature.platform.config().server.sasl is None:
+        if ms.sasl is not None and self._config().server.sasl is None:
             raise RemoteUnavailable(
                 f"hmsproxy: {link.subject}: metastore {link.where} is Kerberized (hive.metastore.sasl.enabled) and this "
                 "proxy has no Kerberos login to reach it: set server.sasl's principal and keytab (docs/kerberos.md)"

@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 
 from hmsproxy.routing.naming import split_catalog
-from hmsproxy.store.snapshot import GenerationCache
+from hmsproxy.store.snapshot import GenerationCache, Records
 
 log = logging.getLogger(__name__)
 
@@ -71,19 +71,14 @@ class RemotesSnapshot:
         )
 
 
-class RemotesCache:
-    """Remote databases and tables of one store, reloaded when its generation changes."""
+class RemotesCache(Records):
+    """Remote databases and tables of one store, reloaded when its generation changes: the remotes'
+    records room, whose `repository` is a RemoteRepository (generation, list_databases, list_tables)."""
 
     def __init__(self, repository, check_interval_s: float = 1.0):
-        self.repository = repository  # a RemoteRepository (generation, list_databases, list_tables)
-        self._cache = GenerationCache(
-            repository.generation, self._load, RemotesSnapshot(), what="remotes", check_interval_s=check_interval_s
-        )
+        cache = GenerationCache(repository.generation, self._load, RemotesSnapshot(), what="remotes", check_interval_s=check_interval_s)
+        super().__init__(repository, cache)
         self._merged: tuple | None = None  # (store snapshot, static config, merged view)
-
-    def snapshot(self) -> RemotesSnapshot:
-        """The current view; asks the store (cheaply) if the last check is older than the interval."""
-        return self._cache.get()
 
     def view(self, static=None) -> RemotesSnapshot:
         """The store's remotes merged with the config's (`static`: a RemotesConfig), cached per pair."""
@@ -96,10 +91,6 @@ class RemotesCache:
         view = snap.with_static(static)
         self._merged = (snap, static, view)
         return view
-
-    def refresh(self) -> RemotesSnapshot:
-        """Re-read now (after this proxy changed the store)."""
-        return self._cache.refresh()
 
     def _load(self) -> RemotesSnapshot:
         generation = self.repository.generation()

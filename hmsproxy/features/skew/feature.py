@@ -23,7 +23,7 @@ class Skew(Feature):
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
-        self._protection = Protection(self)
+        self._protection = Protection(platform.client_for)
 
     def wants(self, spec) -> bool:
         return spec.name in self.methods or spec.creates_table or spec.alters_table

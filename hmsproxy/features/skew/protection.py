@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from thriftpy2.thrift import TApplicationException
@@ -24,7 +25,7 @@ from hmsproxy.pipeline.errors import InvalidRequest, NotFound, ProxyError
 from hmsproxy.protocol import idl
 
 if TYPE_CHECKING:
-    from hmsproxy.features.skew.feature import Skew
+    from hmsproxy.pipeline.internal_client import InternalClient
 
 log = logging.getLogger(__name__)
 hive = idl.hive
@@ -48,9 +49,10 @@ METHODS = frozenset(ADDED_PARTITIONS) | frozenset(ALTERED_PARTITIONS)
 
 
 class Protection:
-    def __init__(self, feature: Skew):
-        self.feature = feature
-        self.platform = feature.platform
+    """`client_for(call)`: calls metastores as the call's client (to read what a change starts from)."""
+
+    def __init__(self, client_for: Callable[[Call], InternalClient]):
+        self._client_for = client_for
 
     def on_request(self, call: Call) -> None:
         name = call.spec.name
@@ -120,7 +122,7 @@ class Protection:
         keys = [c.name for c in table.partitionKeys or []]
         names = {"/".join(f"{k}={v}" for k, v in zip(keys, p.values or [])): p for p in unskewed}
         try:
-            with self.platform.client_for(call) as client:
+            with self._client_for(call) as client:
                 current = client.call("get_partitions_by_names", db_name=call.client_db, tbl_name=call.table, names=list(names)) or []
         except (ProxyError, TApplicationException) as e:  # can't tell what is there: don't stop the write for it
             log.warning("skew: can't read %s.%s's partitions to keep their skew: %s", call.client_db, call.table, e)
@@ -135,7 +137,7 @@ class Protection:
     def _current_table(self, call: Call):
         if not call.client_db or not call.table:
             return None
-        with self.platform.client_for(call) as client:
+        with self._client_for(call) as client:
             try:
                 return client.call("get_table", dbname=call.client_db, tbl_name=call.table)
             except NotFound:

@@ -78,8 +78,9 @@ class Transactions(Feature):
         if platform.store is None:
             raise ValueError("the transactions feature needs the proxy's store (bindings live there)")
         self.bindings = Bindings(TxnRepository(platform.store))
-        self.views = MergedViews(self)
-        self.write_ids = WriteIds(self)
+        # Each part is given what it uses, never this feature.
+        self.views = MergedViews(self.bindings, platform.executor, self.locate_txn, self.name)
+        self.write_ids = WriteIds(self.bindings, platform.backends.version, self.call, self.own_txns, self.name)
         self.sweep = Sweep(self.bindings, self._open_txn_ids, platform.executor.submit)
         self._by_id = {
             "commit_txn": self._by_txn,

@@ -8,6 +8,8 @@ are left out. The high-water mark of `get_open_txns_info` is the primary's, as t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.transactions.translation import Note
@@ -16,7 +18,8 @@ from hmsproxy.pipeline.fanout import FanOut
 from hmsproxy.protocol import idl
 
 if TYPE_CHECKING:
-    from hmsproxy.features.transactions.feature import Transactions
+    from hmsproxy.features.transactions.bindings import Bindings
+    from hmsproxy.features.transactions.ids import Place
     from hmsproxy.pipeline.call import Call
 
 hive = idl.hive
@@ -24,12 +27,17 @@ P = idl.HmsProxy
 
 
 class MergedViews:
-    def __init__(self, feature: Transactions):
-        self.feature = feature
-        self.bindings = feature.bindings
+    """`locate_txn(call, id)`: where a client's transaction id works; `note`: the call note the
+    feature's on_response reads."""
+
+    def __init__(self, bindings: Bindings, executor: Executor, locate_txn: Callable[[Call, int], Place], note: str):
+        self.bindings = bindings
+        self._executor = executor
+        self._locate_txn = locate_txn
+        self._note = note
 
     def _gather(self, call: Call, method: str, args, namings=None):
-        fanout = FanOut(self.feature.platform.executor, call.router.config.server.fanout_timeout_ms)
+        fanout = FanOut(self._executor, call.router.config.server.fanout_timeout_ms)
         call.backend = "*"
         return fanout.gather(call.session, namings or call.router.namings, method, lambda _naming: args)
 
@@ -41,12 +49,12 @@ class MergedViews:
         txn = None
         if getattr(rqst, "txnid", None):  # Hive 4: the locks of one transaction, on its metastore
             try:
-                txn = self.feature.locate_txn(call, rqst.txnid)
+                txn = self._locate_txn(call, rqst.txnid)
             except ProxyError:  # an id no metastore of the federation gave: it holds no locks
                 return P.show_locks_result(success=hive.ShowLocksResponse(locks=[]))
             rqst.txnid = txn.real
         if rqst.dbname:  # routed by its database (the handler renames); ids translated in on_response
-            call.notes[self.feature.name] = Note(router.route(rqst.dbname).metastore.name)
+            call.notes[self._note] = Note(router.route(rqst.dbname).metastore.name)
             return None
         namings = [router.by_name[txn.metastore]] if txn is not None else None
         locks = []

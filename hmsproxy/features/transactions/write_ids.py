@@ -14,6 +14,7 @@ write as open, not valid).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from hmsproxy.features.transactions.translation import Note
@@ -22,7 +23,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.upstream.backends import version_tuple
 
 if TYPE_CHECKING:
-    from hmsproxy.features.transactions.feature import Transactions
+    from hmsproxy.features.transactions.bindings import Bindings
     from hmsproxy.pipeline.call import Call
 
 hive = idl.hive
@@ -55,8 +56,23 @@ def snapshot_mark(valid_txn_list_string: str | None) -> int | None:
 
 
 class WriteIds:
-    def __init__(self, feature: Transactions):
-        self.feature = feature
+    """`version(metastore)`: the Hive version it runs; `ask(call, metastore, method, args)`: a call on a
+    metastore over the client's session; `own_txns(call)`: the transactions the client's connection
+    bound; `note`: the call note the feature's on_response reads."""
+
+    def __init__(
+        self,
+        bindings: Bindings,
+        version: Callable[[str], str | None],
+        ask: Callable[..., object],
+        own_txns: Callable[[Call], Collection[int]],
+        note: str,
+    ):
+        self._bindings = bindings
+        self._version = version
+        self._ask = ask
+        self._own_txns = own_txns
+        self._note = note
 
     def get_valid_write_ids(self, call: Call):
         rqst, router = call.args.rqst, call.router
@@ -74,7 +90,7 @@ class WriteIds:
                     f"'{other.metastore.name}', {routes[0][1]!r} on '{route.metastore.name}'"
                 )
         metastore = route.metastore.name
-        version = self.feature.platform.backends.version(metastore)
+        version = self._version(metastore)
         if version_tuple(version) and version_tuple(version) < (3,):
             raise ProxyError(
                 f"hmsproxy: metastore '{metastore}' runs Hive {version}, which has no write ids (get_valid_write_ids needs Hive 3 or later)"
@@ -89,14 +105,14 @@ class WriteIds:
         if metastore != router.primary.name:
             rqst.validTxnList = self._snapshot_of(call, metastore, snapshot_mark(rqst.validTxnList))
         call.route = route
-        call.notes[self.feature.name] = Note(metastore, tables=tables)
+        call.notes[self._note] = Note(metastore, tables=tables)
         return None
 
     def _snapshot_of(self, call: Call, metastore: str, client_mark: int | None) -> str:
-        answer = self.feature.call(call, metastore, "get_open_txns_info", P.get_open_txns_info_args()).success
+        answer = self._ask(call, metastore, "get_open_txns_info", P.get_open_txns_info_args()).success
         mark, own = answer.txn_high_water_mark, None
-        if client_mark is not None and client_mark in self.feature.own_txns(call):
-            place = self.feature.bindings.bound(client_mark, call.router.primary.name)
+        if client_mark is not None and client_mark in self._own_txns(call):
+            place = self._bindings.bound(client_mark, call.router.primary.name)
             if place is not None and place.metastore == metastore:
                 mark, own = min(mark, place.real), place.real
         infos = answer.open_txns or []
