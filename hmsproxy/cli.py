@@ -186,6 +186,8 @@ def _catch_stop_signals(reloadable: bool = True) -> tuple[threading.Event, threa
 
 
 def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) -> None:
+    from hmsproxy.ops.drain import drain
+
     stop, hup = signals
     server.start()
     try:
@@ -193,6 +195,8 @@ def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) ->
             if hup.is_set():  # reloaded here, not in the signal handler, so it may take locks
                 hup.clear()
                 on_reload()
+        s = handler.config.server  # the current snapshot: a reload may have changed the bounds
+        drain(server, handler.draining, s.drain_notice_s, s.drain_timeout_s)
     finally:
         server.stop()
         handler.close()
