@@ -51,7 +51,7 @@ HAPROXY_CFG = REPO / "deploy" / "haproxy" / "haproxy.cfg"
 NOTICE_S, DRAIN_TIMEOUT_S = 1.5, 5.0  # > HAProxy's check interval (1 s, fall 1); far above a call's length
 EXIT_BOUND_S = NOTICE_S + DRAIN_TIMEOUT_S + 1.0  # what docs/operations.md states
 START_TIMEOUT_S = 60.0
-RISE_S = 3.0  # HAProxy takes a replica back after two passed checks a second apart
+RISE_S = 2.5  # HAProxy takes a replica back after two passed checks a second apart
 RETRY_DELAY_S = 0.2  # hive.metastore.client.connect.retry.delay (Hive's default is 1 s; shorter keeps the test short)
 PAUSE_S = 0.05  # between a client's calls: a steady load two cores carry with three proxies and a metastore
 
@@ -310,11 +310,11 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 t.start()
 
             ledger.phase = "steady"
-            time.sleep(3)
+            time.sleep(2)
 
             ledger.phase = "sigkill"
             replicas[0].kill()  # the `uris` client's first URI: it moves to the second
-            time.sleep(3)
+            time.sleep(2)
             replicas[0].start()
             replicas[0].wait_ready()
             time.sleep(RISE_S)
