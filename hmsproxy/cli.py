@@ -186,22 +186,26 @@ def _catch_stop_signals(reloadable: bool = True) -> tuple[threading.Event, threa
 
 
 def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) -> None:
-    from hmsproxy.ops.drain import drain
+    from hmsproxy.ops.drain import CLOSE_GRACE_S, drain, exit_deadline
 
     stop, hup = signals
     server.start()
+    deadline = None
     try:
         while not stop.wait(0.5):
             if hup.is_set():  # reloaded here, not in the signal handler, so it may take locks
                 hup.clear()
                 on_reload()
         s = handler.config.server  # the current snapshot: a reload may have changed the bounds
+        deadline = exit_deadline(s.drain_notice_s + s.drain_timeout_s + CLOSE_GRACE_S)
         drain(server, handler.draining, s.drain_notice_s, s.drain_timeout_s)
     finally:
         server.stop()
         handler.close()
         for fn in on_stop:
             fn()
+        if deadline is not None:
+            deadline.cancel()
 
 
 def cmd_check_config(args) -> int:

@@ -7,17 +7,37 @@
    call is answered (ProxyServer.drain): a client sees its connection closed between calls, so a
    client that reconnects and retries on a connection error (Hive's RetryingMetaStoreClient) loses
    nothing and no write runs twice.
-3. After `server.drain-timeout-s` whatever is still open is cut; `serve` exits within
-   drain-notice-s + drain-timeout-s + about 1 s (the ops port and the store closing).
+3. After `server.drain-timeout-s` whatever is still open is cut; then the store, the metastore
+   connections and the ops port close. A process still alive CLOSE_GRACE_S after that exits anyway
+   (status 1, logged): `serve` exits within drain-notice-s + drain-timeout-s + CLOSE_GRACE_S + 0.5 s
+   (the signal is seen within 0.5 s), whatever hangs.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
 log = logging.getLogger(__name__)
+
+#: Seconds closing may take after the drain before the process exits regardless.
+CLOSE_GRACE_S = 5.0
+
+
+def exit_deadline(seconds: float) -> threading.Timer:
+    """A started timer that ends the process in `seconds` unless cancelled (once it has closed)."""
+
+    def give_up() -> None:
+        log.error("still stopping %g s after the signal: exiting without finishing (status 1)", seconds)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def drain(server, draining: threading.Event, notice_s: float, timeout_s: float) -> int:

@@ -38,6 +38,7 @@ from pathlib import Path
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.dev.ports import free_ports
+from hmsproxy.ops.drain import CLOSE_GRACE_S
 from hmsproxy.protocol import idl
 from hmsproxy.testing import args, table, unwrap
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
@@ -49,7 +50,7 @@ hive = idl.hive
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy" / "haproxy.cfg"
 NOTICE_S, DRAIN_TIMEOUT_S = 1.5, 5.0  # > HAProxy's check interval (1 s, fall 1); far above a call's length
-EXIT_BOUND_S = NOTICE_S + DRAIN_TIMEOUT_S + 1.0  # what docs/operations.md states
+EXIT_BOUND_S = NOTICE_S + DRAIN_TIMEOUT_S + CLOSE_GRACE_S + 0.5  # what docs/operations.md states
 START_TIMEOUT_S = 60.0
 RISE_S = 2.5  # HAProxy takes a replica back after two passed checks a second apart
 RETRY_DELAY_S = 0.2  # hive.metastore.client.connect.retry.delay (Hive's default is 1 s; shorter keeps the test short)

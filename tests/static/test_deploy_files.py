@@ -1078,7 +1078,9 @@ def test_kubernetes_grace_period_and_readiness_probe_match_the_drain(tmp_path):
     server = k8s_config(tmp_path).server
     pod = k8s_object("Deployment", "hmsproxy")["spec"]["template"]["spec"]
     probe = proxy_container()["readinessProbe"]
-    exit_bound_s = server.drain_notice_s + server.drain_timeout_s + 1
+    from hmsproxy.ops.drain import CLOSE_GRACE_S
+
+    exit_bound_s = server.drain_notice_s + server.drain_timeout_s + CLOSE_GRACE_S + 0.5
     assert pod["terminationGracePeriodSeconds"] > exit_bound_s
     assert probe["periodSeconds"] * probe["failureThreshold"] < server.drain_notice_s
 

@@ -159,3 +159,18 @@ def _write(tmp_path, text):
     path = tmp_path / "other.yml"
     path.write_text(text)
     return path
+
+
+def test_a_process_still_stopping_after_the_deadline_exits_with_status_1():
+    import subprocess
+    import sys
+
+    script = "import time; from hmsproxy.ops.drain import exit_deadline; t = exit_deadline({after}); {then}; time.sleep(20)"
+    started = time.monotonic()
+    hung = subprocess.run([sys.executable, "-c", script.format(after=0.3, then="pass")], capture_output=True, text=True, timeout=30)
+    assert hung.returncode == 1 and time.monotonic() - started < 10
+    assert "exiting without finishing" in hung.stderr
+    cancelled = subprocess.run(
+        [sys.executable, "-c", script.format(after=0.3, then="t.cancel(); time.sleep(0.6); raise SystemExit(0)")], timeout=30
+    )
+    assert cancelled.returncode == 0
