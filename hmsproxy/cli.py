@@ -186,7 +186,7 @@ def _catch_stop_signals(reloadable: bool = True) -> tuple[threading.Event, threa
 
 
 def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) -> None:
-    from hmsproxy.ops.drain import CLOSE_GRACE_S, drain, exit_deadline
+    from hmsproxy.ops.drain import CLOSE_GRACE_S, ExitDeadline, drain
 
     stop, hup = signals
     server.start()
@@ -197,15 +197,15 @@ def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) ->
                 hup.clear()
                 on_reload()
         s = handler.config.server  # the current snapshot: a reload may have changed the bounds
-        deadline = exit_deadline(s.drain_notice_s + s.drain_timeout_s + CLOSE_GRACE_S)
+        deadline = ExitDeadline(s.drain_notice_s + s.drain_timeout_s + CLOSE_GRACE_S)
         drain(server, handler.draining, s.drain_notice_s, s.drain_timeout_s)
     finally:
         server.stop()
         handler.close()
         for fn in on_stop:
             fn()
-        if deadline is not None:
-            deadline.cancel()
+        if deadline is not None:  # left running: it bounds the interpreter's exit too
+            deadline.closed()
 
 
 def cmd_check_config(args) -> int:

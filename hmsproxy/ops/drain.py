@@ -9,7 +9,7 @@
    nothing and no write runs twice.
 3. After `server.drain-timeout-s` whatever is still open is cut; then the store, the metastore
    connections and the ops port close. A process still alive CLOSE_GRACE_S after that exits anyway
-   (status 1, logged): `serve` exits within drain-notice-s + drain-timeout-s + CLOSE_GRACE_S + 0.5 s
+   (ExitDeadline; logged): `serve` exits within drain-notice-s + drain-timeout-s + CLOSE_GRACE_S + 0.5 s
    (the signal is seen within 0.5 s), whatever hangs.
 """
 
@@ -26,18 +26,31 @@ log = logging.getLogger(__name__)
 CLOSE_GRACE_S = 5.0
 
 
-def exit_deadline(seconds: float) -> threading.Timer:
-    """A started timer that ends the process in `seconds` unless cancelled (once it has closed)."""
+class ExitDeadline:
+    """Ends the process `seconds` after it is started, whatever is still running then: closing (status
+    1: it did not finish) or, once `closed()` was called, the interpreter's own exit waiting on
+    threads (status 0: everything was closed)."""
 
-    def give_up() -> None:
-        log.error("still stopping %g s after the signal: exiting without finishing (status 1)", seconds)
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._closed = False
+        self._timer = threading.Timer(seconds, self._give_up)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def closed(self) -> None:
+        self._closed = True
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def _give_up(self) -> None:
+        if self._closed:
+            log.warning("closed, but the process still runs %g s after the signal: exiting now", self.seconds)
+        else:
+            log.error("still stopping %g s after the signal: exiting without finishing (status 1)", self.seconds)
         logging.shutdown()
-        os._exit(1)
-
-    timer = threading.Timer(seconds, give_up)
-    timer.daemon = True
-    timer.start()
-    return timer
+        os._exit(0 if self._closed else 1)
 
 
 def drain(server, draining: threading.Event, notice_s: float, timeout_s: float) -> int:

@@ -9,7 +9,12 @@ and writes (a remote link, an index definition, a transaction opened and committ
 - `retrying` (through HAProxy) and `uris` (the three replicas' URIs in a list, hive.metastore.uris
   style, hmsproxy's ThriftConnection trying them in order) reconnect and send a call again once after
   a connection error, as Hive's RetryingMetaStoreClient does with hive.metastore.failure.retries=1;
-- `plain` (through HAProxy) never retries: it reconnects for its next call and counts the failure.
+- `plain` (through HAProxy) never retries: it reconnects for its next call and counts the failure;
+- with REPLICAS_SPARK=1, also a real SparkSession through HAProxy (its own process,
+  tests/support/spark_catalog_loop.py) running `SHOW TABLES` over and over with Hive's retry settings
+  (hive.metastore.failure.retries=1, hive.metastore.client.connect.retry.delay=1s): none may fail in
+  the SIGTERM and rolling phases. Off by default: a Spark driver's start takes minutes on a loaded
+  2-core machine and triples the test's length.
 
 Every call's outcome is counted per phase. With retries, no call fails while a replica is drained or in
 the rolling restart; every acknowledged write is there afterwards, once (a remote link and an index
@@ -22,10 +27,12 @@ has the figures).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -54,6 +61,8 @@ EXIT_BOUND_S = NOTICE_S + DRAIN_TIMEOUT_S + CLOSE_GRACE_S + 0.5  # what docs/ope
 START_TIMEOUT_S = 60.0
 RISE_S = 2.5  # HAProxy takes a replica back after two passed checks a second apart
 RETRY_DELAY_S = 0.2  # hive.metastore.client.connect.retry.delay (Hive's default is 1 s; shorter keeps the test short)
+WITH_SPARK = os.environ.get("REPLICAS_SPARK") == "1"
+POLL_SLACK_S = 3.0  # terminate() sees the exit at its next poll: a /readyz (2 s timeout) and a connect (1 s)
 PAUSE_S = 0.05  # between a client's calls: a steady load two cores carry with three proxies and a metastore
 
 
@@ -264,6 +273,55 @@ def haproxy(replicas: list[Replica], port: int, workdir: Path):
             proc.wait()
 
 
+class SparkLoop:
+    """tests/support/spark_catalog_loop.py in a child process; its lines read by a thread."""
+
+    def __init__(self, uri: str, workdir: Path, database: str):
+        self.stop_file = workdir / "spark.stop"
+        self.lines: list[dict] = []
+        self.ready = threading.Event()
+        log = open(workdir / "spark.log", "w")  # noqa: SIM115 (the process writes it)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.spark_catalog_loop",
+                uri,
+                str(workdir / "spark-warehouse"),
+                database,
+                str(self.stop_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=REPO,
+        )
+        log.close()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for raw in self.proc.stdout:
+            with contextlib.suppress(ValueError):
+                line = json.loads(raw)
+                if line.get("ready"):
+                    self.ready.set()
+                else:
+                    self.lines.append(line)
+
+    def stop(self) -> None:
+        self.stop_file.touch()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(10)
+
+    def in_window(self, start: float, end: float) -> list[dict]:
+        return [line for line in self.lines if start <= line["t"] < end]
+
+
 def open_txns_of(metastore, user: str) -> list[int]:
     with contextlib.closing(metastore.client()) as c:
         return [t.id for t in c.get_open_txns_info().open_txns if t.user == user and t.state == hive.TxnState.OPEN]
@@ -292,6 +350,13 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     threads: list[threading.Thread] = []
     clients: list[CountingClient] = []
     terminations = {}
+    marks: list[tuple[float, str]] = []  # (wall clock, phase): Spark's lines are placed by time
+    spark = None
+
+    def enter(name: str) -> None:
+        ledger.phase = name
+        marks.append((time.time(), name))
+
     try:
         for r in replicas:
             r.start()
@@ -299,6 +364,8 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             r.wait_ready()
         with haproxy(replicas, ports[6], tmp_path):
             lb = (f"thrift://127.0.0.1:{ports[6]}",)
+            if WITH_SPARK:
+                spark = SparkLoop(lb[0], tmp_path, "default")  # starts while the other clients run
             for name, uris, retries in [
                 ("retrying1", lb, 1),
                 ("retrying2", lb, 1),
@@ -310,31 +377,36 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             for t in threads:
                 t.start()
 
-            ledger.phase = "steady"
+            enter("steady")
             time.sleep(2)
 
-            ledger.phase = "sigkill"
+            enter("sigkill")
             replicas[0].kill()  # the `uris` client's first URI: it moves to the second
             time.sleep(2)
             replicas[0].start()
             replicas[0].wait_ready()
             time.sleep(RISE_S)
 
-            ledger.phase = "sigterm"
+            assert spark is None or spark.ready.wait(240), (
+                f"Spark answered no query through HAProxy:\n{(tmp_path / 'spark.log').read_text()[-3000:]}"
+            )
+            enter("sigterm")
             terminations["sigterm"] = replicas[1].terminate()
             replicas[1].start()
             replicas[1].wait_ready()
             time.sleep(RISE_S)
 
-            ledger.phase = "rolling"
+            enter("rolling")
             for r in replicas:
                 terminations[f"rolling-{r.index}"] = r.terminate()
                 r.start()
                 r.wait_ready()
                 time.sleep(RISE_S)
 
-            ledger.phase = "after"
+            enter("after")
             time.sleep(1)
+            if spark is not None:
+                spark.stop()
             stop.set()
             for t in threads:
                 t.join(30)
@@ -350,6 +422,9 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 reader.close()
     finally:
         stop.set()
+        if spark is not None and spark.proc.poll() is None:
+            spark.proc.kill()
+            spark.proc.wait()
         for c in clients:
             c.close()
         for r in replicas:
@@ -362,6 +437,16 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             print(f"    failed {f.client} {f.method}: {f.detail[:160]}")
     for what, (took, code, _) in terminations.items():
         print(f"  {what}: exited {code} {took:.2f} s after SIGTERM")
+    windows = {name: (start, end) for (start, name), (end, _) in zip(marks, [*marks[1:], (float("inf"), "")])}
+    spark_seen = (
+        {name: Counter("ok" if line["ok"] else "failed" for line in spark.in_window(*window)) for name, window in windows.items()}
+        if spark
+        else {}
+    )
+    if spark is not None:
+        print(f"  Spark SHOW TABLES through HAProxy, by phase: {spark_seen}")
+        for line in [line for line in spark.lines if not line["ok"]][:3]:
+            print(f"    Spark failed: {line['error'][:300]}")
 
     total = ledger.counts()
     assert sum(n for (_, outcome), n in total.items() if outcome != "failed") > 200, "the load was too thin to show anything"
@@ -369,9 +454,11 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         for client in ("retrying1", "retrying2", "uris"):
             assert ledger.failures(phase, client) == [], f"{client} saw a call fail during {phase}"
         assert ledger.counts(phase)[("retrying1", "ok")] > 0
+        if spark is not None:
+            assert spark_seen[phase]["failed"] == 0 and spark_seen[phase]["ok"] > 0, f"Spark during {phase}: {spark_seen[phase]}"
     # The drain's order, seen from outside: /readyz 503 while the Thrift port still accepts, then closed.
     for what, (took, code, seen) in terminations.items():
-        assert code == 0 and took <= EXIT_BOUND_S, f"{what}: exit {code} after {took:.2f} s (bound {EXIT_BOUND_S} s)"
+        assert code == 0 and took <= EXIT_BOUND_S + POLL_SLACK_S, f"{what}: exit {code} after {took:.2f} s (bound {EXIT_BOUND_S} s)"
         assert any(status == 503 and accepts for _, status, accepts in seen), f"{what}: no notice period seen: {seen}"
         first_closed = next((t for t, _, accepts in seen if not accepts), None)
         first_unready = next((t for t, status, _ in seen if status != 200), None)

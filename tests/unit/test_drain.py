@@ -161,16 +161,18 @@ def _write(tmp_path, text):
     return path
 
 
-def test_a_process_still_stopping_after_the_deadline_exits_with_status_1():
+def test_a_process_still_running_at_the_deadline_exits_1_while_closing_0_once_closed():
     import subprocess
     import sys
 
-    script = "import time; from hmsproxy.ops.drain import exit_deadline; t = exit_deadline({after}); {then}; time.sleep(20)"
+    script = "import time; from hmsproxy.ops.drain import ExitDeadline; t = ExitDeadline({after}); {then}; time.sleep(20)"
     started = time.monotonic()
     hung = subprocess.run([sys.executable, "-c", script.format(after=0.3, then="pass")], capture_output=True, text=True, timeout=30)
     assert hung.returncode == 1 and time.monotonic() - started < 10
     assert "exiting without finishing" in hung.stderr
+    closed = subprocess.run([sys.executable, "-c", script.format(after=0.3, then="t.closed()")], capture_output=True, text=True, timeout=30)
+    assert closed.returncode == 0 and "closed, but the process still runs" in closed.stderr
     cancelled = subprocess.run(
-        [sys.executable, "-c", script.format(after=0.3, then="t.cancel(); time.sleep(0.6); raise SystemExit(0)")], timeout=30
+        [sys.executable, "-c", script.format(after=0.3, then="t.cancel(); time.sleep(0.6); raise SystemExit(3)")], timeout=30
     )
-    assert cancelled.returncode == 0
+    assert cancelled.returncode == 3
