@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up install test test-spark-newest test-unit fuzz lint sanitize kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
+.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -80,6 +80,13 @@ test-unit: $(BIN)/.installed
 FUZZ_CASES ?= 25
 fuzz: $(BIN)/.installed hive-jars
 	FUZZ_VERSIONS="2.3 3.1 4.0" FUZZ_CASES=$(FUZZ_CASES) FUZZ_DEADLINE_S=3600 $(BIN)/python -m pytest -q -rs -s tests/integration/test_method_fuzz.py
+
+# An hour of mixed load through `hmsproxy serve` with a metastore restart every 20 minutes: memory, fds,
+# threads and p99 sampled every 10 s, judged flat, plotted (tests/bench/soak.py; `make test` runs 5
+# minutes). SOAK_MINUTES sets the length; the samples, soak.png and summary.txt go to .state/soak/.
+SOAK_MINUTES ?= 60
+soak: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.soak --minutes $(SOAK_MINUTES)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check hmsproxy tests
