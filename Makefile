@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql hive-jars docker
+.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -43,7 +43,7 @@ up: $(BIN)/.installed
 
 # The container tests need a Docker engine: one is started for the run where none answers (and
 # stopped after it), with the local base and PostgreSQL images (deploy/local/, built once).
-test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql hive-jars docker lint
+test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql haproxy hive-jars docker lint
 	@deploy/local/engine.sh start && deploy/local/images.sh || \
 		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
 	$(BIN)/python -m pytest -q -rs --durations=25 $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
@@ -107,6 +107,10 @@ sshd:
 
 postgresql:
 	$(call apt_package,postgresql,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1,the PostgreSQL store tests)
+
+# The load balancer in front of three replicas (tests/integration/test_replicas_under_fault.py).
+haproxy:
+	$(call apt_package,haproxy,command -v haproxy >/dev/null || test -x /usr/sbin/haproxy,the replicas tests)
 
 # An MIT KDC the Kerberos tests start on loopback (tests/support/kdc.py), kinit/klist, and the headers
 # the gssapi binding in the venv builds against; faketime for the clock-skew tests (test_kerberos_errors.py).

@@ -178,26 +178,41 @@ def _catch_stop_signals(reloadable: bool = True) -> tuple[threading.Event, threa
     """(stop, hup) events set by SIGINT/SIGTERM and SIGHUP. Installed before the server says it
     serves: a SIGTERM sent as soon as "serving" is read then stops it cleanly (exit 0)."""
     stop, hup = threading.Event(), threading.Event()
+    stop.by = None  # which signal: Ctrl-C (SIGINT) drains without the load balancer's notice
+
+    def on_stop(signum, _frame):
+        stop.by = signum
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_stop)
     if reloadable:
         signal.signal(signal.SIGHUP, lambda *_: hup.set())
     return stop, hup
 
 
 def _serve_until_signal(server, handler, signals, on_stop=(), on_reload=None) -> None:
+    from hmsproxy.ops.drain import CLOSE_GRACE_S, ExitDeadline, drain
+
     stop, hup = signals
     server.start()
+    deadline = None
     try:
         while not stop.wait(0.5):
             if hup.is_set():  # reloaded here, not in the signal handler, so it may take locks
                 hup.clear()
                 on_reload()
+        s = handler.config.server  # the current snapshot: a reload may have changed the bounds
+        notice_s = 0.0 if getattr(stop, "by", None) == signal.SIGINT else s.drain_notice_s
+        deadline = ExitDeadline(notice_s + s.drain_timeout_s + CLOSE_GRACE_S)
+        drain(server, handler.draining, notice_s, s.drain_timeout_s)
     finally:
         server.stop()
         handler.close()
         for fn in on_stop:
             fn()
+        if deadline is not None:  # left running: it bounds the interpreter's exit too
+            deadline.closed()
 
 
 def cmd_check_config(args) -> int:

@@ -72,6 +72,20 @@ def read_int(ctx: Ctx, path: str, value: Any, *, minimum: int | None = None, max
 
 
 def read_positive_number(ctx: Ctx, path: str, value: Any) -> float:
+    number = _read_number(ctx, path, value)
+    if number <= 0:
+        raise ctx.error(path, f"{value} must be greater than 0")
+    return number
+
+
+def read_non_negative_number(ctx: Ctx, path: str, value: Any) -> float:
+    number = _read_number(ctx, path, value)
+    if number < 0:
+        raise ctx.error(path, f"{value} must be 0 or more")
+    return number
+
+
+def _read_number(ctx: Ctx, path: str, value: Any) -> float:
     number: float | None = None
     if isinstance(value, bool):
         number = None
@@ -84,8 +98,6 @@ def read_positive_number(ctx: Ctx, path: str, value: Any) -> float:
             number = None
     if number is None or number != number:  # NaN
         raise ctx.error(path, f"must be a number, got {kind_of(value)}")
-    if number <= 0:
-        raise ctx.error(path, f"{value} must be greater than 0")
     return number
 
 

@@ -192,6 +192,12 @@ class ServerConfig:
     workers: int = 1
     #: Forward answers that need nothing from the proxy as bytes, without decoding them (relay.py).
     relay: bool = True
+    #: On SIGTERM, seconds /readyz answers 503 while everything is still served, so a load
+    #: balancer's health checks take the proxy out before its listener closes (ops/drain.py).
+    drain_notice_s: float = 2.0
+    #: Then, seconds calls in flight may take to finish after the listener closed; what is still
+    #: open after it is cut. `serve` exits within drain_notice_s + drain_timeout_s + 5.5 s (drain.CLOSE_GRACE_S).
+    drain_timeout_s: float = 20.0
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from hmsproxy.config.fields import (
     read_int,
     read_list,
     read_mapping,
+    read_non_negative_number,
     read_positive_number,
     read_section,
     read_str,
@@ -75,6 +76,8 @@ _OWN_SERVER_KEYS = (
     "sasl",
     "workers",
     "relay",
+    "drain-notice-s",
+    "drain-timeout-s",
 )
 _SASL_KEYS = ("enabled", "principal", "keytab", "qop", "impersonation", "auth-to-local", "token-renew-interval-ms", "token-max-lifetime-ms")
 _QOPS = ("auth", "auth-int", "auth-conf")
@@ -270,6 +273,10 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["workers"] = read_int(ctx, join_key(path, "workers"), section["workers"], minimum=1, maximum=64)
     if present(section, "relay"):
         kwargs["relay"] = read_bool(ctx, join_key(path, "relay"), section["relay"])
+    if present(section, "drain-notice-s"):
+        kwargs["drain_notice_s"] = read_non_negative_number(ctx, join_key(path, "drain-notice-s"), section["drain-notice-s"])
+    if present(section, "drain-timeout-s"):
+        kwargs["drain_timeout_s"] = read_positive_number(ctx, join_key(path, "drain-timeout-s"), section["drain-timeout-s"])
     return dataclasses.replace(ServerConfig(), **kwargs)
 
 

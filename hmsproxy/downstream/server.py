@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from functools import partial
 
 from thriftpy2.protocol import TCyBinaryProtocol
@@ -61,6 +62,10 @@ class ProxyServer:
         self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
         self._clients: set[socket.socket] = set()
+        #: Clients whose call is being answered (between reading it whole and writing its answer), and
+        #: clients drain() let go while idle: a call read after that is dropped unanswered, never run.
+        self._busy: set[socket.socket] = set()
+        self._let_go: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         #: Shortcut hits served in C for clients on plain sockets (hits.py).
@@ -101,15 +106,52 @@ class ProxyServer:
         return self
 
     def stop(self) -> None:
-        self._stopping.set()
-        shut_down(self._listener)  # wakes the thread blocked in accept()
-        self._listener.close()
+        self.close_listener()
         with self._lock:
             clients, self._clients = list(self._clients), set()
         for c in clients:
             shut_down(c)
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def close_listener(self) -> None:
+        """Accept no more connections; calls on open ones go on until drain() or stop()."""
+        self._stopping.set()
+        shut_down(self._listener)  # wakes the thread blocked in accept()
+        self._listener.close()
+
+    def drain(self, timeout_s: float, poll_s: float = 0.05) -> int:
+        """Close the idle client connections now and each busy one as soon as its call is answered;
+        wait up to `timeout_s` for them all. Returns how many were still open then (stop() cuts them).
+        A client sees its connection closed between calls, never a call of its run and unanswered."""
+        self.close_listener()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self._lock:
+                for c in self._clients - self._busy - self._let_go:
+                    self._let_go.add(c)
+                    _stop_reading(c)
+                left = len(self._clients)
+            if left == 0 or time.monotonic() >= deadline:
+                return left
+            time.sleep(poll_s)
+
+    @property
+    def open_connections(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def _call_read(self, conn: socket.socket) -> bool:
+        """A call was read whole from `conn`: False when drain() let it go (drop the call, unrun)."""
+        with self._lock:
+            if conn in self._let_go:
+                return False
+            self._busy.add(conn)
+            return True
+
+    def _call_answered(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._busy.discard(conn)
 
     def _serve_client(self, conn: socket.socket, addr) -> None:
         session = Session(self.handler.backends, f"{addr[0]}:{addr[1]}")
@@ -124,9 +166,10 @@ class ProxyServer:
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
             proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
             hits = self._hits if self._hits.serves(conn, self.transport_cls) else None
+            tracked = getattr(conn, "sock", conn)  # the socket under SASL's frames, as _clients holds it
             while not self._stopping.is_set():
                 replay = hits.serve(session, conn, messages) if hits is not None and not messages.holds else None
-                self._process_one(session, proto, messages, conn.sendall, replay)
+                self._process_one(session, proto, messages, conn.sendall, replay, tracked)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
         except RelayBroken as e:
@@ -136,7 +179,10 @@ class ProxyServer:
         finally:
             self.handler.session_closed(session)
             with self._lock:
-                self._clients.discard(getattr(conn, "sock", conn))  # the socket under SASL's frames
+                sock = getattr(conn, "sock", conn)  # the socket under SASL's frames
+                self._clients.discard(sock)
+                self._busy.discard(sock)
+                self._let_go.discard(sock)
             try:
                 conn.close()
             except OSError:
@@ -183,10 +229,19 @@ class ProxyServer:
         feature = self.handler.features.get("tokens")
         return getattr(feature, "tokens", None)
 
-    def _process_one(self, session: Session, proto, messages: MessageReader, send, replay: tuple | None = None) -> None:
+    def _process_one(self, session: Session, proto, messages: MessageReader, send, replay: tuple | None = None, conn=None) -> None:
         """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there);
-        `replay`: what the hit loop left of it (Call.replay)."""
+        `replay`: what the hit loop left of it (Call.replay); `conn`: the client's socket, for drain()."""
         message = messages.next()
+        if conn is not None and not self._call_read(conn):
+            raise ConnectionError("draining: the connection was let go before this call; it was not run")
+        try:
+            self._answer(session, proto, message, send, replay)
+        finally:
+            if conn is not None:
+                self._call_answered(conn)
+
+    def _answer(self, session: Session, proto, message, send, replay: tuple | None) -> None:
         method, mtype, seqid, _ = message.header
         spec = METHOD_SPECS.get(method)
         if spec is None:
@@ -221,6 +276,14 @@ class ProxyServer:
         exc.write(proto)
         proto.write_message_end()
         proto.trans.flush()
+
+
+def _stop_reading(sock: socket.socket) -> None:
+    """Wake the thread reading `sock` (it sees the client gone) while a reply it is sending still goes out."""
+    try:
+        sock.shutdown(socket.SHUT_RD)
+    except OSError:
+        pass
 
 
 def _plain_hint(e: SaslError) -> str:

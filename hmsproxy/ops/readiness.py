@@ -105,8 +105,20 @@ def serving_path_check(handler) -> Check:
     return serving_path
 
 
+def draining_check(draining: threading.Event) -> Check:
+    """Fails once a SIGTERM drain has begun (ops/drain.py): first, so a load balancer sees it at once."""
+
+    def draining_() -> CheckResult:
+        if draining.is_set():
+            return CheckResult("draining", False, "stopping: finishing the calls in flight, taking no new connections")
+        return CheckResult("draining", True, "serving")
+
+    draining_.__name__ = "draining"
+    return draining_
+
+
 def default_readiness(handler) -> Readiness:
-    return Readiness([config_check(handler), PrimaryCheck(handler), serving_path_check(handler)])
+    return Readiness([draining_check(handler.draining), config_check(handler), PrimaryCheck(handler), serving_path_check(handler)])
 
 
 def readiness_of(handler) -> Readiness:

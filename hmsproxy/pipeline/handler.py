@@ -96,6 +96,8 @@ class Handler:
         self.fanout: FanOutCalls
         #: Which code answers repeated reads (downstream/server.py sets it when it serves this handler).
         self.serving_path = "Python (no server attached)"
+        #: Set when a SIGTERM drain begins (ops/drain.py): /readyz fails from then on.
+        self.draining = threading.Event()
         self.apply_config(config)
 
     def install(self, *feature_classes: type[Feature]) -> None:

@@ -1070,3 +1070,32 @@ def test_deploy_readme_mentions_every_artefact():
         "Helm",
     ):
         assert name.lower() in readme.lower(), f"deploy/README.md should mention {name!r}"
+
+
+def test_kubernetes_grace_period_and_readiness_probe_match_the_drain(tmp_path):
+    """SIGTERM's drain (ops/drain.py) must end before the kubelet's SIGKILL, and the readiness probe
+    must see /readyz fail within the drain's notice, before the listener closes."""
+    server = k8s_config(tmp_path).server
+    pod = k8s_object("Deployment", "hmsproxy")["spec"]["template"]["spec"]
+    probe = proxy_container()["readinessProbe"]
+    from hmsproxy.ops.drain import CLOSE_GRACE_S
+
+    exit_bound_s = server.drain_notice_s + server.drain_timeout_s + CLOSE_GRACE_S + 0.5
+    assert pod["terminationGracePeriodSeconds"] > exit_bound_s
+    assert probe["periodSeconds"] * probe["failureThreshold"] < server.drain_notice_s
+
+
+def test_haproxy_config_is_valid_and_checks_readyz():
+    text = (REPO / "deploy" / "haproxy" / "haproxy.cfg").read_text()
+    assert "mode tcp" in text and "option httpchk GET /readyz" in text
+    assert "shutdown-sessions" not in text, "a replica marked down must keep its open calls: its drain ends them"
+    binary = shutil.which("haproxy")
+    if binary is None:
+        pytest.skip("no haproxy binary to check the file with (Debian's haproxy package)")
+    env = {"HMSPROXY_LB_BIND": "127.0.0.1:9083", "PATH": "/usr/bin:/bin"}
+    for i in (1, 2, 3):
+        env |= {f"HMSPROXY_{i}": f"127.0.0.1:{9083 + i}", f"HMSPROXY_{i}_OPS": str(9100 + i)}
+    checked = subprocess.run(
+        [binary, "-c", "-f", str(REPO / "deploy" / "haproxy" / "haproxy.cfg")], env=env, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
