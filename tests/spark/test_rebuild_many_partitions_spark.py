@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from hmsproxy.clients.index_lookup import arrow_lookup
-from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY
 from hmsproxy.clients.spark import sql
+from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
 from hmsproxy.jobs import rebuild_pass
 from hmsproxy.jobs.cli import build_parser, run_job_command
