@@ -13,11 +13,12 @@ bounded) is compacted together:
    `partitionBy('_piece', '_hmsproxy_slot')` (all of a slot's rows in one task: one file each) into
    a fresh staging directory beside the table's (`<table>.hmsproxy-compact-staging-<token>`); one
    more job reads back every partition's rows;
-3. each partition is then swapped in as compact swaps one (swap.py), under its own exclusive lock
-   beside streaming writers (locks.py): its staged files renamed into its fresh sibling directory,
-   its rows checked against the footers' count, one alter_partition. A partition whose files changed
-   since they were listed is compacted on its own under that lock; a swap that fails leaves its
-   partition as it was and the others go on.
+3. the partitions are then swapped in 500 at a time (partition_swaps.py), under one exclusive lock
+   on all of them beside streaming writers (locks.py): each one's staged files renamed into its
+   fresh sibling directory and its rows checked against the footers' count (in threads), then one
+   alter_partitions re-points them all, each partition's location changing at once for its readers.
+   A partition whose files changed since they were listed is compacted on its own under that lock;
+   a swap that fails leaves its partition as it was and the others go on.
 
 If the pass itself fails, every partition of the batch is compacted on its own, so a bad one fails
 alone. Partitions a pass can't do the same way go on their own as before: those skew-layout laid
@@ -39,9 +40,10 @@ from hmsproxy.jobs import staged_pass
 from hmsproxy.jobs.compact import NAME, compact_beside_writers, compact_target, files_for, read_files
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_mover
+from hmsproxy.jobs.partition_swaps import Ready, swap_staged
 from hmsproxy.jobs.progress import FAILED, OK, SKIPPED, ItemResult
 from hmsproxy.jobs.staged_pass import PIECE_COLUMN, SLOT_COLUMN
-from hmsproxy.jobs.swap import Written, swap_in
+from hmsproxy.jobs.swap import Swapped, Written, discard, sibling_location
 from hmsproxy.jobs.tables import Target
 
 #: Partitions compacted in one pass: bounds the driver's plan (listings, file names) per pass.
@@ -89,12 +91,20 @@ def _compact_batch(spark, storage, ms, fmt, table, targets, args, context) -> It
     def alone(plan: Planned):
         return plan.target, _guarded(lambda: compact_beside_writers(spark, storage, ms, fmt, plan.target, args, context))
 
-    def swap(number: int, plan: Planned, written: dict[int, int], staging: str, token: str):
-        swapped = _guarded(lambda: _swap_staged(spark, storage, ms, fmt, plan, number, written, staging, mover, args, context, token))
-        return plan.target, swapped
+    def swap_all(numbered: list[tuple[int, Planned]], written: dict[int, int], staging: str, token: str):
+        def stage(item: tuple[int, Planned]) -> Ready | None:
+            return _stage(storage, item[1], item[0], written, staging, mover, token)
+
+        def changed(item: tuple[int, Planned]) -> ItemResult:  # under the batch's lock already
+            target = item[1].target
+            return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb)
+
+        swapped = swap_staged(ms, storage, context.metastore, numbered, lambda item: item[1].target, stage, changed)
+        for (_, plan), outcome in swapped:
+            yield plan.target, _result(plan, outcome)
 
     yield from staged_pass.one_pass(
-        spark, table.sd.location, NAME, planned, lambda staging: write_pass(spark, fmt, planned, staging), alone, swap
+        spark, table.sd.location, NAME, planned, lambda staging: write_pass(spark, fmt, planned, staging), alone, swap_all
     )
 
 
@@ -171,33 +181,41 @@ def write_pass(spark: Any, fmt: str, planned: list[Planned], staging: str) -> di
     return staged_pass.rows_per_piece(spark, fmt, staging)
 
 
-def _swap_staged(spark, storage, ms, fmt, plan: Planned, number: int, written: dict[int, int], staging, mover, args, context, token):
-    """Swap one partition to its staged files under its exclusive lock; on its own if its files changed."""
-    from hmsproxy.jobs.locks import beside_writers  # Thrift: not for `hmsproxy --help`
-
+def _stage(storage: Storage, plan: Planned, number: int, written: dict[int, int], staging: str, mover, token: str) -> Ready | None:
+    """The partition's staged files renamed into its fresh sibling directory and checked (rows against
+    the footers', files against those staged); None when its files changed since the pass read them.
+    Raises with nothing left behind."""
     target = plan.target
-    with beside_writers(ms, target, context.metastore):
-        if _names(data_files(storage.list(target.location))) != _names(plan.snapshot):  # written to since it was read
-            return compact_target(spark, storage, ms, fmt, target, args.files, target_file_mb=args.target_file_mb)
+    if _names(data_files(storage.list(target.location))) != _names(plan.snapshot):  # written to since it was read
+        return None
+    got = written.get(number, 0)
+    if got != plan.rows:  # never swap in a file set that lost or gained rows
+        raise JobError(f"wrote {got} rows but read {plan.rows}; not swapped")
+    location = sibling_location(target.location, NAME, token)
+    if storage.exists(location):
+        raise JobError(f"{location} already exists; not overwriting it")
+    try:
+        staged = [f for slot in _slots(storage, staging, number) for f in data_files(storage.list(slot.path))]
+        for k, f in enumerate(staged):  # numbered: one task writing two slots names both files alike
+            mover.move(f.path, join(location, f"{k:05d}-{f.name}"))
+        files = data_files(storage.list(location)) if storage.exists(location) else []
+        if not staged or _names([replace(f, name=f"{k:05d}-{f.name}") for k, f in enumerate(staged)]) != _names(files):
+            raise JobError(f"moved {len(staged)} staged files but {len(files)} are in {location}; not swapped")
+    except BaseException as e:
+        discard(storage, location, e)
+        raise
+    return Ready(target, location, Written(plan.rows, len(files), sum(e.size for e in files)), plan.snapshot)
 
-        def write(new_location: str) -> Written:
-            got = written.get(number, 0)
-            if got != plan.rows:  # never swap in a file set that lost or gained rows
-                raise JobError(f"wrote {got} rows but read {plan.rows}; not swapped")
-            staged = [f for slot in _slots(storage, staging, number) for f in data_files(storage.list(slot.path))]
-            for k, f in enumerate(staged):  # numbered: one task writing two slots names both files alike
-                mover.move(f.path, join(new_location, f"{k:05d}-{f.name}"))
-            files = data_files(storage.list(new_location)) if storage.exists(new_location) else []
-            if not staged or _names([replace(f, name=f"{k:05d}-{f.name}") for k, f in enumerate(staged)]) != _names(files):
-                raise JobError(f"moved {len(staged)} staged files but {len(files)} are in {new_location}; not swapped")
-            return Written(plan.rows, len(files), sum(e.size for e in files))
 
-        swapped = swap_in(target, write, storage=storage, catalog=ms, snapshot=plan.snapshot, job=NAME, token=token)
-    w = swapped.written
-    note = f"{len(plan.snapshot)} → {w.files} files"
-    if swapped.warning:
-        note += f"; warning: {swapped.warning}"
-    return ItemResult(OK, rows=w.rows, bytes=w.bytes, note=note)
+def _result(plan: Planned, outcome: Swapped | ItemResult | Exception) -> ItemResult:
+    if isinstance(outcome, Exception):  # this partition is left as it was; the others go on
+        return ItemResult(FAILED, note=one_line(outcome))
+    if isinstance(outcome, ItemResult):
+        return outcome
+    note = f"{len(plan.snapshot)} → {outcome.written.files} files"
+    if outcome.warning:
+        note += f"; warning: {outcome.warning}"
+    return ItemResult(OK, rows=outcome.written.rows, bytes=outcome.written.bytes, note=note)
 
 
 def _slots(storage: Storage, staging: str, number: int) -> list[Entry]:

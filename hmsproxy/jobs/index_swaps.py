@@ -4,14 +4,14 @@ rebuild_pass.py has written each piece's index files into a fresh directory of i
 manifest beside them (`Staged`). Then, for the pieces of one partitioned index table:
 
 1. never-built pieces are added with one `add_partitions` per `CALL_BATCH` (the metastore adds all
-   of them or none);
+   of them or none), each carrying its build as a partition parameter, which the proxy takes off and
+   records once the metastore accepted the call (add_partitions has no EnvironmentContext);
 2. existing ones are read again with one `get_partitions_by_names`, and each whose location or files
    changed while the job ran is left as it was, its fresh directory removed (as swap.py does);
 3. one `alter_partitions_with_environment_context` per `CALL_BATCH` re-points the existing ones at
    their fresh directories, each partition's location changing at once for its readers (old files
    or new, never a mix or none), and carries every piece's build, which the proxy records once the
-   metastore accepted the call (an added piece is "never built" for SHOW FORMATTED INDEX until
-   then; lookups trust the manifest beside its files);
+   metastore accepted the call;
 4. the old directories are removed.
 
 A batched call that fails is made again one piece per call (a single rebuild's calls, each with its
@@ -21,6 +21,7 @@ can't be told whether a call was applied, both directories of that piece are kep
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,13 +63,12 @@ class Staged:
 
 def swap_batch(ms: Any, index: Index, staged: list[Staged], storage: Storage) -> Iterator[tuple[Staged, ItemResult]]:
     """Swap every staged piece in (module doc); yields each with its result, in no set order."""
-    added: list[tuple[Staged, Any]] = []
     for chunk in _chunks([s for s in staged if s.plan.existing is None]):
-        yield from _add(ms, index, chunk, storage, added)
+        yield from _add(ms, index, chunk, storage)
     ready: list[tuple[Staged, Any]] = []
     for chunk in _chunks([s for s in staged if s.plan.existing is not None]):
         yield from _recheck(ms, index, chunk, storage, ready)
-    for chunk in _chunks(added + ready):
+    for chunk in _chunks(ready):
         yield from _alter(ms, index, chunk, storage)
 
 
@@ -77,16 +77,22 @@ def _chunks(items: list) -> Iterator[list]:
         yield items[first : first + CALL_BATCH]
 
 
-def _add(ms: Any, index: Index, chunk: list[Staged], storage: Storage, added: list) -> Iterator[tuple[Staged, ItemResult]]:
-    """Add the never-built pieces (to `added`, their builds recorded by the alter call that follows)."""
+def _add(ms: Any, index: Index, chunk: list[Staged], storage: Storage) -> Iterator[tuple[Staged, ItemResult]]:
+    """Add the never-built pieces, each carrying its build (module doc, 1)."""
     parts = [new_partition(index, s.plan.piece.values, s.location) for s in chunk]
     try:
-        ms.add_partitions(parts)
+        ms.add_partitions([_carrying(part, s.build) for s, part in zip(chunk, parts)])
     except Exception:  # one piece the metastore refuses: each on its own, with its build
         for s, part in zip(chunk, parts):
             yield s, _add_one(ms, index, s, part, storage)
         return
-    added.extend(zip(chunk, parts))
+    yield from ((s, s.done()) for s in chunk)
+
+
+def _carrying(part: Any, build: IndexBuild) -> Any:
+    carrier = copy.copy(part)
+    carrier.parameters = dict(part.parameters or {}, **{BUILD_CONTEXT_KEY: build.to_json()})
+    return carrier
 
 
 def _add_one(ms: Any, index: Index, s: Staged, part: Any, storage: Storage) -> ItemResult:
@@ -150,8 +156,6 @@ def _alter_one(ms: Any, index: Index, s: Staged, part: Any, storage: Storage) ->
         ms.alter_partition_with_context(t.dbName, t.tableName, part, {BUILD_CONTEXT_KEY: s.build.to_json()})
         return _retire(s, storage)
     except Exception as e:
-        if s.plan.existing is None:  # added already, with its files: only its build is not recorded
-            return ItemResult(FAILED, note=f"added, but its build was not recorded: {one_line(error_text(e))}")
         try:
             now = ms.get_partition(t.dbName, t.tableName, list(s.plan.piece.values)).sd.location
         except Exception:

@@ -33,8 +33,8 @@ hive = idl.hive
 LOCK_WAIT_S = 600.0
 
 
-def lock_request(target: Target, user: str) -> object:
-    return _request([_component(target, hive.LockType.EXCLUSIVE, hive.DataOperationType.NO_TXN)], user)
+def lock_request(targets: list[Target], user: str) -> object:
+    return _request([_component(t, hive.LockType.EXCLUSIVE, hive.DataOperationType.NO_TXN) for t in targets], user)
 
 
 def _component(target: Target, kind: int, operation: int) -> object:
@@ -55,22 +55,25 @@ def _request(components: list, user: str) -> object:
 @contextlib.contextmanager
 def exclusive_lock(
     ms,
-    target: Target,
+    target: Target | list[Target],
     connect: Callable[[], object],
     *,
     wait_s: float = LOCK_WAIT_S,
     interval_s: float = 60.0,
     on_wait: Callable[[], None] | None = None,
 ) -> Iterator[int]:
-    """Hold the target's exclusive lock for the block; `connect()` opens the heartbeat connection."""
+    """Hold the exclusive lock of the target (or of every target in a list: partitions of one table,
+    one request granted whole) for the block; `connect()` opens the heartbeat connection."""
+    targets = target if isinstance(target, list) else [target]
+    what = _named(targets)
     deadline = time.monotonic() + wait_s
     while True:
-        lockid = _acquire(ms, lock_request(target, ms.user), target.name, deadline, wait_s, on_wait)
-        if not _held_beside(ms, target, lockid):
+        lockid = _acquire(ms, lock_request(targets, ms.user), what, deadline, wait_s, on_wait)
+        if not _held_beside(ms, targets, lockid):
             break
         ms.unlock(lockid)  # granted beside a writer's lock (module doc): let it finish, then ask again
         if time.monotonic() > deadline:
-            raise JobError(f"waited {wait_s:.0f} s for the lock on {target.name} (writers hold it)")
+            raise JobError(f"waited {wait_s:.0f} s for the lock on {what} (writers hold it)")
         time.sleep(0.5)
     try:
         with _heartbeats(connect, lockid, interval_s):
@@ -80,14 +83,28 @@ def exclusive_lock(
 
 
 @contextlib.contextmanager
-def beside_writers(ms, target: Target, connect: Callable[[], object]) -> Iterator[None]:
-    """The target's exclusive lock for a rewrite: streaming writers in flight finish first, and what dead
-    ones left in its location is published or deleted (streaming/publish.py) before the rewrite reads it."""
+def beside_writers(ms, target: Target | list[Target], connect: Callable[[], object]) -> Iterator[None]:
+    """The exclusive lock of the target (or of every target in a list, at once) for a rewrite: streaming
+    writers in flight finish first, and what dead ones left in each location is published or deleted
+    (streaming/publish.py) before the rewrite reads it."""
     from hmsproxy.streaming.publish import recover
 
-    with exclusive_lock(ms, target, connect):
-        recover(target.location, txn_states(ms))
+    targets = target if isinstance(target, list) else [target]
+    with exclusive_lock(ms, targets, connect):
+        states = txn_states(ms)
+        if len(targets) == 1:
+            recover(targets[0].location, states)
+        else:  # a listing each: round trips to the store, overlapped
+            from hmsproxy.jobs.staged_pass import in_threads
+
+            failed = [e for e in in_threads(lambda t: recover(t.location, states), targets) if isinstance(e, Exception)]
+            if failed:
+                raise failed[0]
         yield
+
+
+def _named(targets: list[Target]) -> str:
+    return targets[0].name if len(targets) == 1 else f"{len(targets)} partitions of {targets[0].db}.{targets[0].table}"
 
 
 def _acquire(ms, request, what: str, deadline: float, wait_s: float, on_wait: Callable[[], None] | None) -> int:
@@ -129,8 +146,7 @@ def shared_read_lock(
         yield None
         return
     components = [_component(t, hive.LockType.SHARED_READ, hive.DataOperationType.SELECT) for t in targets]
-    what = targets[0].name if len(targets) == 1 else f"{len(targets)} partitions of {targets[0].db}.{targets[0].table}"
-    lockid = _acquire(ms, _request(components, ms.user), what, time.monotonic() + wait_s, wait_s, on_wait)
+    lockid = _acquire(ms, _request(components, ms.user), _named(targets), time.monotonic() + wait_s, wait_s, on_wait)
     try:
         with _heartbeats(connect, lockid, interval_s):
             yield lockid
@@ -138,10 +154,16 @@ def shared_read_lock(
         ms.unlock(lockid)
 
 
-def _held_beside(ms, target: Target, lockid: int) -> bool:
-    """Does another lock on the target count as acquired next to ours?"""
-    partition = target.name if target.is_partition else None
-    return any(e.lockid != lockid and e.state == hive.LockState.ACQUIRED for e in ms.locks_on(target.db, target.table, partition))
+def _held_beside(ms, targets: list[Target], lockid: int) -> bool:
+    """Does another lock on a target count as acquired next to ours? (One show_locks: of the partition,
+    or of the whole table when there are several.)"""
+    first = targets[0]
+    if len(targets) == 1:
+        locks = ms.locks_on(first.db, first.table, first.name if first.is_partition else None)
+    else:
+        names = {t.name for t in targets}
+        locks = [e for e in ms.locks_on(first.db, first.table, None) if e.partname in names]
+    return any(e.lockid != lockid and e.state == hive.LockState.ACQUIRED for e in locks)
 
 
 @contextlib.contextmanager

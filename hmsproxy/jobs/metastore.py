@@ -129,6 +129,10 @@ class MetastoreClient:
         """All of them in one metastore transaction: each re-pointed, or none."""
         self._client.alter_partitions_with_environment_context(db, table, partitions, hive.EnvironmentContext(properties=context))
 
+    def alter_partitions(self, db: str, table: str, partitions: list) -> None:
+        """All of them in one metastore transaction: each re-pointed, or none."""
+        self._client.alter_partitions(db, table, partitions)
+
     def add_partitions(self, partitions: list) -> None:
         """All of them in one metastore transaction: each added, or none."""
         self._client.add_partitions(partitions)

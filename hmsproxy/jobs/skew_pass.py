@@ -11,11 +11,13 @@ the same (the table's, or a partition's own: one pass per distinct set) is laid 
    from); one writes every row under `<staging>/_piece=<i>/hmsproxy_skew_group=<n>/` (the staging
    directory beside the table's, `<table>.hmsproxy-skew-layout-staging-<token>`); one reads that back
    and checks, per partition and group, rows, checksum and that every row is in its value's group;
-3. each partition is then swapped in as skew-layout swaps one, under its own exclusive lock beside
-   streaming writers: its staged groups renamed into its fresh sibling directory and placed as
-   skew-layout places them (flat names, or Hive's list bucketing directories), the layout record,
-   SkewedInfo and location in one alter_partition. A partition whose files changed since they were
-   listed is laid out on its own; a failing one is left as it was and the others go on.
+3. the partitions are then swapped in 500 at a time (partition_swaps.py), under one exclusive lock on
+   all of them beside streaming writers: each one's staged groups renamed into its fresh sibling
+   directory and placed as skew-layout places them (flat names, or Hive's list bucketing
+   directories), in threads; then one alter_partitions carries every partition's location, layout
+   record and SkewedInfo, each partition's changing at once for its readers. A partition whose files
+   changed since they were listed is laid out on its own under that lock; a failing one is left as it
+   was and the others go on.
 
 If a pass fails, each of its partitions is laid out on its own, so a bad one fails alone; a partition
 with an unreadable footer goes on its own before the pass. --detect (heavy values found per
@@ -33,6 +35,7 @@ from hmsproxy.jobs import skew_layout, staged_pass
 from hmsproxy.jobs.compact import read_files
 from hmsproxy.jobs.errors import JobError, one_line
 from hmsproxy.jobs.job_files import job_mover
+from hmsproxy.jobs.partition_swaps import Ready, swap_staged
 from hmsproxy.jobs.progress import FAILED, SKIPPED, ItemResult
 from hmsproxy.jobs.skew_layout import (
     GROUP_COLUMN,
@@ -40,7 +43,6 @@ from hmsproxy.jobs.skew_layout import (
     STAGING,
     Found,
     Plan,
-    RecordingCatalog,
     already_laid_out,
     checksum_expr,
     examine,
@@ -56,7 +58,7 @@ from hmsproxy.jobs.skew_layout import (
     write_groups,
 )
 from hmsproxy.jobs.staged_pass import PIECE_COLUMN
-from hmsproxy.jobs.swap import swap_in
+from hmsproxy.jobs.swap import discard, sibling_location
 from hmsproxy.jobs.tables import Target
 
 #: Partitions laid out in one pass: bounds the driver's plan (listings, file names) per pass.
@@ -148,15 +150,25 @@ def _layout_pass(spark, storage, ms, fmt, table, planned: list[Planned], plan: P
     def alone(p: Planned):
         return layout_alone(spark, storage, ms, fmt, p.target, plan, context)
 
-    def swap(number: int, p: Planned, staged: dict[int, Staged], staging: str, token: str):
-        try:
-            result, values = _swap_staged(spark, storage, ms, fmt, p, plan, staged.get(number), staging, number, mover, context, token)
-            return p.target, result, values
-        except Exception as e:  # this partition is left as it was; the others go on
-            return p.target, ItemResult(FAILED, note=one_line(e)), None
+    def swap_all(numbered: list[tuple[int, Planned]], staged: dict[int, Staged], staging: str, token: str):
+        def stage(item: tuple[int, Planned]) -> Ready | None:
+            number, p = item
+            return _stage(storage, p, plan, fmt, staged.get(number), staging, number, mover, token)
+
+        def changed(item: tuple[int, Planned]):  # under the batch's lock already
+            return layout_target(spark, storage, ms, fmt, item[1].target, plan)
+
+        swapped = swap_staged(ms, storage, context.metastore, numbered, lambda item: item[1].target, stage, changed)
+        for (_, p), outcome in swapped:
+            if isinstance(outcome, Exception):  # this partition is left as it was; the others go on
+                yield p.target, ItemResult(FAILED, note=one_line(outcome)), None
+            elif isinstance(outcome, tuple):  # laid out on its own: (result, values)
+                yield p.target, *outcome
+            else:
+                yield p.target, laid_out_result(p.values, outcome), p.values
 
     yield from staged_pass.one_pass(
-        spark, table.sd.location, NAME, ready, lambda staging: write_pass(spark, fmt, ready, plan, staging), alone, swap
+        spark, table.sd.location, NAME, ready, lambda staging: write_pass(spark, fmt, ready, plan, staging), alone, swap_all
     )
 
 
@@ -186,28 +198,28 @@ def write_pass(spark: Any, fmt: str, ready: list[Planned], plan: Plan, staging: 
     return staged
 
 
-def _swap_staged(spark, storage, ms, fmt, p: Planned, plan: Plan, staged: Staged | None, staging, number, mover, context, token):
-    """Swap one partition to its staged groups under its exclusive lock; on its own if its files changed."""
-    from hmsproxy.jobs.locks import beside_writers  # Thrift: not for `hmsproxy --help`
-
+def _stage(storage: Storage, p: Planned, plan: Plan, fmt: str, staged: Staged | None, staging: str, number: int, mover, token: str):
+    """The partition's staged groups renamed into its fresh sibling directory and placed, their rows and
+    checksums checked; its Ready (amended with its layout record and SkewedInfo), or None when its
+    files changed since they were listed. Raises with nothing left behind."""
     target, values = p.target, p.values
-    with beside_writers(ms, target, context.metastore):
-        if list_files(storage, target.location) != p.found.current:  # written to since it was listed
-            return layout_target(spark, storage, ms, fmt, target, plan)
-        if staged is None:
-            raise JobError("the pass read no row of it; not swapped")
-        if staged.misplaced:
-            raise JobError(f"{staged.misplaced} rows were written to the wrong group; not swapped")
-        made: dict[str, Any] = {}
-
-        def write(new_location: str):
-            mover.move(staged_pass.piece_directory(staging, number), join(new_location, STAGING))
-            files = place_groups(storage, mover, fmt, new_location, plan.columns, values, plan.subdirectories)
-            skew_layout.before_swap_check()  # the test seam a partition laid out alone has too
-            return recorded(made, plan, fmt, values, new_location, files, staged.groups, staged.rows, staged.checksum)
-
-        amend = layout_amender(made, plan.columns, values, plan.subdirectories)
-        catalog = RecordingCatalog(ms, amend)
-        snapshot = data_files(p.found.top)
-        swapped = swap_in(target, write, storage=storage, catalog=catalog, snapshot=snapshot, job=NAME, token=token)
-    return laid_out_result(values, swapped), values
+    if list_files(storage, target.location) != p.found.current:  # written to since it was listed
+        return None
+    if staged is None:
+        raise JobError("the pass read no row of it; not swapped")
+    if staged.misplaced:
+        raise JobError(f"{staged.misplaced} rows were written to the wrong group; not swapped")
+    location = sibling_location(target.location, NAME, token)
+    if storage.exists(location):
+        raise JobError(f"{location} already exists; not overwriting it")
+    made: dict[str, Any] = {}
+    try:
+        mover.move(staged_pass.piece_directory(staging, number), join(location, STAGING))
+        files = place_groups(storage, mover, fmt, location, plan.columns, values, plan.subdirectories)
+        skew_layout.before_swap_check()  # the test seam a partition laid out alone has too
+        written = recorded(made, plan, fmt, values, location, files, staged.groups, staged.rows, staged.checksum)
+    except BaseException as e:
+        discard(storage, location, e)
+        raise
+    amend = layout_amender(made, plan.columns, values, plan.subdirectories)
+    return Ready(target, location, written, data_files(p.found.top), amend)

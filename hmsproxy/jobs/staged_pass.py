@@ -165,11 +165,12 @@ def tagged_rows(spark: Any, data: Any, tags: dict[str, tuple[int, int]], spill: 
     return named.join(F.broadcast(frame), FILE_COLUMN).select(*data.columns, PIECE_COLUMN, SLOT_COLUMN)
 
 
-def one_pass(spark: Any, table_location: str, job: str, items: list[T], write: Callable[[str], Any], alone, swap) -> Iterator[Any]:
+def one_pass(spark: Any, table_location: str, job: str, items: list[T], write: Callable[[str], Any], alone, swap_all) -> Iterator[Any]:
     """The frame of a pass over `items`: `write(staging)` writes them all into a fresh staging directory
-    (what it returns goes to each swap), then `swap(number, item, written, staging, token)` swaps each
-    in; if the pass fails, `alone(item)` does each on its own, so a bad one fails alone. Yields what
-    swap or alone return, in the items' order; the staging directory is gone afterwards."""
+    (what it returns goes to the swap), then `swap_all(numbered, written, staging, token)` swaps them in
+    (`numbered`: each item with its number in the pass); if the pass fails, `alone(item)` does each on
+    its own, so a bad one fails alone. Yields what swap_all or alone yield or return; the staging
+    directory is gone afterwards."""
     from hmsproxy.jobs.swap import new_token
 
     token = new_token()
@@ -180,5 +181,4 @@ def one_pass(spark: Any, table_location: str, job: str, items: list[T], write: C
             for item in items:
                 yield alone(item)
             return
-        for number, item in enumerate(items):
-            yield swap(number, item, written, staging, token)
+        yield from swap_all(list(enumerate(items)), written, staging, token)

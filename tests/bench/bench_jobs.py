@@ -17,7 +17,7 @@ whose metastore is the proxy (tests/bench/stack.py):
 
 and prints, per job: seconds, the ratio to the plain pass, seconds per extra partition (the slope from
 the smallest N), and the driver's peak resident memory above what it was before the job (this process
-and its Spark JVM, sampled every 0.2 s). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
+and its Spark JVM by pid, sampled every 0.2 s; not the metastore, the proxy or PySpark's workers). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
 """
 
 from __future__ import annotations
@@ -47,18 +47,27 @@ def days(n: int) -> list[str]:
     return [(start + datetime.timedelta(days=i)).isoformat() for i in range(n)]
 
 
-def tree_rss_bytes() -> int:
-    """Resident bytes of this process and its descendants (the driver's Python and Spark's JVM)."""
-    from tests.bench.process_tree import own_stats
+def driver_pids(spark) -> list[int]:
+    """The driver's processes: this Python process and its Spark JVM (local mode: the executors' too),
+    not the metastore, the proxy or PySpark's forked Python workers (whose shared pages a sum counts
+    once per fork)."""
+    return [os.getpid(), int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())]
 
-    return sum(int(f[21]) for f in own_stats()) * os.sysconf("SC_PAGE_SIZE")
+
+def driver_rss_bytes(pids: list[int]) -> int:
+    from tests.bench.process_tree import resident_bytes
+
+    return sum(resident_bytes(pid) for pid in pids)
 
 
 class PeakRss:
-    """The highest resident size of the driver's process tree while the block runs, above its start."""
+    """The highest resident size of the driver's processes while the block runs, above its start."""
+
+    def __init__(self, pids: list[int]):
+        self.pids = pids
 
     def __enter__(self) -> PeakRss:
-        self.start = self.peak = tree_rss_bytes()
+        self.start = self.peak = driver_rss_bytes(self.pids)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -66,16 +75,20 @@ class PeakRss:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.2):
-            self.peak = max(self.peak, tree_rss_bytes())
+            self.peak = max(self.peak, driver_rss_bytes(self.pids))
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join(5)
-        self.peak = max(self.peak, tree_rss_bytes())
+        self.peak = max(self.peak, driver_rss_bytes(self.pids))
 
     @property
     def growth_mib(self) -> float:
         return (self.peak - self.start) / 2**20
+
+    @property
+    def peak_mib(self) -> float:
+        return self.peak / 2**20
 
 
 @dataclasses.dataclass
@@ -84,6 +97,7 @@ class Measured:
     label: str
     seconds: float
     rss_growth_mib: float
+    rss_peak_mib: float
     output: str = ""
 
 
@@ -138,13 +152,13 @@ def run_job(spark, uri: str, argv: list[str]) -> str:
     return ctx.stdout.getvalue().strip().splitlines()[-1] if ctx.stdout.getvalue().strip() else ""
 
 
-def timed(n: int, label: str, work: Callable[[], str | None]) -> Measured:
-    with PeakRss() as rss:
+def timed(n: int, label: str, pids: list[int], work: Callable[[], str | None]) -> Measured:
+    with PeakRss(pids) as rss:
         t0 = time.perf_counter()
         output = work() or ""
         seconds = time.perf_counter() - t0
-    log(f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB {output}")
-    return Measured(n, label, seconds, rss.growth_mib, output)
+    log(f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB (peak {rss.peak_mib:.0f} MiB) {output}")
+    return Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output)
 
 
 def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
@@ -155,16 +169,17 @@ def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
     t0 = time.perf_counter()
     table = make_table(spark, uri, n, rows, str(stack.tmp / "tables"))
     log(f"N={n}: table ready in {time.perf_counter() - t0:.1f} s")
-    results = [timed(n, "plain pass", lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"))]
+    pids = driver_pids(spark)
+    results = [timed(n, "plain pass", pids, lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"))]
     if "rebuild-index" in jobs:
         with HmsProxyClient(uri) as client:
             client.execute(f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
-        results.append(timed(n, "rebuild-index", lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"])))
+        results.append(timed(n, "rebuild-index", pids, lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"])))
     if "compact" in jobs:
-        results.append(timed(n, "compact --files 1", lambda: run_job(spark, uri, ["compact", table, "--files", "1"])))
+        results.append(timed(n, "compact --files 1", pids, lambda: run_job(spark, uri, ["compact", table, "--files", "1"])))
     if "skew-layout" in jobs:
         declare_skew(uri, table, "action", "view")
-        results.append(timed(n, "skew-layout", lambda: run_job(spark, uri, ["skew-layout", table])))
+        results.append(timed(n, "skew-layout", pids, lambda: run_job(spark, uri, ["skew-layout", table])))
     return results
 
 
@@ -182,16 +197,20 @@ def declare_skew(uri: str, table: str, column: str, value: str) -> None:
 
 def report(results: list[Measured]) -> str:
     smallest = min(r.partitions for r in results)
-    base = {r.label: r.seconds for r in results if r.partitions == smallest}
+    base = {r.label: r for r in results if r.partitions == smallest}
     plain = {r.partitions: r.seconds for r in results if r.label == "plain pass"}
     lines = [
-        "| partitions | what | seconds | × plain pass | s per extra partition | driver RSS growth |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| partitions | what | seconds | × plain pass | s per extra partition | driver RSS growth in the run | driver peak RSS (vs smallest N) |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        slope = "" if r.partitions == smallest else f"{(r.seconds - base[r.label]) / (r.partitions - smallest):.4f}"
+        first = base[r.label]
+        slope = "" if r.partitions == smallest else f"{(r.seconds - first.seconds) / (r.partitions - smallest):.4f}"
         ratio = "" if r.label == "plain pass" else f"{r.seconds / plain[r.partitions]:.1f}"
-        lines.append(f"| {r.partitions:,} | {r.label} | {r.seconds:.1f} | {ratio} | {slope} | {r.rss_growth_mib:.0f} MiB |")
+        versus = "" if r.partitions == smallest else f" ({r.rss_peak_mib - first.rss_peak_mib:+.0f})"
+        lines.append(
+            f"| {r.partitions:,} | {r.label} | {r.seconds:.1f} | {ratio} | {slope} | {r.rss_growth_mib:.0f} MiB | {r.rss_peak_mib:.0f} MiB{versus} |"
+        )
     return "\n".join(lines)
 
 

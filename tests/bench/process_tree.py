@@ -25,3 +25,15 @@ def own_stats() -> list[list[str]]:
         if p == me:
             own.append(fields)
     return own
+
+
+def resident_bytes(pid: int) -> int:
+    """One process's resident set (VmRSS), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

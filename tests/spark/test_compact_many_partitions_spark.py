@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
-from hmsproxy.jobs import compact_pass
+from hmsproxy.jobs import compact_pass, partition_swaps
 from hmsproxy.jobs.cli import build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.metastore import MetastoreClient
 from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day, make_table
 from tests.support.one_pass import alone_then_only_the_pass, failed_alone
+from tests.support.swap_readers import reading_partitions, rows_of, slowed
 
 pytestmark = pytest.mark.spark
 
@@ -107,30 +108,31 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_swap
     spark.sql(f"DROP TABLE {table}")
 
 
-def test_a_swap_failing_after_the_pass_leaves_that_partition_as_it_was_and_swaps_the_others(spark, proxy, monkeypatch):
+def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_while_the_batch_swaps(spark, proxy, monkeypatch):
+    """The metastore refuses one partition of the batched alter_partitions (a parameter longer than its
+    column holds), so the whole call fails and each partition is altered on its own: that one is left
+    as it was, the others are swapped in. Meanwhile a reader reads every partition in a loop, and each
+    read of a location still current holds its rows once (never none, never old and new files both)."""
     table = small_files_table(spark, proxy)
     bad = day(11)
     before = layout(spark, proxy, table)
-    real_swap = compact_pass.swap_in
+    real_relocated = partition_swaps.relocated
 
-    def swap_in(target, write, **kwargs):
-        if target.name != f"ds={bad}":
-            return real_swap(target, write, **kwargs)
+    def relocated(current, location, written):
+        new = real_relocated(current, location, written)
+        if current.values == [bad]:
+            new.parameters = dict(new.parameters or {}, too_long="x" * 5000)  # Hive keeps 4,000 characters
+        return new
 
-        def write_then_fail(location):
-            write(location)  # its staged files moved into place, then the failure
-            raise RuntimeError("injected: the executor was lost")
-
-        return real_swap(target, write_then_fail, **kwargs)
-
-    monkeypatch.setattr(compact_pass, "swap_in", swap_in)
-    status, ctx = compact_job(spark, proxy, table)
-    assert status == 1
+    monkeypatch.setattr(partition_swaps, "relocated", relocated)
+    db, name = table.split(".")
+    swapping = slowed(monkeypatch, partition_swaps, "_swap_chunk")
+    with reading_partitions(proxy.uri, db, name, lambda files: (rows_of(files), len(files))) as reads:
+        status, ctx = compact_job(spark, proxy, table)
+    assert status == 1 and swapping.is_set()
     assert f"{PARTITIONS - 1} rewritten, 0 skipped, 1 failed" in ctx.stdout.getvalue()
     last = ctx.stderr.getvalue().strip().splitlines()[-1]
-    assert last.endswith(
-        f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: RuntimeError: injected: the executor was lost"
-    )
+    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: the metastore refused the new location" in last
     after = layout(spark, proxy, table)
     assert after[bad] == before[bad]  # same location, same files, same rows
     for ds, (location, files, rows) in after.items():
@@ -138,4 +140,9 @@ def test_a_swap_failing_after_the_pass_leaves_that_partition_as_it_was_and_swaps
             assert location != before[ds][0] and len(files) == 1 and rows == before[ds][2]
     table_dir = before[bad][0].rsplit("/", 1)[0]
     assert [e.name for e in ArrowStorage().list(table_dir) if e.name.startswith(f"ds={bad}")] == [f"ds={bad}"]  # nothing left beside it
+
+    assert len(reads.partitions()) == PARTITIONS
+    wrong = [(ds, found) for ds, found in reads.seen if found not in ((7, len(before[ds][1])), (7, 1))]
+    assert not wrong, wrong[:5]  # a read of none or of both would count 0 or 14 rows
+    assert any(n == 1 for ds, (_, n) in reads.seen if ds != bad) and any(n > 1 for ds, (_, n) in reads.seen if ds != bad)
     spark.sql(f"DROP TABLE {table}")

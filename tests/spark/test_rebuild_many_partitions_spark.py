@@ -6,8 +6,6 @@ index partition see its old or its new files, never a mix and never none, while 
 from __future__ import annotations
 
 import io
-import threading
-import time
 import uuid
 
 import pyarrow.parquet as pq
@@ -15,12 +13,14 @@ import pytest
 
 from hmsproxy.clients.index_lookup import arrow_lookup
 from hmsproxy.clients.spark import sql
+from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
 from hmsproxy.jobs import rebuild_pass
 from hmsproxy.jobs.cli import build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.metastore import MetastoreClient
 from hmsproxy.jobs.rebuild_index import load_index, pieces_for, rebuild_piece
+from tests.support.swap_readers import reading_partitions, slowed
 
 pytestmark = pytest.mark.spark
 
@@ -71,12 +71,6 @@ def index_counts(proxy, table: str, index: str) -> dict[str, int]:
     return counted
 
 
-def rows_in(path: str) -> int:
-    filesystem, inner = arrow_filesystem(path)
-    with filesystem.open_input_file(inner) as source:
-        return pq.ParquetFile(source).metadata.num_rows
-
-
 def states(spark, table: str, index: str) -> dict[str, str]:
     return {r.partition: r.state for r in sql(spark, f"SHOW FORMATTED INDEX ON {table}").collect() if r.idx_name == index}
 
@@ -106,7 +100,9 @@ def test_one_pass_equals_partition_by_partition_and_lookups_equal_spark_sql(spar
     assert [r for r in batched if r[0] in compared] == single
     assert len(single) >= len(compared) * 3
     sql(spark, f"DROP INDEX single ON {table}")  # lookups then use the batched one, whose partitions are all built
-    assert set(states(spark, table, "batched").values()) == {"fresh"}
+    assert set(states(spark, table, "batched").values()) == {"fresh"}  # recorded from add_partitions itself
+    with MetastoreClient(proxy.uri) as ms:  # the proxy took the builds off the partitions before Hive saw them
+        assert not [p.values for p in ms.partitions(db, f"{db}__{name}_batched__") if BUILD_CONTEXT_KEY in (p.parameters or {})]
     for user in (0, 61, PARTITIONS * 3 - 1):
         expected = sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {table} WHERE user_id = {user}").collect())
         assert expected
@@ -159,50 +155,15 @@ def test_readers_see_each_index_partition_whole_old_or_new_while_the_batch_swaps
     spark.sql(f"INSERT INTO {table} SELECT * FROM late_src")
     spark.catalog.dropTempView("late_src")
 
-    seen: list[tuple[str, int]] = []
-    moved: list[str] = []
-    stop, swapping = threading.Event(), threading.Event()
-    batch_swap = rebuild_pass.swap_batch
-
-    def swap_batch(*args, **kwargs):  # time around the batched swap, so the reader reads before, during and after it
-        swapping.set()
-        time.sleep(1)
-        yield from batch_swap(*args, **kwargs)
-        time.sleep(2)
-
-    monkeypatch.setattr(rebuild_pass, "swap_batch", swap_batch)
-
-    def read_all() -> None:
-        storage = ArrowStorage()
-        with MetastoreClient(proxy.uri) as ms:
-            deadline = time.monotonic() + 300
-            while not stop.is_set() and time.monotonic() < deadline:
-                for p in ms.partitions(db, index_table):
-                    try:
-                        files = data_files(storage.list(p.sd.location))
-                        rows = sum(rows_in(f.path) for f in files)
-                    except (FileNotFoundError, OSError):
-                        continue  # the old directory went away after the swap: read it again next round
-                    # A reader that planned on the old location re-plans once it moved (the old
-                    # directory is removed after the swap): only reads of the current one count.
-                    if ms.get_partition(db, index_table, p.values).sd.location == p.sd.location:
-                        seen.append((p.values[0], rows))
-                    else:
-                        moved.append(p.values[0])
-
-    reader = threading.Thread(target=read_all, daemon=True)
-    reader.start()
-    try:
+    swapping = slowed(monkeypatch, rebuild_pass, "swap_batch")
+    with reading_partitions(proxy.uri, db, index_table) as reads:
         status, ctx = rebuild_job(spark, proxy, f"{table}.idx")
-    finally:
-        stop.set()
-        reader.join(60)
     assert status == 0, ctx.stderr.getvalue()
-    assert swapping.is_set() and not reader.is_alive()
+    assert swapping.is_set()
     new = index_counts(proxy, table, "idx")
     assert all(new[d] == old[d] + 1 for d in old)  # the late user's row in every partition
-    assert len({d for d, _ in seen}) == PARTITIONS
-    wrong = [(d, n) for d, n in seen if n not in (old[d], new[d])]
+    assert len(reads.partitions()) == PARTITIONS
+    wrong = [(d, n) for d, n in reads.seen if n not in (old[d], new[d])]
     assert not wrong, wrong[:5]
-    assert any(n == new[d] for d, n in seen) and any(n == old[d] for d, n in seen)
+    assert any(n == new[d] for d, n in reads.seen) and any(n == old[d] for d, n in reads.seen)
     spark.sql(f"DROP TABLE {table}")

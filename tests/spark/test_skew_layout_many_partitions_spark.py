@@ -11,11 +11,12 @@ import pytest
 
 from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
-from hmsproxy.jobs import skew_pass
+from hmsproxy.jobs import partition_swaps, skew_pass
 from hmsproxy.jobs.skew_layout import open_metastore
 from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day
 from tests.spark.test_skew_layout_spark import run_job, set_skew
 from tests.support.one_pass import alone_then_only_the_pass, failed_alone
+from tests.support.swap_readers import reading_partitions, rows_of, slowed
 
 pytestmark = pytest.mark.spark
 
@@ -101,4 +102,46 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_laid
             assert (location, files, groups) == before[ds][:3] and groups is None
         else:
             assert location != before[ds][0] and groups is not None and info == [["US"], ["IN"]]
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_while_the_batch_swaps(spark, proxy, monkeypatch):
+    """As compact's (test_compact_many_partitions_spark): the metastore refuses one partition of the
+    batched alter_partitions, which is then left as it was (no layout record) while the others are laid
+    out, and a reader of every partition in a loop never sees none of its rows or them twice."""
+    table = make_table(spark)
+    set_skew(proxy, table, ["country"], [["US"], ["IN"]])
+    bad = day(9)
+    before = laid_out(spark, proxy, table)
+    real_relocated = partition_swaps.relocated
+
+    def relocated(current, location, written):
+        new = real_relocated(current, location, written)
+        if current.values == [bad]:
+            new.parameters = dict(new.parameters or {}, too_long="x" * 5000)  # Hive keeps 4,000 characters
+        return new
+
+    monkeypatch.setattr(partition_swaps, "relocated", relocated)
+    db, name = table.split(".")
+    swapping = slowed(monkeypatch, partition_swaps, "_swap_chunk")
+    with reading_partitions(proxy.uri, db, name, lambda files: (rows_of(files), len(files))) as reads:
+        status, ctx = run_job(spark, proxy, table)
+    assert status == 1 and swapping.is_set()
+    assert f"{PARTITIONS - 1} laid out, 0 skipped, 1 failed" in ctx.stdout.getvalue()
+    last = ctx.stderr.getvalue().strip().splitlines()[-1]
+    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: the metastore refused the new location" in last
+    after = laid_out(spark, proxy, table)
+    for ds, (location, files, groups, info, rows) in after.items():
+        assert rows == before[ds][4]
+        if ds == bad:
+            assert (location, files, groups) == before[ds][:3] and groups is None
+        else:
+            assert location != before[ds][0] and groups is not None and info == [["US"], ["IN"]] and len(files) == 3
+    table_dir = before[bad][0].rsplit("/", 1)[0]
+    assert [e.name for e in ArrowStorage().list(table_dir) if e.name.startswith(f"ds={bad}")] == [f"ds={bad}"]  # nothing left beside it
+
+    assert len(reads.partitions()) == PARTITIONS
+    wrong = [(ds, found) for ds, found in reads.seen if found not in ((10, len(before[ds][1])), (10, 3))]
+    assert not wrong, wrong[:5]  # a read of none or of both would count 0 or 20 rows
+    assert any(n == 3 for ds, (_, n) in reads.seen if ds != bad) and any(n < 3 for ds, (_, n) in reads.seen)
     spark.sql(f"DROP TABLE {table}")

@@ -34,14 +34,17 @@ class Metastore:
         self.calls.append(method)
         if any(p.values[0] in self.refused for p in parts):
             raise hive.MetaException(message=f"{method} refused")
+        carried = [
+            json.loads(p.parameters.pop(BUILD_CONTEXT_KEY)) for p in parts if BUILD_CONTEXT_KEY in (p.parameters or {})
+        ]  # as the proxy
         for p in parts:
             self.parts[tuple(p.values)] = copy.deepcopy(p)
-        carried = json.loads((context or {}).get(BUILDS_CONTEXT_KEY, "[]"))
+        carried += json.loads((context or {}).get(BUILDS_CONTEXT_KEY, "[]"))
         carried += [json.loads(context[BUILD_CONTEXT_KEY])] if context and BUILD_CONTEXT_KEY in context else []
         self.recorded.update({b["partition"]: b for b in carried})
 
     def add_partitions(self, parts):
-        self._accept("add_partitions", parts)
+        self._accept("add_partitions", [copy.deepcopy(p) for p in parts])
 
     def add_partition(self, part, context):
         self._accept("add_partition", [part], context)
@@ -94,6 +97,7 @@ def swapped(ms, index, staged) -> dict[str, object]:
 
 
 def test_a_batch_costs_a_few_calls_whatever_its_size_and_carries_every_build(tmp_path, index):
+    """New pieces carry their builds in add_partitions, existing ones in alter_partitions: one call each."""
     ms = Metastore()
     staged = [stage(tmp_path, ms, f"d{i:02}", built_before=i % 2 == 0) for i in range(40)]
     results = swapped(ms, index, staged)
