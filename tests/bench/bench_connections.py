@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,16 +59,21 @@ def busy_run(pool: ClientPool, endpoint: tuple[str, int], clients: int, seconds:
     return Busy(percentile(lat, 0.5) * 1000, len(lat) / raw["window_s"])
 
 
-def open_idle(endpoint: tuple[str, int], count: int) -> list:
-    """`count` connections that each start as a Hive client does (set_ugi, get_database), then idle."""
-    held = []
+def open_idle(endpoint: tuple[str, int], count: int, parallel: int = 8) -> list:
+    """`count` connections that each start as a Hive client does (set_ugi, get_database), then idle;
+    opened `parallel` at a time (each costs the metastore a new connection's set-up)."""
+    held: list = []
+
+    def one(_) -> None:
+        client = make_client(*endpoint, timeout_s=120)
+        held.append(client)
+        client.set_ugi("idle", [])
+        if client.get_database(DB).name != DB:
+            raise RuntimeError(f"{endpoint}: get_database({DB}) answered another database")
+
     try:
-        for _ in range(count):
-            client = make_client(*endpoint, timeout_s=120)
-            held.append(client)
-            client.set_ugi("idle", [])
-            if client.get_database(DB).name != DB:
-                raise RuntimeError(f"{endpoint}: get_database({DB}) answered another database")
+        with ThreadPoolExecutor(parallel) as pool:
+            list(pool.map(one, range(count)))
     except BaseException:
         close_all(held)
         raise
