@@ -10,14 +10,13 @@ left. No timing is asserted: the figures are the benchmark's (docs/benchmark.md)
 
 from __future__ import annotations
 
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import thriftpy2.rpc
 
 from hmsproxy.protocol import idl
+from tests.support.client_holds import held, settled
 from tests.support.federation import prefixed_config
 from tests.support.served import served
 
@@ -25,15 +24,10 @@ IDLE = 300
 WITH_BACKEND = 10
 BUSY = 4
 CALLS_PER_BUSY = 50
-SETTLE_S = 30.0
 
 
 def _client(port: int):
     return thriftpy2.rpc.make_client(idl.HmsProxy, "127.0.0.1", port, timeout=60_000)
-
-
-def _client_threads() -> int:
-    return sum(1 for t in threading.enumerate() if t.name.startswith("client-"))
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +48,7 @@ def _busy(port: int) -> int:
 
 
 def test_idle_connections_beside_busy_clients_leave_nothing_behind(proxy):
-    threads_before, tracked_before = _client_threads(), len(proxy._clients)
+    before = held(proxy)
     idle = []
     try:
         for i in range(IDLE):
@@ -63,7 +57,7 @@ def test_idle_connections_beside_busy_clients_leave_nothing_behind(proxy):
             assert client.getStatusDetails().startswith("hmsproxy ")
             if i % WITH_BACKEND == 0:
                 assert client.get_database("default").name == "default"
-        assert len(proxy._clients) - tracked_before == IDLE  # one tracked socket, one thread each
+        assert held(proxy)[1] - before[1] == IDLE  # one tracked socket, one thread each
         with ThreadPoolExecutor(BUSY) as pool:
             assert sum(pool.map(_busy, [proxy.port] * BUSY)) == BUSY * CALLS_PER_BUSY
         assert all(c.getStatusDetails().startswith("hmsproxy ") for c in idle)  # still served after their idle time
@@ -71,7 +65,4 @@ def test_idle_connections_beside_busy_clients_leave_nothing_behind(proxy):
     finally:
         for client in idle:
             client.close()
-    deadline = time.monotonic() + SETTLE_S
-    while (_client_threads(), len(proxy._clients)) != (threads_before, tracked_before) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert (_client_threads(), len(proxy._clients)) == (threads_before, tracked_before)
+    assert settled(proxy, before) == before
