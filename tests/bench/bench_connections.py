@@ -59,7 +59,7 @@ def busy_run(pool: ClientPool, endpoint: tuple[str, int], clients: int, seconds:
     return Busy(percentile(lat, 0.5) * 1000, len(lat) / raw["window_s"])
 
 
-def open_idle(endpoint: tuple[str, int], count: int, parallel: int = 8) -> list:
+def open_idle(endpoint: tuple[str, int], count: int, parallel: int = 4) -> list:
     """`count` connections that each start as a Hive client does (set_ugi, get_database), then idle;
     opened `parallel` at a time (each costs the metastore a new connection's set-up)."""
     held: list = []
@@ -212,11 +212,17 @@ def main(argv=None) -> int:
             notifications=False,
             # One handler thread per client connection; the default 1000 would queue the idle ones' backend connections.
             hive_conf={"hive.metastore.server.max.threads": str(args.idle + 500)},
+            # Each connection's handler keeps its own ObjectStore: the default 512 MiB ran out at ~920 connections.
+            heap=f"{512 + args.idle * 3 // 2}m",
         )
         seed(metastore, 10)
         pool = ClientPool(args.busy)
         port = free_port()
         write_proxy_config(tmp / "hmsproxy.yml", port, metastore.uri)
+        # A metastore busy setting up hundreds of new connections answers a probe slowly: the breaker
+        # (probe-after-s 3) is not what is measured here.
+        config = tmp / "hmsproxy.yml"
+        config.write_text(config.read_text().replace("  transport: buffered\n", "  transport: buffered\n  probe-after-s: 120\n"))
         proxy = ProxyProcess(tmp / "hmsproxy.yml", tmp / "hmsproxy.log")
         proxy.wait_ready("127.0.0.1", port)
         log(f"{proxy.banner} (pid {proxy.pid})")
