@@ -120,6 +120,16 @@ class PathFigures:
         return self.median(self.without, "throughput") / with_idle if with_idle else math.inf
 
 
+def guarded(runs, failure: str) -> list[Busy]:
+    """runs(), or one failed run (no calls) when a client process failed: seen with Waggle Dance
+    beside 1,000 idle connections (its 1,000 worker threads all held, new clients closed)."""
+    try:
+        return runs()
+    except RuntimeError as e:
+        log(f"{failure}: {str(e).strip().splitlines()[-1]}")
+        return [Busy(math.nan, 0.0)]
+
+
 def measure(name: str, endpoint, pid: int, jvm_pid: int, pool: ClientPool, args) -> PathFigures:
     """REPEATS busy runs without the idle connections, REPEATS with them, REPEATS without again (the
     idle ones are opened once: a Hive 2.3 metastore sets up each new connection's first call slowly)."""
@@ -137,15 +147,11 @@ def measure(name: str, endpoint, pid: int, jvm_pid: int, pool: ClientPool, args)
         time.sleep(1)  # let the last threads settle before /proc is read
         idle_sample = sample(pid)
         jvm_threads = (jvm_before, sample(jvm_pid).threads)
-        try:
-            with_idle = runs()
-        except RuntimeError as e:  # seen: Waggle Dance's 1,000 worker threads all held, new clients closed
-            log(f"{name}: the busy clients failed beside {args.idle} idle connections: {str(e).splitlines()[-1]}")
-            with_idle = [Busy(math.nan, 0.0)]
+        with_idle = guarded(runs, f"{name}: the busy clients failed beside {args.idle} idle connections")
     finally:
         close_all(idle)
     after = settled(pid, before.threads)
-    without += runs()
+    without += guarded(runs, f"{name}: the busy clients failed after the idle connections closed")
     log(
         f"{name}: p50 {statistics.median(r.p50_ms for r in without):.2f} -> {statistics.median(r.p50_ms for r in with_idle):.2f} ms, "
         f"{statistics.median(r.throughput for r in without):.0f} -> {statistics.median(r.throughput for r in with_idle):.0f} calls/s, "
