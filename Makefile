@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
+.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-connections bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -139,6 +139,10 @@ bench-limits: $(BIN)/.installed
 # The hot path alone: proxy CPU per relayed call vs the byte forwarder at one client (docs/benchmark.md); ARGS="--other main=DIR --count" puts another checkout beside it.
 bench-hotpath: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_hotpath $(ARGS)
+
+# Connections: 2,000 idle connections beside 16 busy get_table clients, hmsproxy and Waggle Dance: busy p50/throughput with and without them, memory per idle connection, threads, fds (docs/benchmark.md); ARGS="--idle 300 --seconds 3 --repeats 1" for a smoke run.
+bench-connections: $(BIN)/.installed
+	$(BIN)/python -m tests.bench.bench_connections $(ARGS)
 
 # The relay alone: get_partitions of 10,000 and 100,000 partitions from a Hive 2.3 metastore on a self-started PostgreSQL (partitions written with SQL; ARGS="--store derby": Derby and add_partitions), direct vs relayed (2.3- and 3.1-style names) vs full path, with the proxies' memory (docs/benchmark.md); ARGS="--sizes 10000".
 bench-relay: postgresql $(BIN)/.installed

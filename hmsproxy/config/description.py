@@ -93,7 +93,8 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
         f"Timeouts: fan-out {server.fanout_timeout_ms} ms (+ each metastore's latency), "
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s, "
         f"probe a metastore after {server.probe_after_s:g} s without an answer "
-        f"(a failed probe fails its waiting and new calls, about {2 * server.probe_after_s:g} s into a hang)"
+        f"(a failed probe fails its waiting and new calls, about {2 * server.probe_after_s:g} s into a hang), "
+        f"a client's TLS and SASL handshake {server.handshake_timeout_s:g} s"
     )
     lines.extend(_describe_operations(config, feature_sections))
     if prefixed:

@@ -185,6 +185,9 @@ class ServerConfig:
     #: connection, which must answer as fast; a failed probe trips the breaker (breaker.py),
     #: failing the calls waiting on it too: with 3 s, about 6 s after a metastore hangs.
     probe_after_s: float = 3.0
+    #: Seconds a new client may take over its TLS handshake and SASL negotiation together; then
+    #: its connection is closed (a client that stalls or trickles bytes holds no thread longer).
+    handshake_timeout_s: float = 30.0
     tls: TlsConfig | None = None
     #: The proxy's Kerberos principal and keytab, for Kerberized metastores (MetastoreConfig.sasl).
     sasl: ServerSaslConfig | None = None

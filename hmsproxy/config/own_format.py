@@ -72,6 +72,7 @@ _OWN_SERVER_KEYS = (
     "connect-timeout-s",
     "backend-timeout-s",
     "probe-after-s",
+    "handshake-timeout-s",
     "tls",
     "sasl",
     "workers",
@@ -265,6 +266,8 @@ def _parse_own_server(ctx: Ctx, raw: Any) -> ServerConfig:
         kwargs["backend_timeout_s"] = read_positive_number(ctx, join_key(path, "backend-timeout-s"), section["backend-timeout-s"])
     if present(section, "probe-after-s"):
         kwargs["probe_after_s"] = read_positive_number(ctx, join_key(path, "probe-after-s"), section["probe-after-s"])
+    if present(section, "handshake-timeout-s"):
+        kwargs["handshake_timeout_s"] = read_positive_number(ctx, join_key(path, "handshake-timeout-s"), section["handshake-timeout-s"])
     if present(section, "tls"):
         kwargs["tls"] = _parse_tls(ctx, join_key(path, "tls"), section["tls"])
     if present(section, "sasl"):

@@ -17,13 +17,11 @@ from __future__ import annotations
 import socket
 
 from hmsproxy.config.model import qop_list
+from hmsproxy.downstream.deadline import Deadline
 from hmsproxy.pipeline.errors import ProxyError
 from hmsproxy.protocol.digest_md5 import DigestMd5Server
 from hmsproxy.protocol.sasl import SaslError, SaslSocket, accept
 from hmsproxy.upstream.kerberos import MAX_RECEIVE, QOP_LAYERS, KerberosLogin, gss_reason, load_gssapi
-
-#: How long a client may take over the negotiation before its connection is closed.
-NEGOTIATION_TIMEOUT_S = 30.0
 
 
 class KerberosService:
@@ -35,12 +33,12 @@ class KerberosService:
         self.qops = qop_list(qop)  # the security layers offered; the client picks one
         self._login.credentials()  # raises SaslError now (naming principal and keytab), not at the first client
 
-    def authenticate(self, sock: socket.socket, tokens=None) -> tuple[SaslSocket, str, bool]:
-        """Negotiate on a client's socket: (the frame layer to serve it through, its principal, whether
-        it logged in with a delegation token). With `tokens` (features/tokens/store.DelegationTokens)
-        DIGEST-MD5 is accepted too, and the principal is the token's owner.
-        Raises SaslError (the client has been sent BAD with the reason where it could be)."""
-        sock.settimeout(NEGOTIATION_TIMEOUT_S)
+    def authenticate(self, sock: socket.socket, deadline: Deadline, tokens=None) -> tuple[SaslSocket, str, bool]:
+        """Negotiate on a client's socket, finished before `deadline`: (the frame layer to serve it
+        through, its principal, whether it logged in with a delegation token). With `tokens`
+        (features/tokens/store.DelegationTokens) DIGEST-MD5 is accepted too, and the principal is the
+        token's owner. Raises SaslError (the client has been sent BAD with the reason where it could
+        be), or HandshakeTimeout."""
 
         def named(name: str):
             if name == GssapiAcceptor.name:
@@ -49,7 +47,7 @@ class KerberosService:
                 return DigestMd5Server(_token_password(tokens))
             return None
 
-        acceptor = accept(sock, named)
+        acceptor = accept(deadline.bound(sock), named)
         sock.settimeout(None)
         if isinstance(acceptor, DigestMd5Server):
             return SaslSocket(sock, acceptor), tokens.sasl_login(acceptor.username).identifier.owner, True

@@ -20,6 +20,7 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
+from hmsproxy.downstream.deadline import Deadline, HandshakeTimeout
 from hmsproxy.downstream.hits import Hits
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
@@ -157,10 +158,8 @@ class ProxyServer:
         session = Session(self.handler.backends, f"{addr[0]}:{addr[1]}")
         self.handler.session_opened(session)
         try:
-            if self._tls is not None:
-                conn = self._start_tls(conn, session.client_address)
-            if self._kerberos is not None:  # after TLS, as Hive layers them: SASL frames inside TLS
-                conn = self._start_sasl(conn, session)
+            if self._tls is not None or self._kerberos is not None:
+                conn = self._handshake(conn, session)
             # Calls are read whole as bytes (framing.py) and decoded from memory; answers are written
             # through thriftpy2's transport, or straight to the socket when relayed (reply_sink.ReplySink).
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
@@ -170,6 +169,8 @@ class ProxyServer:
             while not self._stopping.is_set():
                 replay = hits.serve(session, conn, messages) if hits is not None and not messages.holds else None
                 self._process_one(session, proto, messages, conn.sendall, replay, tracked)
+        except HandshakeTimeout as e:
+            log.info("client %s: %s; closing its connection (server.handshake-timeout-s)", session.client_address, e)
         except (TTransportException, ConnectionError, OSError) as e:
             log.debug("client %s left: %s", session.client_address, e)
         except RelayBroken as e:
@@ -188,9 +189,21 @@ class ProxyServer:
             except OSError:
                 pass
 
-    def _start_tls(self, raw: socket.socket, client: str):
+    def _handshake(self, conn: socket.socket, session: Session):
+        """TLS, then SASL (as Hive layers them: SASL frames inside TLS), both within one deadline
+        (server.handshake-timeout-s, read per connection so a reload applies to new clients)."""
+        deadline = Deadline(self.handler.config.server.handshake_timeout_s)
+        if self._tls is not None:
+            conn = self._start_tls(conn, session.client_address, deadline)
+        if self._kerberos is not None:
+            conn = self._start_sasl(conn, session, deadline)
+        return conn
+
+    def _start_tls(self, raw: socket.socket, client: str, deadline: Deadline):
         try:
-            conn = handshake(self._tls, raw)
+            conn = handshake(self._tls, raw, deadline.left())
+        except TimeoutError as e:
+            raise deadline.spent() from e
         except OSError as e:  # ssl.SSLError included: a plain-text client, a wrong CA, ...
             log.warning("client %s: TLS handshake failed: %s", client, e)
             raise
@@ -199,11 +212,11 @@ class ProxyServer:
             self._clients.add(conn)
         return conn
 
-    def _start_sasl(self, conn: socket.socket, session: Session):
+    def _start_sasl(self, conn: socket.socket, session: Session, deadline: Deadline):
         """Authenticate the client (downstream/kerberos.py): its principal's short name becomes the
         session's identity. A client that does not speak SASL, or fails, is logged and closed."""
         try:
-            framed, principal, via_token = self._kerberos.authenticate(conn, self._token_store())
+            framed, principal, via_token = self._kerberos.authenticate(conn, deadline, self._token_store())
         except SaslError as e:
             log.warning("client %s: refused: SASL is on and %s", session.client_address, _plain_hint(e))
             raise OSError(str(e)) from e
@@ -288,6 +301,7 @@ def _stop_reading(sock: socket.socket) -> None:
 
 def _plain_hint(e: SaslError) -> str:
     text = str(e)
-    if "not a SASL negotiation frame" in text:
+    # Plain Thrift opens with 0x80 (binary protocol, buffered) or 0 (a framed call's length): other bytes are just wrong.
+    if "not a SASL negotiation frame (status byte 128)" in text or "not a SASL negotiation frame (status byte 0)" in text:
         return "the client spoke plain Thrift (it needs hive.metastore.sasl.enabled=true and a Kerberos ticket)"
     return text

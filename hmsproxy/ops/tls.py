@@ -6,9 +6,6 @@ import ssl
 
 from hmsproxy.config.model import TlsConfig
 
-#: A client that connects and never finishes the handshake must not hold a thread forever.
-HANDSHAKE_TIMEOUT_S = 30.0
-
 
 def server_context(tls: TlsConfig) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -20,11 +17,12 @@ def server_context(tls: TlsConfig) -> ssl.SSLContext:
     return ctx
 
 
-def handshake(ctx: ssl.SSLContext, conn):
-    """Wrap an accepted socket and finish the handshake (in the connection's own thread)."""
+def handshake(ctx: ssl.SSLContext, conn, timeout_s: float):
+    """Wrap an accepted socket and finish the handshake (in the connection's own thread) within
+    `timeout_s` in all: CPython's do_handshake counts its timeout for the whole handshake, not per read."""
     tls_conn = ctx.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
     try:
-        tls_conn.settimeout(HANDSHAKE_TIMEOUT_S)
+        tls_conn.settimeout(timeout_s)
         tls_conn.do_handshake()
         tls_conn.settimeout(None)
     except BaseException:

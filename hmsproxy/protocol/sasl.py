@@ -33,6 +33,9 @@ _HEADER = struct.Struct(">BI")
 _LENGTH = struct.Struct(">I")
 #: A negotiation or data frame larger than this is a broken or hostile peer, not an answer.
 MAX_FRAME = 1 << 30
+#: A client's negotiation frame larger than this is refused before it is read (a Kerberos token
+#: with a large PAC is tens of KiB): an unauthenticated peer may not make the proxy hold more.
+MAX_CLIENT_TOKEN = 1 << 20
 
 
 class SaslError(Exception):
@@ -91,13 +94,13 @@ def _exactly(sock, n: int, peer: str = "the other end") -> bytes:
     return bytes(data)
 
 
-def read_frame(sock, peer: str = "the other end") -> tuple[int, bytes]:
-    """One negotiation frame from `peer`: (status, payload)."""
+def read_frame(sock, peer: str = "the other end", limit: int = MAX_FRAME) -> tuple[int, bytes]:
+    """One negotiation frame from `peer`: (status, payload), refused over `limit` bytes."""
     status, length = _HEADER.unpack(_exactly(sock, _HEADER.size, peer))
     if status not in STATUS_NAMES:
         raise SaslError(f"not a SASL negotiation frame (status byte {status}): is SASL off at {peer}?")
-    if length > MAX_FRAME:
-        raise SaslError(f"SASL frame of {length} bytes refused")
+    if length > limit:
+        raise SaslError(f"SASL frame of {length} bytes refused (at most {limit})")
     return status, _exactly(sock, length, peer)
 
 
@@ -146,7 +149,7 @@ def accept(sock, mechanism_named) -> Mechanism:
     """The server's half on a client's socket: START names the mechanism (`mechanism_named(name)`
     makes it, or None: refused), then the client's tokens are answered (OK) until the mechanism is
     complete (COMPLETE). A refusal is sent to the client as BAD with the reason, then raised."""
-    status, payload = read_frame(sock, "the client")
+    status, payload = read_frame(sock, "the client", MAX_CLIENT_TOKEN)
     if status != START:
         raise SaslError(f"expected SASL START from the client, got {STATUS_NAMES[status]}")
     name = payload.decode("utf-8", "replace")
@@ -154,7 +157,7 @@ def accept(sock, mechanism_named) -> Mechanism:
     if mechanism is None:
         _refuse(sock, f"unsupported SASL mechanism {name!r}")
     while not mechanism.complete:
-        status, token = read_frame(sock, "the client")
+        status, token = read_frame(sock, "the client", MAX_CLIENT_TOKEN)
         _check(status, token, "the client")
         try:
             challenge = mechanism.step(token)
