@@ -54,7 +54,12 @@ public final class HmsProxyIndexedFileIndex implements FileIndex {
     if (partitionFilters.isEmpty() || partitionSchema.isEmpty()) {
       return Scala.seq(partitions);
     }
-    InterpretedPredicate keep = Predicate.createInterpreted(bound(partitionFilters.reduce(And::new)));
+    Expression all = null;
+    for (Expression f : Scala.list(partitionFilters)) {
+      all = all == null ? f : new And(all, f);
+    }
+    InterpretedPredicate keep = Predicate.createInterpreted(bound(all));
+    keep.initialize(0);
     List<PartitionDirectory> kept = new ArrayList<>();
     for (PartitionDirectory p : partitions) {
       if (keep.eval(p.values())) {
