@@ -45,7 +45,9 @@ def index_extension_jar(spark_version: str | None = None) -> Path:
     line = spark_line(spark_version or _pyspark_version())
     jar = JAR_DIR / jar_name(line)
     if not jar.is_file():
-        raise FileNotFoundError(f"no hmsproxy Spark extension built for Spark {line} ({jar}): run `make install` (needs mvn) or set {JAR_ENV}")
+        raise FileNotFoundError(
+            f"no hmsproxy Spark extension built for Spark {line} ({jar}): run `make install` (needs mvn) or set {JAR_ENV}"
+        )
     return jar
 
 
@@ -88,7 +90,17 @@ def build(pyspark_jars: Path | None = None, out_dir: Path = JAR_DIR) -> Path:
     line = spark_line(pyspark.__version__)
     target = out_dir / jar_name(line)
     build_dir = SOURCES / "target" / f"spark-{line}"
-    command = [mvn, "-q", "-B", "-f", str(SOURCES / "pom.xml"), f"-Dspark.jars={jars}", f"-Dspark.line={line}", f"-Dbuild.dir={build_dir}", "package"]
+    command = [
+        mvn,
+        "-q",
+        "-B",
+        "-f",
+        str(SOURCES / "pom.xml"),
+        f"-Dspark.jars={jars}",
+        f"-Dspark.line={line}",
+        f"-Dbuild.dir={build_dir}",
+        "package",
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         lines = (done.stdout + done.stderr).strip().splitlines()
