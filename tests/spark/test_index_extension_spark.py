@@ -43,7 +43,11 @@ def events(spark, sessions):
     """index_ext.events_<tag> by ds, 3 days, 4 files a day, users 0..39 (each on one day, in one file),
     with a compact index on user_id built over every day."""
     spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
-    table = f"index_ext.events_{uuid.uuid4().hex[:8]}"
+    return indexed_events(spark, "index_ext")
+
+
+def indexed_events(spark, db: str) -> str:
+    table = f"{db}.events_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
     rows = [(u, ["view", "buy"][k % 2], float(u * 10 + k), DAYS[u % 3]) for u in range(40) for k in range(5)]
     frame = spark.createDataFrame(rows, "user_id BIGINT, action STRING, amount DOUBLE, ds STRING")
@@ -121,6 +125,12 @@ def test_a_join_uses_the_index_on_each_side(sessions, events):
     )
     files, all_files, _ = same_answer(sessions, query)
     assert (files, all_files) == (2, 24)  # the filter reaches b through the join key (inferred constraints)
+
+
+def test_an_index_on_a_federated_database(spark, sessions, federated_dbs):
+    table = indexed_events(spark, "waggle_sales")  # the federated metastore's database, prefixed through the proxy
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {table} WHERE user_id IN (5, 6)")
+    assert (files, all_files) == (holding(sessions[1], table, "user_id IN (5, 6)"), 12) and "hmsproxy index user_idx" in shown
 
 
 def test_the_switch_the_table_opt_out_and_a_metastore_that_is_not_a_proxy_leave_plans_alone(sessions, events, metastores):
