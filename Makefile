@@ -25,7 +25,7 @@ NEWEST_ONLY := tests/spark/test_jobs_on_cluster_spark.py
 # plain Spark SQL then reads indexed tables whole, and its tests skip (fail with CI=true).
 SPARK_EXTENSION_SOURCES := spark-extension/pom.xml $(shell find spark-extension/src -name '*.java' 2>/dev/null)
 define build_spark_extension
-	@if command -v mvn >/dev/null; then $(1)/bin/python -m hmsproxy.clients.spark_extension || true; \
+	@if command -v mvn >/dev/null; then $(1)/bin/python -m hmsproxy.jobs.spark_extension || true; \
 	else echo "warning: no mvn: the Spark extension is not built; plain Spark SQL will not use indexes"; fi
 endef
 

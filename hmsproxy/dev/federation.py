@@ -187,7 +187,7 @@ def _add_demo(metastore: LocalMetastore, config: Config, say: Callable[[str], No
 
 def _index_extension_lines() -> list[str]:
     """The Spark extension's settings (plain Spark SQL then uses fresh indexes), or how to build it."""
-    from hmsproxy.clients.spark_extension import index_extension_conf
+    from hmsproxy.jobs.spark_extension import index_extension_conf
 
     try:
         return [f"  {key}={value}" for key, value in index_extension_conf().items()]

@@ -165,7 +165,7 @@ def _uris(value: str) -> list[str]:
 def _with_index_extension(builder):
     """The job's session with hmsproxy's Spark extension where it is built (its own SQL then uses
     fresh indexes); without it where it is not: a job never fails for want of it."""
-    from hmsproxy.clients.spark_extension import with_index_extension
+    from hmsproxy.jobs.spark_extension import with_index_extension
 
     try:
         return with_index_extension(builder)

@@ -241,7 +241,7 @@ def arrow_path(uri: str, user_id: int, label: str = "hmsproxy lookup (pyarrow, n
 def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool, cached_uri: str | None) -> list[Way]:
     from pyspark.sql import functions as F
 
-    from hmsproxy.clients.spark_extension import ENABLED_CONF
+    from hmsproxy.jobs.spark_extension import ENABLED_CONF
 
     def scan(bloom: bool):
         def make():

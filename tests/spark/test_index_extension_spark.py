@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from hmsproxy.clients.spark import sql
-from hmsproxy.clients.spark_extension import ENABLED_CONF, TABLE_SWITCH, index_extension_jar
+from hmsproxy.jobs.spark_extension import ENABLED_CONF, TABLE_SWITCH, index_extension_jar
 from tests.support.required import unavailable
 
 pytestmark = pytest.mark.spark

@@ -96,7 +96,7 @@ def _with_index_extension(builder):
     """The index extension in every test session where it is built, switched off: the one JVM is
     shared by every Spark test, and tests/spark/test_index_extension_spark.py turns it on in its own
     sessions (spark.newSession(), ENABLED_CONF set)."""
-    from hmsproxy.clients.spark_extension import ENABLED_CONF, with_index_extension
+    from hmsproxy.jobs.spark_extension import ENABLED_CONF, with_index_extension
 
     try:
         builder = with_index_extension(builder)

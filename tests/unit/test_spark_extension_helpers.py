@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hmsproxy.clients import spark_extension as ext
+from hmsproxy.jobs import spark_extension as ext
 
 
 def test_the_jar_is_chosen_by_the_spark_line(tmp_path, monkeypatch):

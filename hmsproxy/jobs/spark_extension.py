@@ -112,7 +112,7 @@ def build(pyspark_jars: Path | None = None, out_dir: Path = JAR_DIR) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m hmsproxy.clients.spark_extension`: build the jar for this venv's pyspark."""
+    """`python -m hmsproxy.jobs.spark_extension`: build the jar for this venv's pyspark."""
     try:
         print(build(), file=sys.stderr)
     except RuntimeError as e:
