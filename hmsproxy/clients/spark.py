@@ -15,6 +15,7 @@ from hmsproxy.clients.proxy import HmsProxyClient, HmsProxyError
 from hmsproxy.ddl.results import ResultSet
 from hmsproxy.ddl.statements import NOT_HMSPROXY_OBJECT
 from hmsproxy.features import is_hmsproxy_statement
+from hmsproxy.jobs.spark_extension import index_extension_conf, index_extension_jar, with_index_extension  # noqa: F401 (the helper's API)
 from hmsproxy.jobs.spark_sessions import hadoop_setting, is_connect, spark_user
 
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"

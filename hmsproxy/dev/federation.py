@@ -52,6 +52,7 @@ class DevFederation:
             "  spark.sql.catalogImplementation=hive",
             f"  spark.hadoop.hive.metastore.uris={self.server.uri}",
             f"  spark.sql.warehouse.dir={self.state_dir / 'spark-warehouse'}",
+            *_index_extension_lines(),
         ]
         backends = ", ".join(f"{ms.name} {ms.uris[0]}" for ms in self.config.metastores)
         lines.append(f"The metastores, for remotes (the same ports at every start on {self.state_dir}): {backends}")
@@ -182,3 +183,13 @@ def _add_demo(metastore: LocalMetastore, config: Config, say: Callable[[str], No
     name = f"{fed.database_prefix}{DEMO_DATABASE}.{DEMO_TABLE}"
     say(f"demo data {name} on {metastore.name}: {'; '.join(done) if done else 'already there'}")
     return name
+
+
+def _index_extension_lines() -> list[str]:
+    """The Spark extension's settings (plain Spark SQL then uses fresh indexes), or how to build it."""
+    from hmsproxy.jobs.spark_extension import index_extension_conf
+
+    try:
+        return [f"  {key}={value}" for key, value in index_extension_conf().items()]
+    except FileNotFoundError as e:
+        return [f"  (indexes in plain Spark SQL: {e})"]

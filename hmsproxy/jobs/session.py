@@ -119,6 +119,7 @@ def build_session(
         builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    builder = _with_index_extension(builder)
     if uri is not None:
         builder = builder.config(METASTORE_URIS_CONF, uri)
     elif not under_spark_submit() and METASTORE_URIS_CONF not in (conf or {}):
@@ -159,3 +160,14 @@ def connect_session(remote: str, uri: str | None) -> Any:
 
 def _uris(value: str) -> list[str]:
     return [u.strip() for u in value.split(",") if u.strip()]
+
+
+def _with_index_extension(builder):
+    """The job's session with hmsproxy's Spark extension where it is built (its own SQL then uses
+    fresh indexes); without it where it is not: a job never fails for want of it."""
+    from hmsproxy.jobs.spark_extension import with_index_extension
+
+    try:
+        return with_index_extension(builder)
+    except FileNotFoundError:
+        return builder

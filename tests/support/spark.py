@@ -84,8 +84,22 @@ def make_spark(
         .config("spark.hadoop.hive.metastore.failure.retries", "1")
         .config("spark.hadoop.hive.metastore.client.connect.retry.delay", "1s")
     )
+    builder = _with_index_extension(builder)
     for key, value in (extra_conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _with_index_extension(builder):
+    """The index extension in every test session where it is built, switched off: the one JVM is
+    shared by every Spark test, and tests/spark/test_index_extension_spark.py turns it on in its own
+    sessions (spark.newSession(), ENABLED_CONF set)."""
+    from hmsproxy.jobs.spark_extension import ENABLED_CONF, with_index_extension
+
+    try:
+        builder = with_index_extension(builder)
+    except FileNotFoundError:
+        return builder  # not built (no mvn): the extension's tests say so
+    return builder.config(ENABLED_CONF, "false")

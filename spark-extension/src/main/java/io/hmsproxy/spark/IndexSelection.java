@@ -1,0 +1,280 @@
+package io.hmsproxy.spark;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.metastore.api.FieldSchema;
+import org.apache.hadoop.hive.metastore.api.Index;
+import org.apache.hadoop.hive.metastore.api.Partition;
+import org.apache.hadoop.hive.metastore.api.Table;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.PartitionDirectory;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.internal.SQLConf;
+
+/**
+ * Which files of a table's chosen partitions a query reads, by the same rule as
+ * hmsproxy/clients/index_lookup.py's plan_lookup: a base partition whose index partition was built
+ * from exactly the files it holds now (same digest) reads only the files the index rows for the
+ * wanted values name; any other (stale, never built) is read whole. The index rows are read by
+ * this session (one Spark job over the fresh index partitions' files, with Parquet's pushdown),
+ * the manifests and listings with Hadoop's file systems: the storage keys are the user's, not the
+ * proxy's.
+ */
+final class IndexSelection {
+  static final String BUCKET_COLUMN = "_bucketname";
+
+  private final SparkSession session;
+  private final ProxyMetastore ms;
+  private final CatalogTable table;
+  private final HadoopFsRelation fs;
+  private final Index index;
+  private final Map<String, List<Object>> wanted;
+  private final Configuration conf;
+
+  IndexSelection(
+      SparkSession session, ProxyMetastore ms, CatalogTable table, HadoopFsRelation fs, Index index, Map<String, List<Object>> wanted) {
+    this.session = session;
+    this.ms = ms;
+    this.table = table;
+    this.fs = fs;
+    this.index = index;
+    this.wanted = wanted;
+    this.conf = session.sparkContext().hadoopConfiguration();
+  }
+
+  /** One base partition as it is now. */
+  private record Base(InternalRow values, String name, Map<String, String> spec, String location, List<FileStatus> files) {}
+
+  /** The file index for the scan, or null where the index can't say (then Spark's own plan stays). */
+  HmsProxyIndexedFileIndex select(List<Expression> partitionFilters) throws Exception {
+    List<Base> bases = basePartitions(partitionFilters);
+    if (bases == null) {
+      return null;
+    }
+    String indexTable = index.getIndexTableName();
+    int dot = indexTable.lastIndexOf('.');
+    String indexDb = dot >= 0 ? indexTable.substring(0, dot) : table.identifier().database().get();
+    String indexName = dot >= 0 ? indexTable.substring(dot + 1) : indexTable;
+    Table it = ms.table(indexDb, indexName);
+    List<String> indexKeys = it.getPartitionKeys().stream().map(k -> IndexedScanRule.lower(k.getName())).toList();
+    boolean orc = it.getSd().getInputFormat() != null && it.getSd().getInputFormat().toLowerCase().contains("orc");
+
+    // The index partition covering each base partition ('' for an unpartitioned index table).
+    Map<Base, String> coveredBy = new LinkedHashMap<>();
+    for (Base b : bases) {
+      if (b.spec.keySet().containsAll(indexKeys)) {
+        coveredBy.put(b, partitionName(indexKeys, b.spec));
+      }
+    }
+    Map<String, String> indexLocations = indexLocations(indexDb, indexName, it, indexKeys, new LinkedHashSet<>(coveredBy.values()));
+    Map<String, IndexBuild> builds = new HashMap<>();
+    Map<String, List<FileStatus>> indexFiles = new HashMap<>();
+    for (Map.Entry<String, String> e : indexLocations.entrySet()) {
+      Path location = new Path(e.getValue());
+      IndexBuild build = IndexBuild.read(location, conf);
+      List<FileStatus> files = build == null ? null : IndexBuild.dataFiles(location, conf);
+      if (build != null && build.partition.equals(e.getKey()) && files != null && build.describes(files)) {
+        builds.put(e.getKey(), build);
+        indexFiles.put(e.getKey(), files);
+      }
+    }
+    List<Base> fresh = new ArrayList<>();
+    for (Map.Entry<Base, String> e : coveredBy.entrySet()) {
+      IndexBuild build = builds.get(e.getValue());
+      if (build != null && build.freshFor(e.getKey().name, IndexBuild.digest(e.getKey().files))) {
+        fresh.add(e.getKey());
+      }
+    }
+    Map<String, List<String>> named = namedFiles(fresh, coveredBy, indexFiles, orc);
+
+    List<PartitionDirectory> partitions = new ArrayList<>();
+    List<Path> roots = new ArrayList<>();
+    int total = 0;
+    int kept = 0;
+    for (Base b : bases) {
+      roots.add(new Path(b.location));
+      total += b.files.size();
+      List<FileStatus> files = b.files;
+      if (fresh.contains(b)) {
+        IndexBuild build = builds.get(coveredBy.get(b));
+        files = chosen(b, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
+      }
+      kept += files.size();
+      if (!files.isEmpty()) {
+        List<FileStatusWithMetadata> withMetadata = new ArrayList<>();
+        for (FileStatus f : files) {
+          withMetadata.add(new FileStatusWithMetadata(f, scala.collection.immutable.Map$.MODULE$.empty()));
+        }
+        partitions.add(new PartitionDirectory(b.values, Scala.seq(withMetadata)));
+      }
+    }
+    String description =
+        String.format(
+            "hmsproxy index %s: %d of %d files (%d of %d partitions fresh)",
+            index.getIndexName(), kept, total, fresh.size(), bases.size());
+    return new HmsProxyIndexedFileIndex(roots, partitions, fs.partitionSchema(), description);
+  }
+
+  /** The partitions the static partition filters choose, listed now; null if one has visible subdirectories. */
+  private List<Base> basePartitions(List<Expression> partitionFilters) throws Exception {
+    List<String> keys = Scala.list(table.partitionColumnNames()).stream().map(IndexedScanRule::lower).toList();
+    List<Base> bases = new ArrayList<>();
+    if (keys.isEmpty()) {
+      String location = table.location().toString();
+      List<FileStatus> files = IndexBuild.dataFiles(new Path(location), conf);
+      if (files == null) {
+        return null;
+      }
+      bases.add(new Base(InternalRow.empty(), "", Map.of(), location, files));
+      return bases;
+    }
+    var catalog = ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalog();
+    String timeZone = SQLConf.get().sessionLocalTimeZone();
+    for (CatalogTablePartition p : Scala.list(catalog.listPartitionsByFilter(table.identifier(), Scala.seq(partitionFilters)))) {
+      Map<String, String> spec = new HashMap<>();
+      scala.jdk.javaapi.CollectionConverters.asJava(p.spec()).forEach((k, v) -> spec.put(IndexedScanRule.lower(k), v));
+      String location = p.location().toString();
+      List<FileStatus> files = IndexBuild.dataFiles(new Path(p.location()), conf);
+      if (files == null) {
+        return null;
+      }
+      bases.add(new Base(p.toRow(fs.partitionSchema(), timeZone), partitionName(keys, spec), spec, location, files));
+    }
+    return bases;
+  }
+
+  private Map<String, String> indexLocations(String db, String name, Table it, List<String> keys, Set<String> wantedNames)
+      throws Exception {
+    Map<String, String> locations = new HashMap<>();
+    if (keys.isEmpty()) {
+      if (wantedNames.contains("")) {
+        locations.put("", it.getSd().getLocation());
+      }
+      return locations;
+    }
+    for (Partition p : ms.partitions(db, name, new ArrayList<>(wantedNames))) {
+      Map<String, String> spec = new HashMap<>();
+      for (int i = 0; i < keys.size(); i++) {
+        spec.put(keys.get(i), p.getValues().get(i));
+      }
+      locations.put(partitionName(keys, spec), p.getSd().getLocation());
+    }
+    return locations;
+  }
+
+  /** index partition -> the base files its rows for the wanted values name; one Spark job over every fresh one's files. */
+  private Map<String, List<String>> namedFiles(
+      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles, boolean orc) {
+    Map<String, String> partitionOfFile = new HashMap<>();
+    for (Base b : fresh) {
+      String key = coveredBy.get(b);
+      for (FileStatus f : indexFiles.get(key)) {
+        partitionOfFile.put(f.getPath().toUri().getPath(), key);
+      }
+    }
+    Map<String, List<String>> named = new HashMap<>();
+    if (partitionOfFile.isEmpty()) {
+      return named;
+    }
+    List<String> paths = new ArrayList<>();
+    for (Base b : fresh) {
+      for (FileStatus f : indexFiles.get(coveredBy.get(b))) {
+        paths.add(f.getPath().toString());
+      }
+    }
+    paths = new ArrayList<>(new LinkedHashSet<>(paths));
+    Dataset<Row> rows = orc ? session.read().orc(paths.toArray(new String[0])) : session.read().parquet(paths.toArray(new String[0]));
+    Column condition = null;
+    for (FieldSchema c : index.getSd().getCols()) {
+      Column term = functions.col(IndexedScanRule.lower(c.getName())).isin(wanted.get(IndexedScanRule.lower(c.getName())).toArray());
+      condition = condition == null ? term : condition.and(term);
+    }
+    for (Row r : rows.where(condition).select(functions.input_file_name(), functions.col(BUCKET_COLUMN)).distinct().collectAsList()) {
+      String key = partitionOfFile.get(URI.create(r.getString(0)).getPath());
+      if (key == null) {
+        throw new IllegalStateException("an index row from a file the index partitions do not list: " + r.getString(0));
+      }
+      named.computeIfAbsent(key, k -> new ArrayList<>()).add(r.getString(1));
+    }
+    return named;
+  }
+
+  /** The base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
+  private static List<FileStatus> chosen(Base b, List<String> buckets, boolean onlyOneBase) {
+    Set<String> names = new HashSet<>();
+    for (String bucket : buckets) {
+      int slash = bucket.lastIndexOf('/');
+      String parent = slash >= 0 ? bucket.substring(0, slash) : "";
+      if (onlyOneBase || sameDir(parent, b.location)) {
+        names.add(bucket.substring(slash + 1));
+      }
+    }
+    return b.files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
+  }
+
+  /** Two Hadoop-style directory paths naming the same place (file:/x and file:///x alike). */
+  static boolean sameDir(String a, String b) {
+    URI ua = URI.create(a);
+    URI ub = URI.create(b);
+    return same(ua.getScheme(), ub.getScheme(), "file")
+        && same(ua.getRawAuthority(), ub.getRawAuthority(), "")
+        && strip(ua.getRawPath()).equals(strip(ub.getRawPath()));
+  }
+
+  private static boolean same(String a, String b, String absent) {
+    return (a == null ? absent : a).equals(b == null ? absent : b);
+  }
+
+  private static String strip(String path) {
+    String p = path == null ? "" : path;
+    while (p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    return p;
+  }
+
+  /** Hive's partition name, 'ds=2026-11-01/hr=3', escaped as Hive's FileUtils does (partition_names.py). */
+  static String partitionName(List<String> keys, Map<String, String> spec) {
+    StringBuilder name = new StringBuilder();
+    for (String k : keys) {
+      if (name.length() > 0) {
+        name.append('/');
+      }
+      name.append(escape(k)).append('=').append(escape(spec.get(k)));
+    }
+    return name.toString();
+  }
+
+  private static final String ESCAPED = "\"#%'*/:=?\\\u007f{[]^";
+
+  static String escape(String text) {
+    StringBuilder out = new StringBuilder();
+    for (char c : text.toCharArray()) {
+      if (c < 0x20 || ESCAPED.indexOf(c) >= 0) {
+        out.append('%').append(String.format("%02X", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.toString();
+  }
+}

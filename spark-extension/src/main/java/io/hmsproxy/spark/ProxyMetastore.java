@@ -1,0 +1,97 @@
+package io.hmsproxy.spark;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.hive.metastore.api.Index;
+import org.apache.hadoop.hive.metastore.api.Partition;
+import org.apache.hadoop.hive.metastore.api.Table;
+import org.apache.hadoop.hive.metastore.api.ThriftHiveMetastore;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.thrift.TException;
+import org.apache.thrift.protocol.TBinaryProtocol;
+import org.apache.thrift.transport.TSocket;
+import org.apache.thrift.transport.TTransport;
+
+/**
+ * A plain Thrift connection to the session's metastore for what Spark's own Hive client does not
+ * give: whether it is a hmsproxy (fb303 getName, asked once per URI and JVM), the base table's
+ * indexes (the proxy answers get_indexes from memory), and the index table with its partitions
+ * (Spark refuses an INDEX_TABLE). One connection per query planned on an indexed-looking filter.
+ */
+final class ProxyMetastore implements AutoCloseable {
+  static final String HMSPROXY_NAME = "hmsproxy";
+  private static final int PARTITION_NAMES_PER_CALL = 100;
+  private static final Map<String, Boolean> IS_HMSPROXY = new ConcurrentHashMap<>();
+
+  private final TTransport transport;
+  private final ThriftHiveMetastore.Client client;
+
+  private ProxyMetastore(TTransport transport, ThriftHiveMetastore.Client client) {
+    this.transport = transport;
+    this.client = client;
+  }
+
+  /** The first of the URIs that answers, or an exception naming the last failure. */
+  static ProxyMetastore open(String uris, int timeoutMs) throws Exception {
+    Exception last = null;
+    for (String uri : uris.split(",")) {
+      if (uri.isBlank()) {
+        continue;
+      }
+      URI parsed = URI.create(uri.trim());
+      TSocket socket = new TSocket(parsed.getHost(), parsed.getPort(), timeoutMs);
+      try {
+        socket.open();
+        ThriftHiveMetastore.Client client = new ThriftHiveMetastore.Client(new TBinaryProtocol(socket));
+        // As Spark's own client does without SASL: the proxy checks access as this user.
+        client.set_ugi(UserGroupInformation.getCurrentUser().getShortUserName(), Collections.emptyList());
+        return new ProxyMetastore(socket, client);
+      } catch (Exception e) {
+        socket.close();
+        last = e;
+      }
+    }
+    throw last != null ? last : new IllegalArgumentException("no metastore URI in '" + uris + "'");
+  }
+
+  /** Whether the metastore at these URIs is a hmsproxy; asked once per URIs in this JVM. */
+  boolean isHmsProxy(String uris) throws TException {
+    Boolean known = IS_HMSPROXY.get(uris);
+    if (known == null) {
+      known = HMSPROXY_NAME.equals(client.getName());
+      IS_HMSPROXY.put(uris, known);
+    }
+    return known;
+  }
+
+  static Boolean knownHmsProxy(String uris) {
+    return IS_HMSPROXY.get(uris);
+  }
+
+  List<Index> indexes(String db, String table) throws TException {
+    return client.get_indexes(db, table, (short) -1);
+  }
+
+  Table table(String db, String table) throws TException {
+    return client.get_table(db, table);
+  }
+
+  /** The named partitions that exist (in pieces of 100 names a call). */
+  List<Partition> partitions(String db, String table, List<String> names) throws TException {
+    List<Partition> found = new ArrayList<>();
+    for (int i = 0; i < names.size(); i += PARTITION_NAMES_PER_CALL) {
+      List<String> part = names.subList(i, Math.min(names.size(), i + PARTITION_NAMES_PER_CALL));
+      found.addAll(client.get_partitions_by_names(db, table, part));
+    }
+    return found;
+  }
+
+  @Override
+  public void close() {
+    transport.close();
+  }
+}

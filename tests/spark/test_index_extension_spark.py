@@ -1,0 +1,172 @@
+"""Plain Spark SQL with hmsproxy's Spark extension (issue 42, first slice): a real SparkSession
+through the proxy on a real Hive 2.3 metastore reads only the files a fresh compact index names.
+
+One JVM serves every Spark test (tests/support/spark.py loads the extension there, switched off);
+this module works in two sessions of it: `indexed` (the switch on) and `plain` (off, Spark's own
+plan). Every answer is compared with `plain`'s, and the files each scan read come from Spark's
+own metric (numFiles of the scan nodes). Adaptive execution is off in both so the executed plan
+is the one whose scans ran."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from hmsproxy.clients.spark import sql
+from hmsproxy.jobs.spark_extension import ENABLED_CONF, TABLE_SWITCH, index_extension_jar
+from tests.support.required import unavailable
+
+pytestmark = pytest.mark.spark
+
+DAYS = ("2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04")
+URIS_CONF = "spark.hmsproxy.index.metastore.uris"
+
+
+@pytest.fixture(scope="module")
+def sessions(spark):
+    try:
+        index_extension_jar()
+    except FileNotFoundError as e:
+        unavailable(str(e))
+    if spark.conf.get("spark.sql.extensions", "") != "io.hmsproxy.spark.HmsProxyExtensions":
+        unavailable("this test process's SparkSession was started without the extension (tests/support/spark.py)")
+    indexed, plain = spark.newSession(), spark.newSession()
+    for session, on in ((indexed, "true"), (plain, "false")):
+        session.conf.set(ENABLED_CONF, on)
+        session.conf.set("spark.sql.adaptive.enabled", "false")
+    return indexed, plain
+
+
+@pytest.fixture(scope="module")
+def events(spark, sessions):
+    """index_ext.events_<tag> by ds, 3 days, 4 files a day, users 0..39 (each on one day, in one file),
+    with a compact index on user_id built over every day."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
+    return indexed_events(spark, "index_ext")
+
+
+def indexed_events(spark, db: str) -> str:
+    table = f"{db}.events_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    rows = [(u, ["view", "buy"][k % 2], float(u * 10 + k), DAYS[u % 3]) for u in range(40) for k in range(5)]
+    frame = spark.createDataFrame(rows, "user_id BIGINT, action STRING, amount DOUBLE, ds STRING")
+    frame.repartition(4, "user_id").sortWithinPartitions("user_id").createOrReplaceTempView("ext_events_src")
+    spark.sql(f"INSERT INTO {table} SELECT * FROM ext_events_src")
+    spark.catalog.dropTempView("ext_events_src")
+    sql(spark, f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT'")
+    return table
+
+
+def run(session, query: str) -> tuple[list[tuple], int, str]:
+    """(the answer sorted, data files the scans read by Spark's numFiles metric, the executed plan's text)."""
+    frame = session.sql(query)
+    rows = sorted(tuple(r) for r in frame.collect())
+    plan = frame._jdf.queryExecution().executedPlan()
+    leaves = plan.collectLeaves()
+    files = 0
+    for i in range(leaves.size()):
+        leaf = leaves.apply(i)
+        if leaf.nodeName().startswith("Scan") and leaf.metrics().contains("numFiles"):
+            files += leaf.metrics().apply("numFiles").value()
+    return rows, files, plan.toString()
+
+
+def holding(plain, table: str, where: str) -> int:
+    """How many data files hold a row matching `where`: what a fresh index must read, no more."""
+    return plain.sql(f"SELECT input_file_name() FROM {table} WHERE {where}").distinct().count()
+
+
+def files_of(plain, table: str, ds: str) -> int:
+    return holding(plain, table, f"ds = '{ds}'")
+
+
+def same_answer(sessions, query: str) -> tuple[int, int, str]:
+    """(files read with the extension, without, the extension's plan) of a query both answer alike."""
+    indexed, plain = sessions
+    rows, files, shown = run(indexed, query)
+    expected, all_files, _ = run(plain, query)
+    assert rows == expected
+    return files, all_files, shown
+
+
+def test_a_point_lookup_reads_the_one_file_the_index_names(sessions, events):
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 3")
+    assert (files, all_files) == (1, 12)
+    assert "hmsproxy index user_idx: 1 of 12 files (3 of 3 partitions fresh)" in shown
+    assert "HmsProxyIndexedFileIndex" in shown
+    indexed, _ = sessions
+    explained = indexed.sql(f"EXPLAIN SELECT * FROM {events} WHERE user_id = 3").first()[0]
+    assert "hmsproxy index user_idx" in explained
+
+
+def test_an_in_list_reads_the_files_of_each_value(sessions, events):
+    where = "user_id IN (3, 4, 39, 1000)"
+    files, all_files, _ = same_answer(sessions, f"SELECT user_id, amount FROM {events} WHERE {where}")
+    assert files == holding(sessions[1], events, where) and 0 < files < all_files
+    # more than Spark's InSet threshold (10 values): the optimizer rewrites IN as InSet, still an index lookup
+    many = f"user_id IN ({', '.join(str(u) for u in range(0, 40, 3))})"
+    files, all_files, _ = same_answer(sessions, f"SELECT count(*), sum(amount) FROM {events} WHERE {many}")
+    assert files == holding(sessions[1], events, many) and files < all_files
+
+
+def test_a_partition_range_with_equality_reads_only_the_chosen_days_files(sessions, events):
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE ds >= '{DAYS[1]}' AND user_id = 4 AND action = 'buy'")
+    assert (files, all_files) == (1, 8)
+    assert "2 of 2 partitions fresh" in shown
+    files, all_files, _ = same_answer(sessions, f"SELECT * FROM {events} WHERE ds >= '{DAYS[1]}' AND user_id = 3")
+    assert (files, all_files) == (0, 8)  # user 3 is on the first day only
+
+
+def test_a_join_uses_the_index_on_each_side(sessions, events):
+    query = (
+        f"SELECT a.user_id, a.amount, b.amount FROM {events} a JOIN {events} b ON a.user_id = b.user_id "
+        f"WHERE a.user_id = 7 AND b.action = 'buy'"
+    )
+    files, all_files, _ = same_answer(sessions, query)
+    assert (files, all_files) == (2, 24)  # the filter reaches b through the join key (inferred constraints)
+
+
+def test_an_index_on_a_federated_database(spark, sessions, federated_dbs):
+    table = indexed_events(spark, "waggle_sales")  # the federated metastore's database, prefixed through the proxy
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {table} WHERE user_id IN (5, 6)")
+    assert (files, all_files) == (holding(sessions[1], table, "user_id IN (5, 6)"), 12) and "hmsproxy index user_idx" in shown
+
+
+def test_the_switch_the_table_opt_out_and_a_metastore_that_is_not_a_proxy_leave_plans_alone(sessions, events, metastores):
+    indexed, _ = sessions
+    query = f"SELECT * FROM {events} WHERE user_id = 3"
+    try:
+        indexed.conf.set(ENABLED_CONF, "false")
+        files, all_files, shown = same_answer(sessions, query)
+        assert files == all_files == 12 and "hmsproxy index" not in shown
+    finally:
+        indexed.conf.set(ENABLED_CONF, "true")
+    indexed.sql(f"ALTER TABLE {events} SET TBLPROPERTIES ('{TABLE_SWITCH}'='false')")
+    try:
+        files, all_files, shown = same_answer(sessions, query)
+        assert files == all_files == 12 and "hmsproxy index" not in shown
+    finally:
+        indexed.sql(f"ALTER TABLE {events} UNSET TBLPROPERTIES ('{TABLE_SWITCH}')")
+    try:
+        indexed.conf.set(URIS_CONF, metastores[0].uri)  # the Hive metastore behind the proxy: asked, not a hmsproxy
+        files, all_files, shown = same_answer(sessions, query)
+        assert files == all_files == 12 and "hmsproxy index" not in shown
+    finally:
+        indexed.conf.unset(URIS_CONF)
+    assert same_answer(sessions, query)[0] == 1  # and back on
+
+
+def test_stale_and_never_built_partitions_are_read_whole(spark, sessions, events):
+    # Last: it changes the table. Files added to the first day after the build make it stale; a fourth day was never indexed.
+    spark.sql(f"INSERT INTO {events} PARTITION (ds='{DAYS[0]}') VALUES (3, 'late', 1.5), (4, 'late', 2.5)")
+    spark.sql(f"INSERT INTO {events} PARTITION (ds='{DAYS[3]}') VALUES (3, 'new', 3.5), (5, 'new', 4.5)")
+    for session in sessions:
+        session.catalog.refreshTable(events)
+    _, plain = sessions
+    day0, day3 = files_of(plain, events, DAYS[0]), files_of(plain, events, DAYS[3])
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 3")
+    assert files == day0 + day3 and all_files == day0 + 8 + day3
+    assert "1 of 3 fresh" not in shown and "(2 of 4 partitions fresh)" in shown
+    files, _, _ = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 4")
+    assert files == day0 + 1 + day3  # the stale and never-built days whole, the fresh second day's one file
