@@ -97,6 +97,7 @@ def test_a_restart_keeps_the_ports_and_a_remote_made_before_still_answers(tmp_pa
         assert json.loads((state / PORTS_FILE).read_text()) == kept
         assert f"hmsproxy is serving thrift://127.0.0.1:{port}" in out
         assert f"fed1 {hms1}" in out
+        assert "demo data fed1_sales.orders on hms1: already there" in out  # kept as it is
         assert remote_tables(port, "kept_sales") == ["orders"]
         shown = hmsproxy("sql", "--uri", f"thrift://127.0.0.1:{port}", "-e", "SHOW REMOTE DATABASES")
         assert shown.returncode == 0 and "kept_sales" in shown.stdout, shown.stderr

@@ -318,10 +318,29 @@ def test_dockerignore_keeps_local_state_out():
         "tests/unit/test_config.py",
         ".git/HEAD",
         "hmsproxy.egg-info/PKG-INFO",
+        ".venv-spark-4.3.0/bin/python",  # `make test`'s second venv: over 1 GB, tarred for every build
+        "deploy/local/images.sh",
     ):
         assert dockerignored(path, patterns), f"{path} should be excluded from the build context"
     for path in ("pyproject.toml", "README.md", "hmsproxy/cli.py", "config/hmsproxy.example.yml"):
         assert not dockerignored(path, patterns), f"{path} is needed in the build context"
+
+
+def test_the_build_context_docker_py_sends_is_only_what_the_dockerfile_copies(tmp_path):
+    """docker-py's own reading of .dockerignore (what the container tests' builds send): the
+    COPY sources and nothing else, whatever else a checkout holds."""
+    from docker.utils.build import exclude_paths
+
+    kept = ["pyproject.toml", "setup.py", "README.md", "config/hmsproxy.example.yml", "hmsproxy/cli.py", "hmsproxy/protocol/_gate.c"]
+    left_out = [".venv-spark-4.3.0/lib/big.so", ".venv/bin/python", "hmsproxy/protocol/_thriftwalk.so", "hmsproxy/__pycache__/cli.pyc"]
+    left_out += ["config/other.yml", "tests/unit/test_x.py", "notes.txt", ".state/dev/ports.json", ".git/HEAD"]
+    for name in kept + left_out:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    shutil.copy(DOCKERFILE, tmp_path / "Dockerfile")
+    shutil.copy(DOCKERIGNORE, tmp_path / ".dockerignore")
+    sent = {p for p in exclude_paths(str(tmp_path), dockerignore_patterns(), dockerfile="Dockerfile") if (tmp_path / p).is_file()}
+    assert sent == set(kept) | {"Dockerfile", ".dockerignore"}
 
 
 def test_dockerignore_matcher():

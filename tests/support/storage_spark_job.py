@@ -1,15 +1,17 @@
-"""Every data feature on one real store, through the proxy, with a real SparkSession; run in its own
+"""Every data feature on real stores, through the proxy, with a real SparkSession; run in its own
 process (this one's SparkSession needs S3A's jars, which the suite's shared session does not load).
 
-`python -m tests.support.storage_spark_job PROXY_URI ROOT WAREHOUSE JARS` (JARS: comma-separated,
-S3A's; HADOOP_CONF_DIR gives the store's settings to Spark and to hmsproxy alike). In database
-`storage_<tag>` at ROOT (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
+`python -m tests.support.storage_spark_job PROXY_URI ROOTS WAREHOUSE JARS` (ROOTS: comma-separated,
+one a store; JARS: comma-separated, S3A's; HADOOP_CONF_DIR gives the stores' settings to Spark and to
+hmsproxy alike). The stores share the one session: a Spark start is a good part of a store's run.
+For each, in database `storage_<tag>` at its root (s3a://… or hdfs://…) it streams CSV and JSON into a partitioned table with
 `hmsproxy stream`, builds a compact index with the rebuild-index job, looks up with `hmsproxy lookup`
 and `lookup()`, inserts with Spark and looks the index stale, lays a table out with skew-layout and
 reads it with `read()`, compacts it, streams into a bucketed table, compacts a partition while two
 writers stream into it, reads a dependent table over that one (S3) or a remote table whose data is
 there (HDFS); each answer beside Spark's own for the same question. Prints one line
-`RESULT {json}`; the test compares.
+`RESULT {json}`, the results by root (a store that failed: {"error": its traceback}, the others still
+run); the test compares.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import uuid
 from pathlib import Path
 
@@ -260,33 +263,43 @@ def remote(spark, db: str, backend_uri: str) -> dict:
     return {"read": spark_rows(spark, f"{db}.far"), "expected": spark_rows(spark, f"{db}.origin"), "location": location}
 
 
-def main(uri: str, root: str, warehouse: str, jars: str, parts: str = "features,writers", backend_uri: str = "") -> None:
+def on_store(spark, uri: str, root: str, parts: str, backend_uri: str) -> dict:
     """`parts`: "features" (streaming, indexes, skew, compact), "writers" (bucketed, compact beside writers)."""
+    db = f"storage_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {db} LOCATION '{root}/{db}.db'")
+    result = {"db": db}
+    if "features" in parts:
+        result["streaming"] = streaming(spark, uri, db)
+        table = result["streaming"]["table"]
+        result["indexes"] = indexes(spark, uri, table)
+        result["skew"] = skew(spark, uri, db)
+        result["compact"] = compact(spark, uri, table)
+    if "writers" in parts:
+        result["bucketed"] = bucketed(spark, uri, db, root)
+        result["live"] = compact_beside_writers(spark, uri, db)
+        if root.startswith("s3a://"):  # the issue's pairs: a dependent table over S3, a remote table on HDFS
+            result["dependent"] = dependent(spark, db, f"{db}.live")
+            sql(spark, f"DROP DEPENDENT TABLE {db}.daily")
+        else:
+            result["remote"] = remote(spark, db, backend_uri)
+            sql(spark, f"DROP REMOTE TABLE {db}.far")
+    spark.sql(f"DROP DATABASE {db} CASCADE")
+    return result
+
+
+def main(uri: str, roots: str, warehouse: str, jars: str, parts: str = "features,writers", backend_uri: str = "") -> None:
     conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
     spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
-    db = f"storage_{uuid.uuid4().hex[:8]}"
+    results = {}
     try:
-        spark.sql(f"CREATE DATABASE {db} LOCATION '{root}/{db}.db'")
-        result = {"db": db}
-        if "features" in parts:
-            result["streaming"] = streaming(spark, uri, db)
-            table = result["streaming"]["table"]
-            result["indexes"] = indexes(spark, uri, table)
-            result["skew"] = skew(spark, uri, db)
-            result["compact"] = compact(spark, uri, table)
-        if "writers" in parts:
-            result["bucketed"] = bucketed(spark, uri, db, root)
-            result["live"] = compact_beside_writers(spark, uri, db)
-            if root.startswith("s3a://"):  # the issue's pairs: a dependent table over S3, a remote table on HDFS
-                result["dependent"] = dependent(spark, db, f"{db}.live")
-                sql(spark, f"DROP DEPENDENT TABLE {db}.daily")
-            else:
-                result["remote"] = remote(spark, db, backend_uri)
-                sql(spark, f"DROP REMOTE TABLE {db}.far")
-        spark.sql(f"DROP DATABASE {db} CASCADE")
+        for root in roots.split(","):
+            try:
+                results[root] = on_store(spark, uri, root, parts, backend_uri)
+            except Exception:  # the next store still runs; this one's test shows why it failed
+                results[root] = {"error": traceback.format_exc()}
     finally:
         spark.stop()
-    print("RESULT " + json.dumps(result), flush=True)
+    print("RESULT " + json.dumps(results), flush=True)
 
 
 if __name__ == "__main__":
