@@ -11,12 +11,12 @@ import pytest
 
 from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
-from hmsproxy.jobs import partition_swaps, skew_pass
+from hmsproxy.jobs import skew_pass
 from hmsproxy.jobs.skew_layout import open_metastore
 from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day
 from tests.spark.test_skew_layout_spark import run_job, set_skew
 from tests.support.one_pass import alone_then_only_the_pass, failed_alone
-from tests.support.swap_readers import reading_partitions, rows_of, slowed
+from tests.support.swap_readers import assert_failed_alone_in_the_batch, refused_in_the_batch, swapped_while_read
 
 pytestmark = pytest.mark.spark
 
@@ -113,23 +113,10 @@ def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_
     set_skew(proxy, table, ["country"], [["US"], ["IN"]])
     bad = day(9)
     before = laid_out(spark, proxy, table)
-    real_relocated = partition_swaps.relocated
-
-    def relocated(current, location, written):
-        new = real_relocated(current, location, written)
-        if current.values == [bad]:
-            new.parameters = dict(new.parameters or {}, too_long="x" * 5000)  # Hive keeps 4,000 characters
-        return new
-
-    monkeypatch.setattr(partition_swaps, "relocated", relocated)
-    db, name = table.split(".")
-    swapping = slowed(monkeypatch, partition_swaps, "_swap_chunk")
-    with reading_partitions(proxy.uri, db, name, lambda files: (rows_of(files), len(files))) as reads:
-        status, ctx = run_job(spark, proxy, table)
-    assert status == 1 and swapping.is_set()
-    assert f"{PARTITIONS - 1} laid out, 0 skipped, 1 failed" in ctx.stdout.getvalue()
-    last = ctx.stderr.getvalue().strip().splitlines()[-1]
-    assert f"failed for 1 of {PARTITIONS} partitions (left as they were); ds={bad}: the metastore refused the new location" in last
+    refused_in_the_batch(monkeypatch, bad)
+    (status, ctx), reads = swapped_while_read(monkeypatch, proxy.uri, table, lambda: run_job(spark, proxy, table))
+    assert status == 1
+    assert_failed_alone_in_the_batch(ctx, "laid out", bad, PARTITIONS)
     after = laid_out(spark, proxy, table)
     for ds, (location, files, groups, info, rows) in after.items():
         assert rows == before[ds][4]

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from hmsproxy.files.storage import ArrowStorage, Entry, arrow_filesystem, data_files
+from hmsproxy.jobs import partition_swaps
 from hmsproxy.jobs.metastore import MetastoreClient
 
 
@@ -85,3 +86,36 @@ def slowed(monkeypatch, module: Any, name: str, before_s: float = 1, after_s: fl
 
     monkeypatch.setattr(module, name, paused)
     return started
+
+
+def refused_in_the_batch(monkeypatch, value: str) -> None:
+    """The metastore refuses the partition `value` in a batched alter_partitions: its new version
+    carries a parameter longer than Hive's column holds (4,000 characters), so the whole call fails
+    and partition_swaps alters each partition alone."""
+    real = partition_swaps.relocated
+
+    def relocated(current, location, written):
+        new = real(current, location, written)
+        if current.values == [value]:
+            new.parameters = dict(new.parameters or {}, too_long="x" * 5000)
+        return new
+
+    monkeypatch.setattr(partition_swaps, "relocated", relocated)
+
+
+def swapped_while_read(monkeypatch, uri: str, table: str, run_job: Callable[[], Any]) -> tuple[Any, Reads]:
+    """What `run_job()` returned, and what a reader of every partition of `table` saw while its
+    batched swap ran (slowed, so reads fall before, during and after it)."""
+    db, name = table.split(".")
+    swapping = slowed(monkeypatch, partition_swaps, "_swap_chunk")
+    with reading_partitions(uri, db, name, lambda files: (rows_of(files), len(files))) as reads:
+        result = run_job()
+    assert swapping.is_set(), "the batched swap never ran"
+    return result, reads
+
+
+def assert_failed_alone_in_the_batch(ctx, done: str, value: str, partitions: int) -> None:
+    """The job's report: every other partition `done`, the refused one failed and left as it was."""
+    assert f"{partitions - 1} {done}, 0 skipped, 1 failed" in ctx.stdout.getvalue()
+    last = ctx.stderr.getvalue().strip().splitlines()[-1]
+    assert f"failed for 1 of {partitions} partitions (left as they were); ds={value}: the metastore refused the new location" in last
