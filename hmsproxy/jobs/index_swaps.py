@@ -30,13 +30,12 @@ from typing import Any
 from hmsproxy.features.indexes.builds import BUILD_CONTEXT_KEY, BUILDS_CONTEXT_KEY, IndexBuild, builds_to_json
 from hmsproxy.files.storage import Entry, Storage
 from hmsproxy.jobs.errors import JobError, error_text, one_line
+from hmsproxy.jobs.partition_swaps import CALL_BATCH  # one size for every job's batched calls
 from hmsproxy.jobs.progress import FAILED, OK, ItemResult
 from hmsproxy.jobs.rebuild_index import Index, Plan, built_note, new_partition
 from hmsproxy.jobs.swap import Written, check_unchanged, discard, relocated
 from hmsproxy.jobs.tables import Target
 
-#: Partitions per add_partitions / alter_partitions call: one metastore transaction and message each.
-CALL_BATCH = 500
 #: Threads listing old directories and removing them.
 FILE_THREADS = 16
 
