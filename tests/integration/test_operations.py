@@ -172,7 +172,7 @@ def test_features_add_readiness_checks(own_proxy, metastores):
     try:
         status, body = http_json(f"{ops.url}/readyz")
         assert status == 503
-        assert [c["name"] for c in body["checks"]][:2] == ["config", "primary"]
+        assert [c["name"] for c in body["checks"]][:3] == ["draining", "config", "primary"]  # draining first: ops/drain.py
         assert body["checks"][-1] == {"name": "extra", "ok": False, "detail": "something it needs is unreachable"}
         assert all(c["ok"] for c in body["checks"][:-1])
     finally:
