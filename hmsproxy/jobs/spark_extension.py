@@ -12,6 +12,7 @@ Spark line it was not built for warns once and leaves every plan alone.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,12 +60,46 @@ def index_extension_conf(spark_version: str | None = None, jars: str = "", exten
 
 
 def with_index_extension(builder, spark_version: str | None = None):
-    """The SparkSession builder with the extension's jar and class added (before getOrCreate)."""
-    options = getattr(builder, "_options", {})  # what the builder already has: kept, not replaced
-    conf = index_extension_conf(spark_version, options.get("spark.jars", ""), options.get("spark.sql.extensions", ""))
-    for key, value in conf.items():
+    """The SparkSession builder with the extension's jar and class added (before getOrCreate).
+
+    A builder's setting replaces the same key of spark-defaults.conf and of spark-submit's options
+    (S3A's jars are listed there by `dev up --storage s3`): so what they list is kept in the
+    builder's value, beside what the builder itself listed."""
+    options = getattr(builder, "_options", {})
+    jars, extensions = (options.get(key) or listed_without_builder(key) for key in ("spark.jars", "spark.sql.extensions"))
+    for key, value in index_extension_conf(spark_version, jars, extensions).items():
         builder = builder.config(key, value)
     return builder
+
+
+def listed_without_builder(key: str) -> str:
+    """What Spark would take for `key` from elsewhere than the builder: under spark-submit, its JVM's
+    settings (its --jars, --conf and properties file); otherwise spark-defaults.conf in SPARK_CONF_DIR
+    (or SPARK_HOME/conf, pyspark's own by default), which the JVM pyspark starts reads."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started the JVM: ask it
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # joins spark-submit's gateway; starts no context
+        return SparkConf().get(key, "") or ""
+    return spark_defaults().get(key, "")
+
+
+def spark_defaults() -> dict[str, str]:
+    """spark-defaults.conf as spark-submit finds it (Java properties: `key value`, `key=value`, `key: value`)."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        home = os.environ.get("SPARK_HOME")
+        conf_dir = str(Path(home) / "conf") if home else str(Path(_pyspark_dir()) / "conf")
+    path = Path(conf_dir) / "spark-defaults.conf"
+    if not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        match = re.match(r"([^\s=:]+)\s*[\s=:]\s*(.*)", line) if line and not line.startswith(("#", "!")) else None
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
 
 
 def _add(listed: str, item: str) -> str:
@@ -76,6 +111,12 @@ def _pyspark_version() -> str:
     import pyspark
 
     return pyspark.__version__
+
+
+def _pyspark_dir() -> str:
+    import pyspark
+
+    return os.path.dirname(pyspark.__file__)
 
 
 def build(pyspark_jars: Path | None = None, out_dir: Path = JAR_DIR) -> Path:

@@ -25,18 +25,11 @@ def test_the_settings_add_to_what_is_already_listed(monkeypatch):
     assert ext.index_extension_conf("4.0.5", jars="/opt/ext.jar")["spark.jars"] == "/opt/ext.jar"  # not twice
 
 
-def test_a_builder_keeps_its_own_jars_and_extensions(monkeypatch):
+def test_a_builder_keeps_its_own_jars_and_extensions(tmp_path, monkeypatch):
     monkeypatch.setenv(ext.JAR_ENV, "/opt/ext.jar")
-
-    class Builder:
-        def __init__(self):
-            self._options = {"spark.jars": "/a.jar"}
-
-        def config(self, key, value):
-            self._options[key] = value
-            return self
-
-    built = ext.with_index_extension(Builder(), "4.0.5")
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # no spark-defaults.conf
+    built = ext.with_index_extension(_Builder(**{"spark.jars": "/a.jar"}), "4.0.5")
     assert built._options == {"spark.jars": "/a.jar,/opt/ext.jar", "spark.sql.extensions": ext.EXTENSION_CLASS}
 
 
@@ -44,3 +37,36 @@ def test_building_without_maven_says_so_in_one_line(monkeypatch):
     monkeypatch.setattr(ext.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="mvn is not installed"):
         ext.build()
+
+
+class _Builder:
+    def __init__(self, **options):
+        self._options = dict(options)
+
+    def config(self, key, value):
+        self._options[key] = value
+        return self
+
+
+def test_what_spark_defaults_lists_is_kept_beside_the_extension(tmp_path, monkeypatch):
+    """dev up --storage s3 lists S3A's jars in spark-defaults.conf: a builder's spark.jars would replace them."""
+    monkeypatch.setenv(ext.JAR_ENV, "/opt/ext.jar")
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# written by dev up\nspark.jars   /s3/hadoop-aws.jar,/s3/bundle.jar\nspark.sql.extensions=com.example.Other\nspark.hadoop.fs.s3a.endpoint: http://127.0.0.1:9000\n"
+    )
+    assert ext.spark_defaults()["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    built = ext.with_index_extension(_Builder(), "4.0.5")
+    assert built._options == {
+        "spark.jars": "/s3/hadoop-aws.jar,/s3/bundle.jar,/opt/ext.jar",
+        "spark.sql.extensions": f"com.example.Other,{ext.EXTENSION_CLASS}",
+    }
+    # the builder's own setting is what Spark takes, so it is the one added to
+    assert ext.with_index_extension(_Builder(**{"spark.jars": "/a.jar"}), "4.0.5")._options["spark.jars"] == "/a.jar,/opt/ext.jar"
+
+
+def test_no_spark_defaults_file_lists_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert ext.spark_defaults() == {} and ext.listed_without_builder("spark.jars") == ""
