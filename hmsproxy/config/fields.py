@@ -186,23 +186,23 @@ def read_uris(ctx: Ctx, path: str, value: Any) -> tuple[str, ...]:
 # Key handling
 
 
-def _canonical_key(key: str) -> str:
+def canonical_key(key: str) -> str:
     """camelCase / snake_case / kebab-case -> kebab-case (Spring and Waggle Dance accept all)."""
     key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", key)
     return key.replace("_", "-").lower()
 
 
 def raw_value(raw: Mapping[str, Any], key: str) -> Any:
-    """The value of canonical `key` in a mapping read leniently (any spelling _canonical_key accepts)."""
+    """The value of canonical `key` in a mapping read leniently (any spelling canonical_key accepts)."""
     for spelt, value in raw.items():
-        if isinstance(spelt, str) and _canonical_key(spelt) == key:
+        if isinstance(spelt, str) and canonical_key(spelt) == key:
             return value
     return None
 
 
 def _suggest(key: str, known: Iterable[str]) -> str:
     known = sorted(set(known))
-    canonical = _canonical_key(key)
+    canonical = canonical_key(key)
     if canonical in known and canonical != key:
         return f" (did you mean '{canonical}'?)"
     close = difflib.get_close_matches(canonical, known, n=1, cutoff=0.6)
@@ -232,7 +232,7 @@ def read_section(
                 raise ctx.error(join_key(path, str(key)), f"keys must be names, got {kind_of(key)}")
             ctx.warn(join_key(path, str(key)), "ignored: keys must be names")
             continue
-        canonical = key if ctx.strict else _canonical_key(key)
+        canonical = key if ctx.strict else canonical_key(key)
         if canonical in spelt:
             raise ctx.error(join_key(path, key), f"given twice (also as '{spelt[canonical]}')")
         spelt[canonical] = key
