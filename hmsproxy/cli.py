@@ -219,6 +219,11 @@ def cmd_check_config(args) -> int:
     from hmsproxy.app import config_sections
     from hmsproxy.config import ConfigError, describe
 
+    if args.keys:  # the key table needs no configuration: it comes from the keys' definitions
+        from hmsproxy.config.key_table import markdown
+
+        print(markdown(config_sections()), end="")
+        return 0
     try:
         config = _load(args)
     except ConfigError as e:
@@ -537,6 +542,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check-config", help="validate config and print the resolved federation")
     _add_config_args(c)
+    c.add_argument("--keys", action="store_true", help="print every configuration key with its default and meaning (Markdown)")
     c.set_defaults(func=cmd_check_config)
 
     st = sub.add_parser("status", help="ask a running proxy for each backend's state and version")

@@ -12,16 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hmsproxy.config.errors import Ctx, join_key
-from hmsproxy.config.fields import present, read_mapping, read_positive_number, read_section, read_str
-from hmsproxy.pipeline.platform import ConfigSection
+from hmsproxy.config import readers as r
+from hmsproxy.config.errors import Ctx
+from hmsproxy.config.keys import key, section
+from hmsproxy.config.sections import keyed_section
+
+
+def _http_url(ctx: Ctx, path: str, raw: Any) -> str:
+    url = r.text()(ctx, path, raw)
+    if not url.startswith(("http://", "https://")):
+        raise ctx.error(path, f"must be an http:// or https:// URL, got {url!r}")
+    return url
 
 
 @dataclass(frozen=True)
 class LineageConfig:
-    file: str | None = None  # JSON lines, appended
-    http: str | None = None  # POSTed one event per request
-    timeout_s: float = 2.0
+    file: str | None = key("file", r.text(), "a file lineage events are appended to, as JSON lines", default=None)
+    http: str | None = key("http", _http_url, "an http(s) URL each lineage event is POSTed to", default=None)
+    timeout_s: float = key("timeout-s", r.positive, "seconds a POST may take", default=2.0)
 
     @property
     def enabled(self) -> bool:
@@ -30,22 +38,9 @@ class LineageConfig:
 
 @dataclass(frozen=True)
 class DependentConfig:
-    lineage: LineageConfig = LineageConfig()
-
-
-def parse(ctx: Ctx, raw: Any) -> DependentConfig:
-    path = "dependent"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), ("lineage",))
-    if not present(section, "lineage"):
-        return DependentConfig()
-    lpath = join_key(path, "lineage")
-    lineage = read_section(ctx, lpath, read_mapping(ctx, lpath, section["lineage"]), ("file", "http", "timeout-s"))
-    file = read_str(ctx, join_key(lpath, "file"), lineage["file"]) if present(lineage, "file") else None
-    http = read_str(ctx, join_key(lpath, "http"), lineage["http"]) if present(lineage, "http") else None
-    if http is not None and not http.startswith(("http://", "https://")):
-        raise ctx.error(join_key(lpath, "http"), f"must be an http:// or https:// URL, got {http!r}")
-    timeout = read_positive_number(ctx, join_key(lpath, "timeout-s"), lineage["timeout-s"]) if present(lineage, "timeout-s") else 2.0
-    return DependentConfig(LineageConfig(file, http, timeout))
+    lineage: LineageConfig = key(
+        "lineage", section(LineageConfig), "where lineage events go", default=LineageConfig(), shown_default="off", nested=LineageConfig
+    )
 
 
 def _describe(settings: DependentConfig) -> list[str]:
@@ -53,4 +48,4 @@ def _describe(settings: DependentConfig) -> list[str]:
     return [f"Dependent tables' lineage events: {', '.join(sinks) if sinks else 'off'}"]
 
 
-SECTION = ConfigSection("dependent", parse, DependentConfig(), _describe)
+SECTION = keyed_section("dependent", DependentConfig, _describe)

@@ -11,27 +11,17 @@ proxy's), which an upgrade must not do to a running Impala or REPL DUMP behind i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from hmsproxy.config.errors import Ctx, join_key
-from hmsproxy.config.fields import present, read_bool, read_mapping, read_section
-from hmsproxy.pipeline.platform import ConfigSection
-
-SECTION_KEYS = ("federate",)
+from hmsproxy.config import readers as r
+from hmsproxy.config.keys import key
+from hmsproxy.config.sections import keyed_section
 
 
 @dataclass(frozen=True)
 class NotificationsConfig:
-    #: Whether the proxy answers the notification calls from its merged log (else the primary does).
-    federate: bool = False
-
-
-def parse(ctx: Ctx, raw: Any) -> NotificationsConfig:
-    path = "notifications"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), SECTION_KEYS)
-    if not present(section, "federate"):
-        return NotificationsConfig()
-    return NotificationsConfig(federate=read_bool(ctx, join_key(path, "federate"), section["federate"]))
+    federate: bool = key(
+        "federate", r.boolean, "answer the notification calls from one merged log of every metastore (else the primary's)", default=False
+    )
 
 
 def describe(settings: NotificationsConfig) -> list[str]:
@@ -40,4 +30,4 @@ def describe(settings: NotificationsConfig) -> list[str]:
     return ["Notifications: one merged log of every metastore, with the proxy's own event ids"]
 
 
-SECTION = ConfigSection("notifications", parse, NotificationsConfig(), describe)
+SECTION = keyed_section("notifications", NotificationsConfig, describe)
