@@ -23,13 +23,13 @@ class ConfigSection:
     describe: Callable[[Any], list[str]] = lambda settings: []
 
 
-def keyed_section(key: str, settings: type, describe: Callable[[Any], list[str]], **options: Any) -> ConfigSection:
+def keyed_section(key: str, settings: type, describe: Callable[[Any], list[str]], *, default: Any = None, **options: Any) -> ConfigSection:
     """The section of a settings dataclass whose keys are defined by config/keys.py's `key`: its
-    parser derives from them (options: those of keys.build), its default is `settings()`, and the
-    key table (config/key_table.py) lists its keys."""
+    parser derives from them (options: those of keys.build), its default is `default` or else
+    `settings()`, and the key table (config/key_table.py) lists its keys."""
     from hmsproxy.config.keys import build  # not at import: a feature declaring its section reads no YAML
 
     def parse(ctx: Ctx, raw: Any) -> Any:
         return build(ctx, key, raw, settings, **options)
 
-    return ConfigSection(key, parse, settings(), describe)
+    return ConfigSection(key, parse, settings() if default is None else default, describe)
