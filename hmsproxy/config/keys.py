@@ -68,6 +68,14 @@ def keys_of(cls: type) -> Iterator[tuple[dataclasses.Field, Key]]:
             yield field, definition
 
 
+def definition_of(cls: type, field_name: str) -> Key:
+    """The key a field of `cls` is (for a format that spells it elsewhere, e.g. Waggle Dance's server file)."""
+    for field, definition in keys_of(cls):
+        if field.name == field_name:
+            return definition
+    raise KeyError(f"{cls.__name__}.{field_name} is not a configuration key")
+
+
 def yaml_names(cls: type) -> tuple[str, ...]:
     """The keys a section of `cls` allows."""
     return tuple(definition.yaml for _, definition in keys_of(cls))

@@ -24,10 +24,9 @@ from hmsproxy.config.fields import (
     ignored_time_unit,
     present,
     raw_value,
-    read_enum,
-    read_int,
     read_section,
 )
+from hmsproxy.config.keys import definition_of
 from hmsproxy.config.metastores import check_federation, parse_federation
 from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.config.yaml_files import read_yaml
@@ -39,7 +38,9 @@ WAGGLE_DANCE_DEFAULT_RESOLUTION = DatabaseResolution.MANUAL
 #: Waggle Dance binds every interface; a drop-in replacement must do the same.
 WAGGLE_DANCE_HOST = "0.0.0.0"
 
-_WD_SERVER_USED = ("port", "database-resolution", "configuration-properties")
+#: The server file's keys that are hmsproxy's: each is read by its definition in config/model.py.
+_WD_SERVER_TRANSLATED = {"port": definition_of(ServerConfig, "port"), "database-resolution": definition_of(Config, "database_resolution")}
+_WD_SERVER_USED = (*_WD_SERVER_TRANSLATED, "configuration-properties")
 _WD_SERVER_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
     "verbose": ignored_bool(False, "hmsproxy's logging is set by its own options"),
     "disconnect-connection-delay": ignored_int(5, "hmsproxy manages idle backend connections itself", minimum=1),
@@ -81,12 +82,9 @@ def _parse_wd_server(
     data = read_yaml(server_yml)
     ctx = Ctx(str(server_yml), strict=False, refuse_unknown=refuse_unknown)
     section = read_section(ctx, "", data, _WD_SERVER_USED, _WD_SERVER_IGNORED)
-    port = WAGGLE_DANCE_DEFAULT_PORT
-    if present(section, "port"):
-        port = read_int(ctx, "port", section["port"], minimum=1, maximum=65535)
-    resolution = WAGGLE_DANCE_DEFAULT_RESOLUTION
-    if present(section, "database-resolution"):
-        resolution = read_enum(ctx, "database-resolution", section["database-resolution"], DatabaseResolution)
+    read = {name: definition.read(ctx, name, section[name]) for name, definition in _WD_SERVER_TRANSLATED.items() if present(section, name)}
+    port = read.get("port", WAGGLE_DANCE_DEFAULT_PORT)
+    resolution = read.get("database-resolution", WAGGLE_DANCE_DEFAULT_RESOLUTION)
     props = kerberos.read_properties(ctx, "configuration-properties", section.get("configuration-properties"))
     return port, resolution, props, ctx
 
