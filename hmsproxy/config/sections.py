@@ -23,7 +23,9 @@ class ConfigSection:
     describe: Callable[[Any], list[str]] = lambda settings: []
 
 
-def keyed_section(key: str, settings: type, describe: Callable[[Any], list[str]], *, default: Any = None, **options: Any) -> ConfigSection:
+def keyed_section(
+    key: str, settings: type, describe: Callable[[Any], list[str]] = lambda settings: [], *, default: Any = None, **options: Any
+) -> ConfigSection:
     """The section of a settings dataclass whose keys are defined by config/keys.py's `key`: its
     parser derives from them (options: those of keys.build), its default is `default` or else
     `settings()`, and the key table (config/key_table.py) lists its keys."""

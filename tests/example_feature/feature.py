@@ -14,14 +14,16 @@ from pathlib import Path
 
 from sqlalchemy import Column, MetaData, String, Table, select
 
-from hmsproxy.config.fields import read_int, read_mapping, read_section
+from hmsproxy.config import readers as r
+from hmsproxy.config.keys import key
+from hmsproxy.config.sections import keyed_section
 from hmsproxy.ddl import trees
 from hmsproxy.ddl.executor import status
 from hmsproxy.ddl.registry import StatementSet
 from hmsproxy.ddl.statements import Statement
 from hmsproxy.features.catalog import VirtualTable
 from hmsproxy.pipeline.errors import InvalidRequest
-from hmsproxy.pipeline.platform import ConfigSection, Feature
+from hmsproxy.pipeline.platform import Feature
 from hmsproxy.protocol import idl
 from hmsproxy.store import StoreSchema
 
@@ -39,12 +41,7 @@ notes_table = Table(
 # -- its config section -----------------------------------------------------------------
 @dataclass(frozen=True)
 class NotesConfig:
-    max_length: int = 200
-
-
-def parse_notes(ctx, raw) -> NotesConfig:
-    section = read_section(ctx, "notes", read_mapping(ctx, "notes", raw), ("max-length",))
-    return NotesConfig(read_int(ctx, "notes.max-length", section.get("max-length", 200), minimum=1))
+    max_length: int = key("max-length", r.whole(1), "the longest note, in characters", default=200)
 
 
 # -- its statement ----------------------------------------------------------------------
@@ -63,7 +60,7 @@ def _build(tree, source: str) -> NoteOnTable:
 class Notes(Feature):
     name = "notes"
     methods = frozenset({"get_table"})
-    config_section = ConfigSection("notes", parse_notes, NotesConfig())
+    config_section = keyed_section("notes", NotesConfig)
     store_schema = StoreSchema("notes", (lambda conn: metadata.create_all(conn),))
     statements = StatementSet.from_file(
         Path(__file__).with_name("notes.lark"),
