@@ -40,7 +40,8 @@ class Key:
     #: The default as the key table shows it, when the field's default does not say it (e.g. one
     #: that depends on other keys); None: the field's default.
     shown_default: str | None = None
-    #: The settings dataclass of a nested section, for the key table (see :func:`section`).
+    #: The settings dataclass of a nested section, for the key table: the one its reader reads
+    #: (:func:`section`, :func:`switched`, :func:`each` of them) unless given.
     nested: type | None = None
 
 
@@ -56,7 +57,7 @@ def key(
     nested: type | None = None,
 ) -> Any:
     """A dataclass field that is the YAML key `yaml` (see :class:`Key`)."""
-    definition = Key(yaml, read, description, required, shown_default, nested)
+    definition = Key(yaml, read, description, required, shown_default, nested or getattr(read, "settings", None))
     return dataclasses.field(default=default, default_factory=default_factory, metadata={_KEY: definition})
 
 
@@ -136,6 +137,7 @@ def section(cls: type, **options: Any) -> Reader:
     def read(ctx: Ctx, path: str, raw: Any) -> Any:
         return build(ctx, path, raw, cls, **options)
 
+    read.settings = cls  # type: ignore[attr-defined]
     return read
 
 
@@ -154,6 +156,7 @@ def switched(cls: type, *, enabled_key: bool, **options: Any) -> Reader:
             return None
         return build(ctx, path, given, cls, **options)
 
+    read.settings = cls  # type: ignore[attr-defined]
     read.switch_note = "`true`: all defaults; `false`" + (" or `enabled: false`" if enabled_key else "") + ": off"  # type: ignore[attr-defined]
     return read
 
@@ -164,12 +167,14 @@ def each(reader: Reader) -> Reader:
     def read(ctx: Ctx, path: str, raw: Any) -> tuple:
         return tuple(reader(ctx, at_index(path, i), item) for i, item in enumerate(read_list(ctx, path, raw)))
 
-    return listed(read)
+    return listed(read, reader)
 
 
-def listed(reader: Reader) -> Reader:
-    """Marks `reader` as reading a list, so the key table names its entries' keys `key[].sub`."""
+def listed(reader: Reader, entry: Reader) -> Reader:
+    """Marks `reader` as reading a list of what `entry` reads, so the key table names its entries'
+    keys `key[].sub`."""
     reader.is_list = True  # type: ignore[attr-defined]
+    reader.settings = getattr(entry, "settings", None)  # type: ignore[attr-defined]
     return reader
 
 

@@ -135,7 +135,6 @@ class MetastoreConfig:
         "per database, only the tables matching its regexes are visible",
         default=(),
         shown_default="all",
-        nested=MappedTables,
     )
     database_name_mapping: dict[str, str] = key(
         "database-name-mapping",
@@ -166,22 +165,18 @@ class MetastoreConfig:
         default=None,
         shown_default="probed on first connect",
     )
-    cache: CacheConfig | None = key(
-        "cache", switched(CacheConfig, enabled_key=False), "the metadata cache in front of it", default=None, nested=CacheConfig
-    )
+    cache: CacheConfig | None = key("cache", switched(CacheConfig, enabled_key=False), "the metadata cache in front of it", default=None)
     hedge: HedgeConfig | None = key(
         "hedge",
         switched(HedgeConfig, enabled_key=True, check=_hedge_bounds),
         "hedged reads over its URIs (needs two at least)",
         default=None,
-        nested=HedgeConfig,
     )
     sasl: MetastoreSaslConfig | None = key(
         "sasl",
         switched(MetastoreSaslConfig, enabled_key=True),
         "SASL GSSAPI towards it, as the proxy's own principal (server.sasl)",
         default=None,
-        nested=MetastoreSaslConfig,
     )
     #: Its own connection factory (upstream/backends.ConnectionFactory), for a catalog without a Thrift
     #: API (catalogs/connection.connector); set by a remote's factory, never by YAML. None: Thrift at `uris`.
@@ -334,13 +329,12 @@ class ServerConfig:
         "seconds a new client may take over its TLS handshake and SASL negotiation together",
         default=30.0,
     )
-    tls: TlsConfig | None = key("tls", section(TlsConfig), "TLS on the Thrift port", default=None, nested=TlsConfig)
+    tls: TlsConfig | None = key("tls", section(TlsConfig), "TLS on the Thrift port", default=None)
     sasl: ServerSaslConfig | None = key(
         "sasl",
         section(ServerSaslConfig, check=_token_lifetimes),
         "the proxy's Kerberos principal and keytab, for Kerberized metastores (and its own port with enabled)",
         default=None,
-        nested=ServerSaslConfig,
     )
     workers: int = key("workers", r.whole(1, 64), "processes sharing the Thrift port (SO_REUSEPORT), to use every core", default=1)
     relay: bool = key(
@@ -388,9 +382,7 @@ class StoreConfig:
 class Config:
     """hmsproxy's own file; Waggle Dance's pair fills the same fields (config/waggle_dance.py)."""
 
-    server: ServerConfig = key(
-        "server", section(ServerConfig), "the proxy's Thrift port, timeouts, TLS, Kerberos", shown_default="", nested=ServerConfig
-    )
+    server: ServerConfig = key("server", section(ServerConfig), "the proxy's Thrift port, timeouts, TLS, Kerberos", shown_default="")
     database_resolution: DatabaseResolution = key(
         "database-resolution",
         r.enum_of(DatabaseResolution),
@@ -404,16 +396,13 @@ class Config:
     federated: tuple[MetastoreConfig, ...] = key(
         "federated-meta-stores", None, "a list of metastore entries with the keys of primary-meta-store", default=()
     )
-    http: HttpConfig = key(
-        "http", section(HttpConfig), "the operations HTTP port", default_factory=HttpConfig, shown_default="", nested=HttpConfig
-    )
+    http: HttpConfig = key("http", section(HttpConfig), "the operations HTTP port", default_factory=HttpConfig, shown_default="")
     audit: AuditConfig = key(
         "audit",
         section(AuditConfig, given_defaults={"enabled": True}),
         "one JSON line per call",
         default_factory=AuditConfig,
         shown_default="off",
-        nested=AuditConfig,
     )
     store: StoreConfig = key(
         "store",
@@ -421,7 +410,6 @@ class Config:
         "where the proxy keeps what it owns",
         default_factory=StoreConfig,
         shown_default="",
-        nested=StoreConfig,
     )
     #: The files this snapshot was read from, for messages.
     sources: tuple[str, ...] = ()

@@ -194,7 +194,7 @@ def unique_databases(entry: Reader) -> Reader:
             first_path.setdefault(value.database, entry_path)
         return tuple(entries.values())
 
-    return listed(read)
+    return listed(read, entry)
 
 
 def name_mapping(ctx: Ctx, path: str, raw: Any) -> dict[str, str]:

@@ -38,9 +38,7 @@ class LineageConfig:
 
 @dataclass(frozen=True)
 class DependentConfig:
-    lineage: LineageConfig = key(
-        "lineage", section(LineageConfig), "where lineage events go", default=LineageConfig(), shown_default="off", nested=LineageConfig
-    )
+    lineage: LineageConfig = key("lineage", section(LineageConfig), "where lineage events go", default=LineageConfig(), shown_default="off")
 
 
 def _describe(settings: DependentConfig) -> list[str]:
