@@ -3,8 +3,9 @@
 Two input formats produce the same immutable :class:`~hmsproxy.config.model.Config`:
 hmsproxy's own single YAML file (:func:`load_config`, in :mod:`.own_format`) and Waggle
 Dance's server + federation pair (:func:`load_waggle_dance`, in :mod:`.waggle_dance`).
-Both read metastores the Waggle Dance way (:mod:`.metastores`) with the same value readers
-(:mod:`.fields`); every problem raises :class:`ConfigError` (:mod:`.errors`).
+Each key is defined once, as the model field it fills (:mod:`.keys`: its YAML name, reader,
+default and description), and both formats read those definitions; metastores the Waggle Dance way
+(:mod:`.metastores`); every problem raises :class:`ConfigError` (:mod:`.errors`).
 :func:`load_from_paths` and :func:`load` pick the format (:mod:`.loading`);
 :func:`describe` renders the result for ``hmsproxy check-config`` (:mod:`.description`).
 """

@@ -88,14 +88,14 @@ def read_keys(
     raw: Any,
     cls: type,
     ignored: Mapping[str, Reader] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(field name -> checked value for the keys given, the section's raw values by YAML name).
+) -> dict[str, Any]:
+    """Field name -> checked value, for the keys of `cls` given in the mapping `raw`.
 
     Unknown keys are refused or warned about as fields.read_section does; a missing required key
     is an error.
     """
     given = read_section(ctx, path, read_mapping(ctx, path, raw), yaml_names(cls), ignored)
-    return read_given(ctx, path, given, cls), given
+    return read_given(ctx, path, given, cls)
 
 
 def read_given(ctx: Ctx, path: str, given: Mapping[str, Any], cls: type) -> dict[str, Any]:
@@ -118,16 +118,14 @@ def build(
     cls: type,
     *,
     given_defaults: Mapping[str, Any] | None = None,
-    check: Callable[[Ctx, str, Any], Any] | None = None,
+    check: Callable[[Ctx, str, Any], None] | None = None,
 ) -> Any:
     """An instance of `cls` from a YAML mapping: each key given read by its definition, the rest at
     their defaults (`given_defaults`, by field name, when the section's presence changes one);
-    then `check(ctx, path, instance)`, which may return a replacement."""
-    values, _ = read_keys(ctx, path, raw, cls)
-    built = cls(**{**(given_defaults or {}), **values})
+    then `check(ctx, path, instance)`, the section's rule across its keys, raises if it is broken."""
+    built = cls(**{**(given_defaults or {}), **read_keys(ctx, path, raw, cls)})
     if check is not None:
-        checked = check(ctx, path, built)
-        return built if checked is None else checked
+        check(ctx, path, built)
     return built
 
 

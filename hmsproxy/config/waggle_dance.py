@@ -26,7 +26,7 @@ from hmsproxy.config.fields import (
     raw_value,
     read_section,
 )
-from hmsproxy.config.keys import definition_of
+from hmsproxy.config.keys import definition_of, keys_of
 from hmsproxy.config.metastores import check_federation, parse_federation
 from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.config.yaml_files import read_yaml
@@ -63,7 +63,8 @@ _WD_SERVER_IGNORED: dict[str, Callable[[Ctx, str, Any], None]] = {
     "spring": ignored_mapping("Spring Boot settings"),
     "waggledance": ignored_mapping("Waggle Dance extension settings (e.g. rate limiting)"),
 }
-_WD_FEDERATION_TOP = ("primary-meta-store", "federated-meta-stores")
+#: The federation file holds the metastore keys of hmsproxy's own file (those Config's loader reads).
+_WD_FEDERATION_TOP = tuple(definition.yaml for _, definition in keys_of(Config) if definition.read is None)
 
 
 def _misplaced_server_key(ctx: Ctx, path: str, value: Any) -> None:
