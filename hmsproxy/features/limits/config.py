@@ -26,8 +26,9 @@ from typing import Any
 
 from hmsproxy.config.errors import Ctx, join_key
 from hmsproxy.config.fields import present, read_int, read_mapping, read_positive_number, read_section
+from hmsproxy.config.keys import key
+from hmsproxy.config.sections import keyed_section
 from hmsproxy.features.limits.classes import CLASSES
-from hmsproxy.pipeline.platform import ConfigSection
 
 #: The key of the rule for everyone not named.
 EVERYONE = "*"
@@ -44,57 +45,27 @@ class Rate:
         return f"{self.rate:g} calls/s"
 
 
-@dataclass(frozen=True)
-class LimitsConfig:
-    queue_s: float = 0.0
-    #: (name or "*", rate) pairs, in the file's order.
-    users: tuple[tuple[str, Rate], ...] = ()
-    addresses: tuple[tuple[str, Rate], ...] = ()
-    classes: tuple[tuple[str, Rate], ...] = ()
-    #: (metastore name or "*", cap on its concurrent calls).
-    concurrency: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def rates(self) -> bool:
-        """Whether any token bucket is configured (else on_arrival does nothing)."""
-        return bool(self.users or self.addresses or self.classes)
-
-
-SECTION_KEYS = ("queue-s", "users", "addresses", "method-classes", "metastore-concurrency")
-
-
-def parse(ctx: Ctx, raw: Any) -> LimitsConfig:
-    path = "limits"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), SECTION_KEYS)
-    queue_s = 0.0
-    if present(section, "queue-s"):
-        queue_s = _read_seconds(ctx, join_key(path, "queue-s"), section["queue-s"])
-    return LimitsConfig(
-        queue_s=queue_s,
-        users=_read_rates(ctx, join_key(path, "users"), section.get("users")),
-        addresses=_read_rates(ctx, join_key(path, "addresses"), section.get("addresses")),
-        classes=_read_rates(ctx, join_key(path, "method-classes"), section.get("method-classes"), allowed=CLASSES),
-        concurrency=_read_caps(ctx, join_key(path, "metastore-concurrency"), section.get("metastore-concurrency")),
-    )
-
-
 def _read_seconds(ctx: Ctx, path: str, value: Any) -> float:
     if value == 0:
         return 0.0
     return read_positive_number(ctx, path, value)
 
 
-def _read_rates(ctx: Ctx, path: str, raw: Any, allowed: tuple[str, ...] | None = None) -> tuple[tuple[str, Rate], ...]:
-    if raw is None:
-        return ()
-    rates = []
-    for key, value in read_mapping(ctx, path, raw).items():
-        name = str(key).strip()
-        kpath = join_key(path, name)
-        if allowed is not None and name not in allowed:
-            raise ctx.error(kpath, f"unknown method class; classes are {', '.join(allowed)}")
-        rates.append((name, _read_rate(ctx, kpath, value)))
-    return tuple(rates)
+def _rates(allowed: tuple[str, ...] | None = None):
+    """A mapping of names (or "*") to rates, as (name, Rate) pairs in the file's order; with
+    `allowed`, only those names."""
+
+    def read(ctx: Ctx, path: str, raw: Any) -> tuple[tuple[str, Rate], ...]:
+        rates = []
+        for key_raw, value in read_mapping(ctx, path, raw).items():
+            name = str(key_raw).strip()
+            kpath = join_key(path, name)
+            if allowed is not None and name not in allowed:
+                raise ctx.error(kpath, f"unknown method class; classes are {', '.join(allowed)}")
+            rates.append((name, _read_rate(ctx, kpath, value)))
+        return tuple(rates)
+
+    return read
 
 
 def _read_rate(ctx: Ctx, path: str, value: Any) -> Rate:
@@ -114,12 +85,35 @@ def _read_rate(ctx: Ctx, path: str, value: Any) -> Rate:
 
 
 def _read_caps(ctx: Ctx, path: str, raw: Any) -> tuple[tuple[str, int], ...]:
-    if raw is None:
-        return ()
     return tuple(
         (str(name).strip(), read_int(ctx, join_key(path, str(name)), value, minimum=1))
         for name, value in read_mapping(ctx, path, raw).items()
     )
+
+
+_RATE = "a rate in calls per second, or {rate, burst}"
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    queue_s: float = key("queue-s", _read_seconds, "seconds a call over a limit waits for room before it is refused", default=0.0)
+    users: tuple[tuple[str, Rate], ...] = key(
+        "users", _rates(), f"per user (set_ugi's name; * for every user not named): {_RATE}", default=()
+    )
+    addresses: tuple[tuple[str, Rate], ...] = key(
+        "addresses", _rates(), f"per client IP address (* for every address not named): {_RATE}", default=()
+    )
+    classes: tuple[tuple[str, Rate], ...] = key(
+        "method-classes", _rates(CLASSES), f"per method class ({', '.join(CLASSES)}), shared by every caller: {_RATE}", default=()
+    )
+    concurrency: tuple[tuple[str, int], ...] = key(
+        "metastore-concurrency", _read_caps, "per metastore name (* for every one not named): the most calls it is sent at once", default=()
+    )
+
+    @property
+    def rates(self) -> bool:
+        """Whether any token bucket is configured (else on_arrival does nothing)."""
+        return bool(self.users or self.addresses or self.classes)
 
 
 def describe(settings: LimitsConfig) -> list[str]:
@@ -136,4 +130,4 @@ def describe(settings: LimitsConfig) -> list[str]:
     return lines
 
 
-SECTION = ConfigSection("limits", parse, LimitsConfig(), describe)
+SECTION = keyed_section("limits", LimitsConfig, describe)
