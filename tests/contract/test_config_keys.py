@@ -59,6 +59,12 @@ def test_every_key_has_a_name_a_reader_and_a_one_line_description():
             assert definition.read is not None or cls is Config, f"{where}: only the metastore keys are read by their loader"
 
 
+def test_every_feature_section_defines_its_keys():
+    """A feature's section is a keyed settings dataclass (sections.keyed_section), so its keys are in
+    the table and read by their definitions, not by a parser of its own."""
+    assert keyed_sections(config_sections()) == [s.key for s in config_sections()]
+
+
 def test_the_key_table_is_exactly_the_definitions():
     """Each table row is one definition's path, default and description; every key defined has one."""
     table = rows(config_sections())

@@ -5,80 +5,100 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hmsproxy.config import readers as r
 from hmsproxy.config.errors import Ctx, at_index, join_key
-from hmsproxy.config.fields import present, read_list, read_mapping, read_section, read_str
+from hmsproxy.config.fields import read_mapping, read_str
+from hmsproxy.config.keys import build, each, key
+from hmsproxy.config.sections import keyed_section
 from hmsproxy.features.remotes.factories import URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
-from hmsproxy.pipeline.platform import ConfigSection
 
 #: The owner shown for remotes the admin defines in the config file.
 STATIC_OWNER = "config"
 
-_REMOTES_KEYS = ("creators", "databases", "tables")
-_REMOTE_DB_KEYS = ("name", "remote-database", "factory", "uris", "properties")
-_REMOTE_TABLE_KEYS = ("database", "name", "remote-database", "remote-table", "factory", "uris", "properties")
+
+def _properties(ctx: Ctx, path: str, raw: Any) -> dict[str, str]:
+    return {read_str(ctx, path, k): str(v) for k, v in read_mapping(ctx, path, raw).items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _StaticDatabase:
+    """A `remotes.databases` entry as the file spells it (read into a RemoteDatabase)."""
+
+    name: str = key("name", r.text(), "its name here (lower-cased)", required="is required")
+    remote_database: str | None = key(
+        "remote-database", r.text(), "the database's name in the remote catalog", default=None, shown_default="the local one"
+    )
+    factory: str = key("factory", r.text(), "the catalog factory that reaches the remote", default="thrift")
+    uris: str | None = key("uris", r.text(), "the remote's URIs (the factory's uris property)", default=None)
+    properties: dict[str, str] = key("properties", _properties, "the factory's properties", default_factory=dict)
+
+    def checked_properties(self, ctx: Ctx, path: str) -> dict[str, str]:
+        """The factory's properties, `uris` among them, as its factory validates them."""
+        props = dict(self.properties)
+        if self.uris is not None:
+            props[URIS_PROPERTY] = self.uris
+        factory = "thrift" if self.factory.lower().endswith("thrifthivemetastoreclientfactory") else self.factory
+        try:
+            get_factory(factory).validate(props)
+        except (ValueError, UnknownFactory) as e:
+            raise ctx.error(path, str(e)) from None
+        return props
+
+
+@dataclass(frozen=True, kw_only=True)
+class _StaticTable(_StaticDatabase):
+    """A `remotes.tables` entry: a remote table shown in a local database."""
+
+    database: str = key("database", r.text(), "the local database it is shown in", required="is required")
+    remote_table: str | None = key("remote-table", r.text(), "the table's name in the remote catalog", default=None, shown_default="name")
+
+
+def _remote_database(ctx: Ctx, path: str, raw: Any) -> RemoteDatabase:
+    entry = build(ctx, path, raw, _StaticDatabase)
+    props = entry.checked_properties(ctx, path)
+    name = entry.name.lower()
+    return RemoteDatabase(name, (entry.remote_database or name).lower(), entry.factory, props, owner=STATIC_OWNER)
+
+
+def _remote_table(ctx: Ctx, path: str, raw: Any) -> RemoteTable:
+    entry = build(ctx, path, raw, _StaticTable)
+    props = entry.checked_properties(ctx, path)
+    name, db = entry.name.lower(), entry.database.lower()
+    return RemoteTable(
+        db, name, (entry.remote_database or db).lower(), (entry.remote_table or name).lower(), entry.factory, props, owner=STATIC_OWNER
+    )
 
 
 @dataclass(frozen=True)
 class RemotesConfig:
-    #: Users (from set_ugi) who may create remote databases and tables; None: everyone.
-    creators: tuple[str, ...] | None = None
-    #: Remotes the admin defines in the config; they win over the store's and can't be dropped.
-    databases: tuple[RemoteDatabase, ...] = ()
-    tables: tuple[RemoteTable, ...] = ()
-
-
-def parse_remotes(ctx: Ctx, raw: Any) -> RemotesConfig:
-    path = "remotes"
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), _REMOTES_KEYS)
-    creators = None
-    if present(section, "creators"):
-        raw_creators = read_list(ctx, join_key(path, "creators"), section["creators"])
-        creators = tuple(read_str(ctx, at_index(join_key(path, "creators"), i), c) for i, c in enumerate(raw_creators))
-    databases, tables = [], []
-    for key, keys, out in (("databases", _REMOTE_DB_KEYS, databases), ("tables", _REMOTE_TABLE_KEYS, tables)):
-        if present(section, key):
-            list_path = join_key(path, key)
-            for i, entry in enumerate(read_list(ctx, list_path, section[key])):
-                out.append(_parse_static_remote(ctx, at_index(list_path, i), entry, keys))
-    _check_unique(ctx, path, databases, tables)
-    return RemotesConfig(creators, tuple(databases), tuple(tables))
-
-
-def _parse_static_remote(ctx: Ctx, path: str, raw: Any, keys: tuple[str, ...]):
-    """One `remotes.databases` / `remotes.tables` entry; its factory validates its properties."""
-    section = read_section(ctx, path, read_mapping(ctx, path, raw), keys)
-    text = {k: read_str(ctx, join_key(path, k), section[k]) for k in keys if k != "properties" and present(section, k)}
-    props = {}
-    if present(section, "properties"):
-        raw_props = read_mapping(ctx, join_key(path, "properties"), section["properties"])
-        props = {read_str(ctx, join_key(path, "properties"), k): str(v) for k, v in raw_props.items()}
-    if "uris" in text:
-        props[URIS_PROPERTY] = text["uris"]
-    for required in ("name", "database") if "database" in keys else ("name",):
-        if required not in text:
-            raise ctx.error(join_key(path, required), "is required")
-    factory = text.get("factory", "thrift")
-    try:
-        get_factory("thrift" if factory.lower().endswith("thrifthivemetastoreclientfactory") else factory).validate(props)
-    except (ValueError, UnknownFactory) as e:
-        raise ctx.error(path, str(e)) from None
-    name = text["name"].lower()
-    if "database" not in keys:
-        return RemoteDatabase(name, text.get("remote-database", name).lower(), factory, props, owner=STATIC_OWNER)
-    db = text["database"].lower()
-    return RemoteTable(
-        db, name, text.get("remote-database", db).lower(), text.get("remote-table", name).lower(), factory, props, owner=STATIC_OWNER
+    creators: tuple[str, ...] | None = key(
+        "creators",
+        each(r.text()),
+        "users (from set_ugi) who may create remote databases and tables",
+        default=None,
+        shown_default="everyone",
+    )
+    # Config-file remotes win over the store's and can't be dropped.
+    databases: tuple[RemoteDatabase, ...] = key(
+        "databases", each(_remote_database), "remote databases the admin defines", default=(), nested=_StaticDatabase
+    )
+    tables: tuple[RemoteTable, ...] = key(
+        "tables", each(_remote_table), "remote tables the admin defines, in local databases", default=(), nested=_StaticTable
     )
 
 
-def _check_unique(ctx: Ctx, path: str, databases: list, tables: list) -> None:
+def _check_unique(ctx: Ctx, path: str, remotes: RemotesConfig) -> None:
+    databases, tables = remotes.databases, remotes.tables
     seen: set = set()
-    for kind, entries, key in (("databases", databases, lambda d: d.local_name), ("tables", tables, lambda t: (t.local_db, t.local_name))):
+    for kind, entries, identity in (
+        ("databases", databases, lambda d: d.local_name),
+        ("tables", tables, lambda t: (t.local_db, t.local_name)),
+    ):
         for i, entry in enumerate(entries):
-            if key(entry) in seen:
-                raise ctx.error(at_index(join_key(path, kind), i), f"{key(entry)!r} is defined twice")
-            seen.add(key(entry))
+            if identity(entry) in seen:
+                raise ctx.error(at_index(join_key(path, kind), i), f"{identity(entry)!r} is defined twice")
+            seen.add(identity(entry))
     remote_dbs = {d.local_name for d in databases}
     for i, t in enumerate(tables):
         if t.local_db in remote_dbs:
@@ -95,7 +115,7 @@ def _describe(settings: RemotesConfig) -> list[str]:
     return lines
 
 
-SECTION = ConfigSection("remotes", parse_remotes, RemotesConfig(), _describe)
+SECTION = keyed_section("remotes", RemotesConfig, _describe, check=_check_unique)
 
 
 def remotes_settings(config) -> RemotesConfig:
