@@ -15,16 +15,16 @@ from hmsproxy.jobs import compact_pass
 from hmsproxy.jobs.cli import build_parser, run_job_command
 from hmsproxy.jobs.context import JobContext
 from hmsproxy.jobs.metastore import MetastoreClient
-from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day, make_table
+from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, REFUSED_PARTITIONS, day, make_table
 from tests.support.one_pass import alone_then_only_the_pass, failed_alone
 from tests.support.swap_readers import assert_failed_alone_in_the_batch, refused_in_the_batch, swapped_while_read
 
 pytestmark = pytest.mark.spark
 
 
-def small_files_table(spark, proxy) -> str:
+def small_files_table(spark, proxy, partitions: int = PARTITIONS) -> str:
     """make_table's days, each with a second file (written with pyarrow): one late row a day."""
-    table = make_table(spark)
+    table = make_table(spark, partitions)
     db, name = table.split(".")
     with MetastoreClient(proxy.uri) as ms:
         for p in ms.partitions(db, name):
@@ -112,14 +112,15 @@ def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_
     """The metastore refuses one partition of the batched alter_partitions (a parameter longer than its
     column holds), so the whole call fails and each partition is altered on its own: that one is left
     as it was, the others are swapped in. Meanwhile a reader reads every partition in a loop, and each
-    read of a location still current holds its rows once (never none, never old and new files both)."""
-    table = small_files_table(spark, proxy)
+    read of a location still current holds its rows once (never none, never old and new files both).
+    On REFUSED_PARTITIONS, swapped a few at a time: the batches beside the refused one's go through."""
+    table = small_files_table(spark, proxy, REFUSED_PARTITIONS)
     bad = day(11)
     before = layout(spark, proxy, table)
     refused_in_the_batch(monkeypatch, bad)
     (status, ctx), reads = swapped_while_read(monkeypatch, proxy.uri, table, lambda: compact_job(spark, proxy, table))
     assert status == 1
-    assert_failed_alone_in_the_batch(ctx, "rewritten", bad, PARTITIONS)
+    assert_failed_alone_in_the_batch(ctx, "rewritten", bad, REFUSED_PARTITIONS)
     after = layout(spark, proxy, table)
     assert after[bad] == before[bad]  # same location, same files, same rows
     for ds, (location, files, rows) in after.items():
@@ -128,7 +129,7 @@ def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_
     table_dir = before[bad][0].rsplit("/", 1)[0]
     assert [e.name for e in ArrowStorage().list(table_dir) if e.name.startswith(f"ds={bad}")] == [f"ds={bad}"]  # nothing left beside it
 
-    assert len(reads.partitions()) == PARTITIONS
+    assert len(reads.partitions()) == REFUSED_PARTITIONS
     wrong = [(ds, found) for ds, found in reads.seen if found not in ((7, len(before[ds][1])), (7, 1))]
     assert not wrong, wrong[:5]  # a read of none or of both would count 0 or 14 rows
     assert any(n == 1 for ds, (_, n) in reads.seen if ds != bad) and any(n > 1 for ds, (_, n) in reads.seen if ds != bad)

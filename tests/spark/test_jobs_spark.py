@@ -214,26 +214,30 @@ def test_compact_under_spark_submit(spark, proxy, proxy_client, jobs_db, tmp_pat
     assert f"compact {db}.{name}: 1 rewritten, 0 skipped, 0 failed" in proc.stdout
 
 
-def test_a_corrupt_partition_fails_alone_in_a_subprocess(spark, proxy, proxy_client, jobs_db, tmp_path):
+# --- in this process, with the shared session -------------------------------------------------------
+
+
+def test_a_corrupt_partition_fails_alone(spark, proxy, proxy_client, jobs_db):
+    """The job's exit status, its one error line naming the root cause, the other partitions
+    compacted (run here: the subprocess and spark-submit runs above cover the entry points)."""
     db, name = make_table(spark, jobs_db)
     bad = DAYS[1]
     before = Before(spark, proxy_client, db, name)
     corrupt = local_path(before.locations[bad]) / "part-99999-corrupt.snappy.parquet"
     corrupt.write_bytes(b"this is not parquet")
     before.files[bad] = data_files(before.locations[bad])
-    proc = run_module("compact", f"{db}.{name}", "--uri", proxy.uri, "--files", "1", cwd=tmp_path)
-    assert proc.returncode == 1, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-6000:]}"
-    [error] = job_error_lines(proc.stderr)
+    ctx = context(spark, proxy)
+    status = run_job_command(build_parser().parse_args(["compact", f"{db}.{name}", "--files", "1"]), ctx)
+    stdout, stderr = ctx.stdout.getvalue(), ctx.stderr.getvalue()
+    assert status == 1, f"stdout:\n{stdout}\nstderr:\n{stderr[-6000:]}"
+    [error] = job_error_lines(stderr)
     assert error.startswith("hmsproxy job compact: failed for 1 of 3 partitions (left as they were); ds=2026-11-02: ")
     assert "RuntimeException: file:" in error and "part-99999-corrupt.snappy.parquet is not a Parquet file" in error  # the root cause
     assert_untouched(spark, proxy_client, before, db, name, bad, read=False)  # the corrupt file makes it unreadable
     for ds in (DAYS[0], DAYS[2]):
         assert_compacted(spark, proxy_client, before, db, name, ds, files=1)
     assert_no_leftovers(proxy_client, db, name)
-    assert "2 rewritten, 0 skipped, 1 failed" in proc.stdout
-
-
-# --- in this process, with the shared session -------------------------------------------------------
+    assert "2 rewritten, 0 skipped, 1 failed" in stdout
 
 
 @pytest.mark.parametrize("where", ["primary", "federated"])

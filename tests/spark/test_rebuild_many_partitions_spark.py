@@ -25,6 +25,8 @@ from tests.support.swap_readers import reading_partitions, slowed
 pytestmark = pytest.mark.spark
 
 PARTITIONS = 60
+#: The refused-swap tests' tables: fewer partitions, swapped in batches of REFUSED_BATCH (swap_readers).
+REFUSED_PARTITIONS = 12
 DB = "index_many"
 
 
@@ -32,12 +34,12 @@ def day(i: int) -> str:
     return f"2026-{1 + i // 28:02d}-{1 + i % 28:02d}"
 
 
-def make_table(spark) -> str:
-    """DB.events_<tag>: PARTITIONS days, two files a day, user u on day u % PARTITIONS."""
+def make_table(spark, partitions: int = PARTITIONS) -> str:
+    """DB.events_<tag>: `partitions` days, two files a day, user u on day u % partitions."""
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
     table = f"{DB}.events_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
-    rows = [(u, ["view", "buy"][k % 2], day(u % PARTITIONS)) for u in range(PARTITIONS * 3) for k in range(2)]
+    rows = [(u, ["view", "buy"][k % 2], day(u % partitions)) for u in range(partitions * 3) for k in range(2)]
     frame = spark.createDataFrame(rows, "user_id BIGINT, action STRING, ds STRING")
     frame.repartition(2).createOrReplaceTempView("many_src")
     spark.sql(f"INSERT INTO {table} SELECT * FROM many_src")

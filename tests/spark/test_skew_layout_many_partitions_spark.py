@@ -13,7 +13,7 @@ from hmsproxy.features.skew.layout import from_parameters
 from hmsproxy.files.storage import ArrowStorage, arrow_filesystem, data_files
 from hmsproxy.jobs import skew_pass
 from hmsproxy.jobs.skew_layout import open_metastore
-from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, day
+from tests.spark.test_rebuild_many_partitions_spark import PARTITIONS, REFUSED_PARTITIONS, day
 from tests.spark.test_skew_layout_spark import run_job, set_skew
 from tests.support.one_pass import alone_then_only_the_pass, failed_alone
 from tests.support.swap_readers import assert_failed_alone_in_the_batch, refused_in_the_batch, swapped_while_read
@@ -23,13 +23,13 @@ pytestmark = pytest.mark.spark
 DB = "skew_many"
 
 
-def make_table(spark) -> str:
-    """DB.ev_<tag>: PARTITIONS days of 10 rows each (5 US, 3 IN, 2 elsewhere)."""
+def make_table(spark, partitions: int = PARTITIONS) -> str:
+    """DB.ev_<tag>: `partitions` days of 10 rows each (5 US, 3 IN, 2 elsewhere)."""
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
     table = f"{DB}.ev_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {table} (id INT, country STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
     countries = ["US"] * 5 + ["IN"] * 3 + ["FR", "BR"]
-    rows = [(i * 10 + k, c, k, day(i)) for i in range(PARTITIONS) for k, c in enumerate(countries)]
+    rows = [(i * 10 + k, c, k, day(i)) for i in range(partitions) for k, c in enumerate(countries)]
     spark.createDataFrame(rows, "id INT, country STRING, amount INT, ds STRING").repartition(2).createOrReplaceTempView("skew_many_src")
     spark.sql(f"INSERT INTO {table} SELECT * FROM skew_many_src")
     spark.catalog.dropTempView("skew_many_src")
@@ -108,15 +108,16 @@ def test_a_partition_with_an_unreadable_file_fails_alone_and_the_others_are_laid
 def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_while_the_batch_swaps(spark, proxy, monkeypatch):
     """As compact's (test_compact_many_partitions_spark): the metastore refuses one partition of the
     batched alter_partitions, which is then left as it was (no layout record) while the others are laid
-    out, and a reader of every partition in a loop never sees none of its rows or them twice."""
-    table = make_table(spark)
+    out, and a reader of every partition in a loop never sees none of its rows or them twice. On
+    REFUSED_PARTITIONS, swapped a few at a time: the batches beside the refused one's go through."""
+    table = make_table(spark, REFUSED_PARTITIONS)
     set_skew(proxy, table, ["country"], [["US"], ["IN"]])
     bad = day(9)
     before = laid_out(spark, proxy, table)
     refused_in_the_batch(monkeypatch, bad)
     (status, ctx), reads = swapped_while_read(monkeypatch, proxy.uri, table, lambda: run_job(spark, proxy, table))
     assert status == 1
-    assert_failed_alone_in_the_batch(ctx, "laid out", bad, PARTITIONS)
+    assert_failed_alone_in_the_batch(ctx, "laid out", bad, REFUSED_PARTITIONS)
     after = laid_out(spark, proxy, table)
     for ds, (location, files, groups, info, rows) in after.items():
         assert rows == before[ds][4]
@@ -127,7 +128,7 @@ def test_one_refused_swap_fails_alone_and_readers_see_each_partition_old_or_new_
     table_dir = before[bad][0].rsplit("/", 1)[0]
     assert [e.name for e in ArrowStorage().list(table_dir) if e.name.startswith(f"ds={bad}")] == [f"ds={bad}"]  # nothing left beside it
 
-    assert len(reads.partitions()) == PARTITIONS
+    assert len(reads.partitions()) == REFUSED_PARTITIONS
     wrong = [(ds, found) for ds, found in reads.seen if found not in ((10, len(before[ds][1])), (10, 3))]
     assert not wrong, wrong[:5]  # a read of none or of both would count 0 or 20 rows
     assert any(n == 3 for ds, (_, n) in reads.seen if ds != bad) and any(n < 3 for ds, (_, n) in reads.seen)

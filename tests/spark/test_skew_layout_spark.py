@@ -190,18 +190,17 @@ def test_two_column_skew_prunes_by_prefix_and_scans_partitions_not_laid_out(spar
         assert rows_of(read(spark, table, **equals)) == full_scan(spark, table, **equals), equals
 
 
-def test_detect_picks_the_heavy_values_of_a_generated_partition_in_a_subprocess(spark, proxy, db, tmp_path):
+def test_detect_picks_the_heavy_values_of_a_generated_partition(spark, proxy, db):
+    """Run here: the job's entry point in its own process is the SIGKILL tests' below (and the
+    README tour's `hmsproxy job skew-layout`)."""
     # h1 40%, h2 30%, h3 10% of 1000 rows; the other 20% over 20 countries (1% each).
     table = make_table(spark, db, days=DAYS[:1], heavy={"h1": 400, "h2": 300, "h3": 100}, light=200)
     before = full_scan(spark, table)
-    argv = ["skew-layout", table, "--uri", proxy.uri, "--detect", "--columns", "country", "--top", "5", "--min-share", "0.05"]
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), SPARK_LOCAL_IP="127.0.0.1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "hmsproxy.jobs", *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env
-    )
-    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-6000:]}"
-    assert f"skew-layout {table} [1/1] ds={DAYS[0]}: ok, 1,000 rows" in proc.stderr
-    assert "new partitions will be skewed on h1, h2, h3" in proc.stdout
+    status, ctx = run_job(spark, proxy, table, "--detect", "--columns", "country", "--top", "5", "--min-share", "0.05")
+    stdout, stderr = ctx.stdout.getvalue(), ctx.stderr.getvalue()
+    assert status == 0, f"stdout:\n{stdout}\nstderr:\n{stderr[-6000:]}"
+    assert f"skew-layout {table} [1/1] ds={DAYS[0]}: ok, 1,000 rows" in stderr
+    assert "new partitions will be skewed on h1, h2, h3" in stdout
     p = partition(proxy, table, DAYS[0])
     assert p.sd.skewedInfo.skewedColValues == [["h1"], ["h2"], ["h3"]]
     record = from_parameters(p.parameters)

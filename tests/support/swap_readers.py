@@ -73,12 +73,19 @@ def reading_partitions(
     assert not reader.is_alive(), "the reader did not stop"
 
 
-def slowed(monkeypatch, module: Any, name: str, before_s: float = 1, after_s: float = 2) -> threading.Event:
+class Started(threading.Event):
+    """Set once the slowed function started; `calls` counts its calls."""
+
+    calls = 0
+
+
+def slowed(monkeypatch, module: Any, name: str, before_s: float = 1, after_s: float = 2) -> Started:
     """`module.name` (a generator function: the batched swap) with a pause before and after it, so a
     reader reads before, during and after it; the event is set once it started."""
-    started, real = threading.Event(), getattr(module, name)
+    started, real = Started(), getattr(module, name)
 
     def paused(*args, **kwargs):
+        started.calls += 1
         started.set()
         time.sleep(before_s)
         yield from real(*args, **kwargs)
@@ -88,10 +95,16 @@ def slowed(monkeypatch, module: Any, name: str, before_s: float = 1, after_s: fl
     return started
 
 
+#: Partitions per swap in the refused-swap tests: their tables' dozen partitions cross batch
+#: boundaries as a production table's thousands cross CALL_BATCH's 500.
+REFUSED_BATCH = 5
+
+
 def refused_in_the_batch(monkeypatch, value: str) -> None:
     """The metastore refuses the partition `value` in a batched alter_partitions: its new version
-    carries a parameter longer than Hive's column holds (4,000 characters), so the whole call fails
-    and partition_swaps alters each partition alone."""
+    carries a parameter longer than Hive's column holds (4,000 characters), so the whole call of its
+    batch (REFUSED_BATCH partitions) fails and partition_swaps alters each of that batch alone."""
+    monkeypatch.setattr(partition_swaps, "CALL_BATCH", REFUSED_BATCH)
     real = partition_swaps.relocated
 
     def relocated(current, location, written):
@@ -111,6 +124,8 @@ def swapped_while_read(monkeypatch, uri: str, table: str, run_job: Callable[[], 
     with reading_partitions(uri, db, name, lambda files: (rows_of(files), len(files))) as reads:
         result = run_job()
     assert swapping.is_set(), "the batched swap never ran"
+    batches = -(-len(reads.partitions()) // partition_swaps.CALL_BATCH)
+    assert swapping.calls == batches, f"{swapping.calls} batched swaps, not one per {partition_swaps.CALL_BATCH} partitions"
     return result, reads
 
 
