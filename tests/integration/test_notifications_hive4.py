@@ -2,7 +2,8 @@
 metastore (hmsproxy.dev.versions "4.2", on Java 21+) records events with hcatalog's DbNotificationListener
 in Hive 4's default format, gzip(json-2.0). Federated under a Hive 2.3 primary, its events made through
 the proxy reach an Impala-style follower once each, with dense proxy ids, still gzip, and with the
-federation's database name inside the decoded messages, where the member's own log names its database.
+federation's database name inside the decoded messages, where the member's own log names its database;
+Hive 3.1's Java HiveMetaStoreClient reads the same events with its missing-event check on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hmsproxy.features.notifications.config import NotificationsConfig
 from hmsproxy.protocol import idl
 from tests.integration.test_notifications_federated import add_partition, partitioned, summary
 from tests.support.federation import prefixed_config, stored_in
+from tests.support.hive_java_client import HiveJavaReader
 from tests.support.impala_follower import ImpalaStyleFollower
 from tests.support.notification_names import assert_named_as_the_federation_shows
 from tests.support.notifying_metastores import start_notifying
@@ -74,6 +76,8 @@ def test_a_hive4_members_gzip_events_reach_a_follower_once_with_federation_names
             client.drop_database(own, True, True)
             events = follower.poll()
             assert follower.poll() == []  # nothing seen twice
+            # Hive 3.1's HiveMetaStoreClient, whose getNextNotification throws on a missing event id.
+            java = HiveJavaReader("3.1", tmp_path_factory.mktemp("notif4-java")).read(f"thrift://127.0.0.1:{server.port}", start)
             recorded = direct.get_next_notification(hive.NotificationEventRequest(lastEvent=member_start)).events
         finally:
             client.close()
@@ -91,6 +95,10 @@ def test_a_hive4_members_gzip_events_reach_a_follower_once_with_federation_names
     # What the member itself recorded: gzip, its own name for the database.
     assert [(e.eventType, e.dbName, e.messageFormat) for e in recorded] == [(t, SHOWN, GZIP_JSON) for t, _, _ in member_events]
     assert all(f'"db":"{SHOWN}"' in plain(e.message) for e in recorded)
+    assert java.current == events[-1].eventId
+    assert [(j.id, j.type, j.db, j.table, j.format, j.message) for j in java.events] == [
+        (e.eventId, e.eventType, e.dbName, e.tableName, e.messageFormat, e.message) for e in events
+    ]
     for event in events:
         if event.dbName == fed:  # the member's: still gzip, renamed inside
             assert event.messageFormat == GZIP_JSON
