@@ -153,6 +153,17 @@ class HiveVersion:
         return {"METASTORE_HOME": str(releases[-1])} if releases else {}
 
 
+# Hive 4.x: jars and the schema tool's Derby scripts fetched, the schema made by the tool.
+_HIVE4_GOALS = ("dependency:copy-dependencies@lib", "dependency:unpack@scripts")
+_HIVE4_SCHEMA_TOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
+_HIVE4_CONF = {
+    **_EXPRESSION_PROXY,
+    **_NO_CAPABILITY_CHECK,
+    # With DBCP, 4.0.1's request threads hang in the pool at ~10 concurrent clients
+    # (seen by the benchmark at 16); HikariCP, Hive 4's own default, does not.
+    "datanucleus.connectionPoolingType": "HikariCP",
+}
+
 HIVE_VERSIONS: dict[str, HiveVersion] = {
     "2.3": HiveVersion("2.3", listener=NotificationListener("2.3-listener")),
     "3.1": HiveVersion(
@@ -171,33 +182,27 @@ HIVE_VERSIONS: dict[str, HiveVersion] = {
     ),
     "4.0": HiveVersion(
         "4.0",
-        maven_goals=("dependency:copy-dependencies@lib", "dependency:unpack@scripts"),
+        maven_goals=_HIVE4_GOALS,
         hive_conf={
-            **_EXPRESSION_PROXY,
-            **_NO_CAPABILITY_CHECK,
+            **_HIVE4_CONF,
             # The schema tool made the whole schema; verification proves it is the right one.
             "datanucleus.schema.autoCreateAll": "false",
             "hive.metastore.schema.verification": "true",
-            # With DBCP, 4.0.1's request threads hang in the pool at ~10 concurrent clients
-            # (seen by the benchmark at 16); HikariCP, Hive 4's own default, does not.
-            "datanucleus.connectionPoolingType": "HikariCP",
         },
-        schema_tool_class="org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool",
+        schema_tool_class=_HIVE4_SCHEMA_TOOL,
         # No listener: see the module notes.
     ),
     "4.2": HiveVersion(
         "4.2",
-        maven_goals=("dependency:copy-dependencies@lib", "dependency:unpack@scripts"),
+        maven_goals=_HIVE4_GOALS,
         hive_conf={
-            **_EXPRESSION_PROXY,
-            **_NO_CAPABILITY_CHECK,
+            **_HIVE4_CONF,
             # The schema tool makes 4.0.0's schema (no 4.2 script is published); DataNucleus adds the
             # tables and columns 4.1/4.2 added to its model, and the version check would refuse 4.0.0.
             "datanucleus.schema.autoCreateAll": "true",
             "hive.metastore.schema.verification": "false",
-            "datanucleus.connectionPoolingType": "HikariCP",
         },
-        schema_tool_class="org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool",
+        schema_tool_class=_HIVE4_SCHEMA_TOOL,
         schema_tool_args=("-initSchemaTo", "4.0.0"),
         java_release=21,
         # Its listener is in the same jar set (poms/hive-4.2.xml): this fetch is the version's own.
