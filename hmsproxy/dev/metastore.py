@@ -1,9 +1,9 @@
-"""A real, local Hive metastore (2.3 from pyspark's jars; 3.1, 4.0 fetched; Derby) for ``hmsproxy dev`` and tests.
+"""A real, local Hive metastore (2.3 from pyspark's jars; 3.1, 4.0, 4.2 fetched; Derby) for ``hmsproxy dev`` and tests.
 
 A :class:`LocalMetastore` runs ``org.apache.hadoop.hive.metastore.HiveMetaStore``
 as a child JVM with an embedded Derby database. By default that is Hive 2.3, the
 version Spark embeds, from the jars shipped inside the pyspark wheel;
-``hive_version="3.1"`` or ``"4.0"`` runs a standalone metastore whose jars
+``hive_version="3.1"``, ``"4.0"`` or ``"4.2"`` runs a standalone metastore whose jars
 :mod:`hmsproxy.dev.maven` fetches on first use (:mod:`hmsproxy.dev.versions` has
 what differs per version). All of its state --
 the Derby database, the warehouse directory, the generated ``hive-site.xml``
