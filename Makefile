@@ -138,7 +138,7 @@ docker: $(BIN)/.installed
 # Hive 3.1 and 4.0 metastores for the mixed-version tests, and Waggle Dance for its harness test (and
 # `make bench`, which fetches it itself too), and real storage (S3A, s3proxy, the HDFS minicluster: docs/storage.md): fetched with Maven once (hmsproxy/dev/poms/).
 hive-jars: $(BIN)/.installed
-	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0 jars, Waggle Dance's, real storage's (S3A, s3proxy, HDFS minicluster) or Iceberg's Spark runtime; their tests will skip (and fail with CI=true)"
+	@$(BIN)/hmsproxy dev fetch || echo "warning: could not fetch the Hive 3.1/4.0/4.2 jars, Waggle Dance's, real storage's (S3A, s3proxy, HDFS minicluster) or Iceberg's Spark runtime; their tests will skip (and fail with CI=true)"
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m tests.bench.bench_proxy $(ARGS)

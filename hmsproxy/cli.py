@@ -501,7 +501,7 @@ def _add_dev_parser(sub, full: bool) -> None:
         "--hive",
         choices=tuple(HIVE_VERSIONS),
         default="2.3",
-        help="Hive version (default 2.3 from pyspark; 3.1, 4.0 fetched with Maven once)",
+        help="Hive version (default 2.3 from pyspark; 3.1, 4.0, 4.2 fetched with Maven once)",
     )
     hms.set_defaults(func=cmd_dev_hms)
     fetch = dsub.add_parser(

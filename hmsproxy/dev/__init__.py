@@ -1,4 +1,4 @@
-"""Local development: real Hive metastores (2.3 from pyspark's jars; 3.1 and 4.0 fetched with Maven)
+"""Local development: real Hive metastores (2.3 from pyspark's jars; 3.1, 4.0 and 4.2 fetched with Maven)
 and the federation `hmsproxy dev up` starts.
 
 - ``ports``: free TCP ports

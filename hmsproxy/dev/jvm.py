@@ -73,14 +73,39 @@ def pyspark_jars_dir() -> Path:
     raise RuntimeError(f"pyspark at {list(spec.submodule_search_locations)} has no 'jars' directory")
 
 
-def java_executable() -> str:
-    """``$JAVA_HOME/bin/java`` if set, else ``java`` from ``PATH``."""
+def java_executable(min_release: int = 17) -> str:
+    """``$JAVA_HOME/bin/java`` if set, else ``java`` from ``PATH``; for a version needing a newer Java
+    than that (Hive 4.2: 21), the first JDK of at least ``min_release`` among those and /usr/lib/jvm."""
     java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        candidate = Path(java_home) / "bin" / "java"
-        if candidate.is_file():
-            return str(candidate)
-    found = shutil.which("java")
-    if not found:
-        raise RuntimeError("no 'java' found (set JAVA_HOME or put java on PATH); Java 17 is needed")
-    return found
+    found = None
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        found = str(Path(java_home) / "bin" / "java")
+    found = found or shutil.which("java")
+    if min_release <= 17:
+        if not found:
+            raise RuntimeError("no 'java' found (set JAVA_HOME or put java on PATH); Java 17 is needed")
+        return found
+    homes = [Path(found).resolve().parent.parent] if found else []
+    homes += sorted(p for p in Path(JDK_ROOT).glob("*") if p.is_dir()) if Path(JDK_ROOT).is_dir() else []
+    for home in homes:
+        if (home / "bin" / "java").is_file() and (java_release(home) or 0) >= min_release:
+            return str(home / "bin" / "java")
+    raise RuntimeError(f"no Java {min_release} or newer found (JAVA_HOME, PATH, {JDK_ROOT}/*)")
+
+
+#: Where the JDKs of Linux packages live: searched for a Java newer than JAVA_HOME's.
+JDK_ROOT = "/usr/lib/jvm"
+
+
+def java_release(home: Path) -> int | None:
+    """The feature release (17, 25) a JDK's ``release`` file states; None if it has none."""
+    try:
+        text = (home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("JAVA_VERSION="):
+            version = line.split("=", 1)[1].strip().strip('"')
+            head = version.split(".")[0]
+            return int(head) if head.isdigit() else None
+    return None

@@ -1,9 +1,9 @@
-"""A real, local Hive metastore (2.3 from pyspark's jars; 3.1, 4.0 fetched; Derby) for ``hmsproxy dev`` and tests.
+"""A real, local Hive metastore (2.3 from pyspark's jars; 3.1, 4.0, 4.2 fetched; Derby) for ``hmsproxy dev`` and tests.
 
 A :class:`LocalMetastore` runs ``org.apache.hadoop.hive.metastore.HiveMetaStore``
 as a child JVM with an embedded Derby database. By default that is Hive 2.3, the
 version Spark embeds, from the jars shipped inside the pyspark wheel;
-``hive_version="3.1"`` or ``"4.0"`` runs a standalone metastore whose jars
+``hive_version="3.1"``, ``"4.0"`` or ``"4.2"`` runs a standalone metastore whose jars
 :mod:`hmsproxy.dev.maven` fetches on first use (:mod:`hmsproxy.dev.versions` has
 what differs per version). All of its state --
 the Derby database, the warehouse directory, the generated ``hive-site.xml``
@@ -183,7 +183,7 @@ class LocalMetastore:
     ``hive_conf`` adds or overrides hive-site.xml properties; ``log_level`` is
     the metastore's own log level (INFO logs ~4 audit lines per call; WARN for
     benchmarks). ``fast_start=False`` drops :data:`FAST_START_JVM_FLAGS`.
-    ``hive_version`` is "2.3" (pyspark's jars), "3.1" or "4.0" (fetched on first start).
+    ``hive_version`` is "2.3" (pyspark's jars), "3.1", "4.0" or "4.2" (fetched on first start).
     ``notifications=False`` never adds the notification listener (see the module notes).
     ``extra_classpath``: jars put after the version's own (S3A's, for a warehouse on s3a://).
     ``jdbc_url`` (``jdbc:postgresql://host:port/db?user=...``) keeps the metastore's state in that
@@ -339,12 +339,12 @@ class LocalMetastore:
         """``java ... MetastoreSchemaTool -initSchema -dbType derby``, for versions whose schema it makes."""
         if self.version.schema_tool_class is None:
             return None
-        return [*self._jvm_command(), self.version.schema_tool_class, "-initSchema", "-dbType", "derby"]
+        return [*self._jvm_command(), self.version.schema_tool_class, *self.version.schema_tool_args, "-dbType", "derby"]
 
     def _jvm_command(self) -> list[str]:
         """``java``, its flags and the classpath: everything before the main class."""
         tmp = self.state_dir / "tmp"
-        cmd = [java_executable(), f"-Xmx{self.heap}", "-Xss1m"]
+        cmd = [java_executable(self.version.java_release), f"-Xmx{self.heap}", "-Xss1m"]
         if self.fast_start:
             cmd += FAST_START_JVM_FLAGS
         cmd += ADD_OPENS

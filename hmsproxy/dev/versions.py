@@ -23,7 +23,17 @@ starts, just without events: only tests that ask for events need them.
 2.3 needs only that jar; 3.1 also Jackson 1 (its JSONMessageFactory uses it). **4.0 has
 none**: no 4.0.x metastore jar has a listener that writes NOTIFICATION_LOG (only the
 hcatalog one does), hive-hcatalog-server-extensions 4.0.0/4.0.1 were never published to
-Maven Central, and 4.2.0's is built for Java 21 (and for the 4.2 metastore API).
+Maven Central, and 4.2.0's needs the 4.2 metastore API (on a 4.0.1 metastore it fails to
+load: ``ClassNotFoundException: ...messaging.AlterPartitionsMessage``).
+
+- **4.2** (4.2.0), the Hive 4 metastore that records events: Maven Central has no
+  ``hive-standalone-metastore-server`` after 4.0.1, so its classes come from ``hive-exec``
+  4.2.0, which bundles them, with ``hive-hcatalog-server-extensions`` 4.2.0's listener
+  (``poms/hive-4.2.xml``, which says why each other jar is there). Built for Java 21: it runs
+  on the first JDK of 21 or newer found (Temurin 25 here), with Hadoop 3.5.0, which works on
+  Java 23+. Schema: 4.2's schema tool runs 4.0.1's Derby script (``-initSchemaTo 4.0.0``; no
+  4.2 script is published), then DataNucleus creates what 4.1/4.2 added to its model (the
+  transaction tables' own 4.1/4.2 changes, made by SQL scripts only, are not there).
 
 JDK: 3.1 and 4.0 run on JDK 17 (the default ``java``) with the same flags as 2.3
 (:data:`~hmsproxy.dev.jvm.ADD_OPENS`, :data:`~hmsproxy.dev.jvm.FAST_START_JVM_FLAGS`).
@@ -106,6 +116,10 @@ class HiveVersion:
     hive_conf: Mapping[str, str] = field(default_factory=dict)
     #: main class of the schema tool run once on a new Derby database; None: DataNucleus makes it.
     schema_tool_class: str | None = None
+    #: what the schema tool is asked to do (after it, ``-dbType derby``).
+    schema_tool_args: tuple[str, ...] = ("-initSchema",)
+    #: the oldest Java release its jars run on (hmsproxy.dev.jvm.java_executable finds one).
+    java_release: int = 17
     main_class: str = METASTORE_MAIN_CLASS
     #: what records events for get_next_notification; None: this version has none.
     listener: NotificationListener | None = None
@@ -139,6 +153,17 @@ class HiveVersion:
         return {"METASTORE_HOME": str(releases[-1])} if releases else {}
 
 
+# Hive 4.x: jars and the schema tool's Derby scripts fetched, the schema made by the tool.
+_HIVE4_GOALS = ("dependency:copy-dependencies@lib", "dependency:unpack@scripts")
+_HIVE4_SCHEMA_TOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
+_HIVE4_CONF = {
+    **_EXPRESSION_PROXY,
+    **_NO_CAPABILITY_CHECK,
+    # With DBCP, 4.0.1's request threads hang in the pool at ~10 concurrent clients
+    # (seen by the benchmark at 16); HikariCP, Hive 4's own default, does not.
+    "datanucleus.connectionPoolingType": "HikariCP",
+}
+
 HIVE_VERSIONS: dict[str, HiveVersion] = {
     "2.3": HiveVersion("2.3", listener=NotificationListener("2.3-listener")),
     "3.1": HiveVersion(
@@ -157,19 +182,31 @@ HIVE_VERSIONS: dict[str, HiveVersion] = {
     ),
     "4.0": HiveVersion(
         "4.0",
-        maven_goals=("dependency:copy-dependencies@lib", "dependency:unpack@scripts"),
+        maven_goals=_HIVE4_GOALS,
         hive_conf={
-            **_EXPRESSION_PROXY,
-            **_NO_CAPABILITY_CHECK,
+            **_HIVE4_CONF,
             # The schema tool made the whole schema; verification proves it is the right one.
             "datanucleus.schema.autoCreateAll": "false",
             "hive.metastore.schema.verification": "true",
-            # With DBCP, 4.0.1's request threads hang in the pool at ~10 concurrent clients
-            # (seen by the benchmark at 16); HikariCP, Hive 4's own default, does not.
-            "datanucleus.connectionPoolingType": "HikariCP",
         },
-        schema_tool_class="org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool",
+        schema_tool_class=_HIVE4_SCHEMA_TOOL,
         # No listener: see the module notes.
+    ),
+    "4.2": HiveVersion(
+        "4.2",
+        maven_goals=_HIVE4_GOALS,
+        hive_conf={
+            **_HIVE4_CONF,
+            # The schema tool makes 4.0.0's schema (no 4.2 script is published); DataNucleus adds the
+            # tables and columns 4.1/4.2 added to its model, and the version check would refuse 4.0.0.
+            "datanucleus.schema.autoCreateAll": "true",
+            "hive.metastore.schema.verification": "false",
+        },
+        schema_tool_class=_HIVE4_SCHEMA_TOOL,
+        schema_tool_args=("-initSchemaTo", "4.0.0"),
+        java_release=21,
+        # Its listener is in the same jar set (poms/hive-4.2.xml): this fetch is the version's own.
+        listener=NotificationListener("4.2"),
     ),
 }
 

@@ -17,17 +17,15 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy.config.model import StoreConfig
-from hmsproxy.dev import maven
 from hmsproxy.dev.metastore import LocalMetastore
 from hmsproxy.dev.ports import free_port
-from hmsproxy.dev.versions import hive_version
 from hmsproxy.features.notifications.config import NotificationsConfig
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.support.federation import prefixed_config, stored_in
 from tests.support.impala_follower import ImpalaStyleFollower
 from tests.support.notification_names import assert_named_as_the_federation_shows
-from tests.support.required import unavailable
+from tests.support.notifying_metastores import start_notifying
 from tests.support.served import served
 
 hive = idl.hive
@@ -36,26 +34,13 @@ hive = idl.hive
 SHOWN, HIDDEN = "sales", "hr"
 
 
-def _started(version: str, tmp_path_factory, started: list) -> LocalMetastore:
-    try:
-        hive_version(version).prepare()
-    except maven.FetchError as exc:
-        unavailable(f"cannot fetch Hive {version} with Maven: {exc}")
-    ms = LocalMetastore(free_port(), tmp_path_factory.mktemp(f"notif-{version}"), hive_version=version, name=f"notif-{version}")
-    started.append(ms)  # stopped below even if start fails half-way
-    ms.start()
-    if not ms.notifications_enabled:
-        unavailable(f"Hive {version} metastore runs without notifications: {ms.notifications_unavailable}")
-    return ms
-
-
 @pytest.fixture(scope="module")
 def metastores(tmp_path_factory):
     """(2.3 primary, 3.1 member), both recording events; the member has `sales` and `hr`."""
     started: list[LocalMetastore] = []
     try:
-        primary = _started("2.3", tmp_path_factory, started)
-        member = _started("3.1", tmp_path_factory, started)
+        primary = start_notifying("2.3", tmp_path_factory, started)
+        member = start_notifying("3.1", tmp_path_factory, started)
         direct = connect(member.host, member.port)
         try:
             for db in (SHOWN, HIDDEN):
