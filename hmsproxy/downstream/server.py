@@ -22,6 +22,7 @@ from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
 from hmsproxy.downstream.deadline import Deadline, HandshakeTimeout
 from hmsproxy.downstream.hits import Hits
+from hmsproxy.downstream.idle_upstream import IdleUpstream
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.sockets import shut_down
@@ -166,8 +167,11 @@ class ProxyServer:
             proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
             hits = self._hits if self._hits.serves(conn, self.transport_cls) else None
             tracked = getattr(conn, "sock", conn)  # the socket under SASL's frames, as _clients holds it
+            idle = IdleUpstream(session, conn, self.handler.config.server.upstream_idle_s)
             while not self._stopping.is_set():
-                replay = hits.serve(session, conn, messages) if hits is not None and not messages.holds else None
+                if not messages.holds:
+                    idle.wait()
+                replay = hits.serve(session, conn, messages, idle.wait) if hits is not None and not messages.holds else None
                 self._process_one(session, proto, messages, conn.sendall, replay, tracked)
         except HandshakeTimeout as e:
             log.info("client %s: %s; closing its connection (server.handshake-timeout-s)", session.client_address, e)
