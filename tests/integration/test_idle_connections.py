@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import thriftpy2.rpc
@@ -26,6 +25,7 @@ from hmsproxy.upstream.wire import parse_uri
 from tests.support.client_holds import held, settled
 from tests.support.federation import prefixed_config
 from tests.support.served import served
+from tests.support.tcp_connections import established_to
 
 IDLE = 300
 WITH_BACKEND = 10
@@ -77,13 +77,6 @@ def test_idle_connections_beside_busy_clients_leave_nothing_behind(proxy):
 
 QUIET_S = 3.0  # server.upstream-idle-s in the test below: longer than opening the clients takes
 QUIET_CLIENTS = 20
-
-
-def established_to(port: int) -> int:
-    """TCP connections to 127.0.0.1:`port` established in this network namespace (/proc/net/tcp)."""
-    remote = f"0100007F:{port:04X}"
-    rows = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
-    return sum(1 for row in rows if row[2] == remote and row[3] == "01")
 
 
 def wait_for(predicate, timeout_s: float = 30.0) -> bool:
