@@ -10,6 +10,12 @@ and writes (a remote link, an index definition, a transaction opened and committ
   style, hmsproxy's ThriftConnection trying them in order) reconnect and send a call again once after
   a connection error, as Hive's RetryingMetaStoreClient does with hive.metastore.failure.retries=1;
 - `plain` (through HAProxy) never retries: it reconnects for its next call and counts the failure;
+- `stream`: a streaming writer (hmsproxy.streaming's RetryingWriter, the seed's retries: a new batch
+  and the held rows written again after a failure) through HAProxy, committing 20 numbered rows at a
+  time into a Parquet table, on one batch of transactions (and connection) until a failure; its
+  connection is closed by a drain at least once in the rolling restart and the writer goes on; afterwards
+  the table's files hold every acknowledged row exactly once and no other row (a batch it gave up on is
+  reported: none expected with its retries);
 - with REPLICAS_SPARK=1, also a real SparkSession through HAProxy (its own process,
   tests/support/spark_catalog_loop.py) running `SHOW TABLES` over and over with Hive's retry settings
   (hive.metastore.failure.retries=1, hive.metastore.client.connect.retry.delay=1s): none may fail in
@@ -42,12 +48,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.dev.ports import free_ports
 from hmsproxy.ops.drain import CLOSE_GRACE_S
 from hmsproxy.protocol import idl
+from hmsproxy.streaming import DelimitedInputWriter, GaveUp, HiveEndPoint, RetryingWriter
 from hmsproxy.testing import args, table, unwrap
+from hmsproxy.testing.builders import parquet_table
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY
 from tests.support.federation import federation_yaml
@@ -246,6 +255,60 @@ def client_loop(client: CountingClient, ledger: Ledger, stop: threading.Event, n
         stop.wait(PAUSE_S)
 
 
+STREAM_ROWS = 20  # rows per streaming commit
+#: Transactions per batch, more than the test commits: a batch (and its connection) lives until a
+#: failure, so the one open when the rolling restart begins is on a replica that restarts.
+STREAM_TXNS = 100
+
+
+@dataclass
+class StreamLedger:
+    """The streaming writer's commits: acknowledged rows by phase, rows given up on, retries by phase."""
+
+    acked: dict[str, list[int]] = field(default_factory=dict)
+    given_up: list[int] = field(default_factory=list)
+    retries: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+
+
+def stream_loop(uri: str, table_name: str, ledger: Ledger, stream: StreamLedger, stop: threading.Event) -> None:
+    """Numbered rows committed STREAM_ROWS at a time until `stop`; a commit that returned is acknowledged."""
+    endpoint = HiveEndPoint(uri, "default", table_name)
+
+    def retried(attempt: int, pause: float, error: Exception) -> None:
+        stream.retries[ledger.phase] += 1
+        stream.errors.append(f"{ledger.phase}: {error}")
+
+    writer = RetryingWriter(
+        endpoint, DelimitedInputWriter(["id", "msg"], ",", endpoint), txns_per_batch=STREAM_TXNS, retries=20, backoff_s=RETRY_DELAY_S,
+        backoff_max_s=2.0, user=f"{table_name}-stream", on_retry=retried,
+    )  # fmt: skip
+    first = 0
+    try:
+        while not stop.is_set():
+            ids = range(first, first + STREAM_ROWS)
+            first += STREAM_ROWS
+            try:
+                for i in ids:
+                    writer.write(b"%d,row %d" % (i, i))
+                phase = ledger.phase
+                writer.commit()
+                stream.acked.setdefault(phase, []).extend(ids)
+            except GaveUp as e:
+                stream.given_up.extend(ids)
+                stream.errors.append(f"{ledger.phase}: gave up: {e}")
+                writer.close()  # drops the held rows: reported above, never in the table
+            stop.wait(PAUSE_S)
+    finally:
+        writer.close()
+
+
+def stored_ids(location: Path) -> Counter:
+    """How often each id is in the table's visible files (staging directories and hidden names skipped)."""
+    files = [p for p in location.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
+    return Counter(row["id"] for f in files for row in pq.read_table(f, columns=["id"]).to_pylist())
+
+
 @contextlib.contextmanager
 def haproxy(replicas: list[Replica], port: int, workdir: Path):
     env = dict(os.environ, HMSPROXY_LB_BIND=f"127.0.0.1:{port}")
@@ -333,11 +396,14 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     primary, federated = metastores
     run = f"rep{uuid.uuid4().hex[:6]}"
     names = {"run": run, "events": f"{run}_events", "remote_db": f"{run}_src", "remote_uri": federated.uri}
+    stream_table, stream_location = f"{run}_stream", tmp_path / "stream"
+    stream_location.mkdir()
     with contextlib.closing(federated.client()) as c:
         c.create_database(hive.Database(name=names["remote_db"], parameters={}))
         c.create_table(table(names["remote_db"], "t"))
     with contextlib.closing(primary.client()) as c:
         c.create_table(table("default", names["events"], columns=(("user_id", "bigint"), ("action", "string"))))
+        c.create_table(parquet_table("default", stream_table, stream_location.as_uri(), columns=(("id", "int"), ("msg", "string"))))
 
     ports = free_ports(7)
     config = tmp_path / "hmsproxy.yml"
@@ -346,6 +412,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     config.write_text(yaml + f"store: {{url: '{pg_url}'}}\nhttp: {{host: 127.0.0.1}}\n")
     replicas = [Replica(i + 1, ports[2 * i], ports[2 * i + 1], config, tmp_path) for i in range(3)]
     ledger = Ledger()
+    stream = StreamLedger()
     stop = threading.Event()
     threads: list[threading.Thread] = []
     clients: list[CountingClient] = []
@@ -374,6 +441,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             ]:
                 clients.append(CountingClient(name, uris, retries, ledger))
             threads = [threading.Thread(target=client_loop, args=(c, ledger, stop, names), daemon=True) for c in clients]
+            threads.append(threading.Thread(target=stream_loop, args=(lb[0], stream_table, ledger, stream, stop), daemon=True))
             for t in threads:
                 t.start()
 
@@ -443,6 +511,12 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         if spark
         else {}
     )
+    print(
+        f"  stream: acknowledged rows by phase { ({k: len(v) for k, v in stream.acked.items()}) }, "
+        f"retries by phase {dict(stream.retries)}, rows given up on {len(stream.given_up)}"
+    )
+    for error in stream.errors[:6]:
+        print(f"    stream retried: {error[:200]}")
     if spark is not None:
         print(f"  Spark SHOW TABLES through HAProxy, by phase: {spark_seen}")
         for line in [line for line in spark.lines if not line["ok"]][:3]:
@@ -473,3 +547,11 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         left = set(open_txns_of(primary, f"{run}-{phase}")) - set(ledger.opened)
         assert left == set(), f"{phase}: transactions opened twice (an open_txns carried out but unanswered): {left}"
     assert len(ledger.committed) > 3 and len(ledger.links) > 3 and len(ledger.indexes) > 3
+    # Streamed rows: every acknowledged one stored exactly once, none of a batch given up on.
+    stored = stored_ids(stream_location)
+    acked = [i for ids in stream.acked.values() for i in ids]
+    assert stream.acked.get("sigterm") and stream.acked.get("rolling"), f"the stream committed nothing in a fault: {stream.acked}"
+    assert [i for i in acked if stored[i] != 1] == [], "acknowledged rows lost or stored twice"
+    assert set(stored) <= set(acked), f"rows no commit acknowledged are stored: {sorted(set(stored) - set(acked))[:10]}"
+    assert stream.given_up == [], f"the streaming writer gave up: {stream.errors}"
+    assert stream.retries["rolling"] > 0, "the streaming writer's connection was never closed by a drain"
