@@ -16,6 +16,10 @@ and writes (a remote link, an index definition, a transaction opened and committ
   connection is closed by a drain at least once in the rolling restart and the writer goes on; afterwards
   the table's files hold every acknowledged row exactly once and no other row (a batch it gave up on is
   reported: none expected with its retries);
+- the Hive 2.3 CLI (../shared/tools/hive-cli, its own JVM) through HAProxy with Hive's retry settings,
+  started as the SIGTERM phase begins, running a HiveQL file (CREATE TABLE, SHOW TABLES, DESCRIBE, a
+  table at a time) through the SIGTERM phase into the rolling restart: it exits 0, and every table it
+  made is there afterwards;
 - with REPLICAS_SPARK=1, also a real SparkSession through HAProxy (its own process,
   tests/support/spark_catalog_loop.py) running `SHOW TABLES` over and over with Hive's retry settings
   (hive.metastore.failure.retries=1, hive.metastore.client.connect.retry.delay=1s): none may fail in
@@ -60,6 +64,7 @@ from hmsproxy.testing.builders import parquet_table
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY
 from tests.support.federation import federation_yaml
+from tests.support.hive_cli import TOOL, cache_dir, missing_java, run_file
 from tests.support.required import unavailable
 
 hive = idl.hive
@@ -385,6 +390,42 @@ class SparkLoop:
         return [line for line in self.lines if start <= line["t"] < end]
 
 
+#: CREATE TABLE, SHOW TABLES, DESCRIBE each: 60 statements, about a second each after a ~10 s start,
+#: begun with the SIGTERM phase: longer than it and the rolling restart (~15 s + ~35 s) together.
+HIVE_CLI_TABLES = 20
+HIVE_RETRIES = ("--hiveconf", "hive.metastore.failure.retries=1", "--hiveconf", "hive.metastore.client.connect.retry.delay=1s")
+
+
+class HiveCliRun:
+    """The Hive 2.3 CLI running a HiveQL file through `uri` in a thread; `started`/`ended`: wall clock."""
+
+    def __init__(self, uri: str, workdir: Path, prefix: str):
+        self.tables = [f"{prefix}_cli_{i}" for i in range(HIVE_CLI_TABLES)]
+        script = workdir / "hive-cli.sql"
+        script.write_text(
+            "".join(
+                f"CREATE TABLE IF NOT EXISTS default.{t} (id INT, name STRING);\nSHOW TABLES IN default LIKE '{prefix}_cli_*';\n"
+                f"DESCRIBE default.{t};\n"
+                for t in self.tables
+            )
+        )
+        (workdir / "hive-cli-run" / "conf").mkdir(parents=True)
+        self.result = None
+        self.started = time.time()
+        self.ended = None
+        self._thread = threading.Thread(target=self._run, args=(uri, script, workdir / "hive-cli-run"), daemon=True)
+        self._thread.start()
+
+    def _run(self, uri: str, script: Path, run_dir: Path) -> None:
+        self.result = run_file(uri, script, run_dir, 300, HIVE_RETRIES)
+        self.ended = time.time()
+
+    def wait(self) -> subprocess.CompletedProcess:
+        self._thread.join(330)
+        assert self.result is not None, "the Hive CLI did not end within 330 s"
+        return self.result
+
+
 def open_txns_of(metastore, user: str) -> list[int]:
     with contextlib.closing(metastore.client()) as c:
         return [t.id for t in c.get_open_txns_info().open_txns if t.user == user and t.state == hive.TxnState.OPEN]
@@ -393,6 +434,8 @@ def open_txns_of(metastore, user: str) -> list[int]:
 def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_path, pg_url, metastores):
     if shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists():
         unavailable("no haproxy (Debian's haproxy package; `make haproxy` installs it)")
+    if missing_java(cache_dir()) or not TOOL.is_file():
+        unavailable(f"the Hive CLI cannot run: {missing_java(cache_dir()) or f'no {TOOL}'}")
     primary, federated = metastores
     run = f"rep{uuid.uuid4().hex[:6]}"
     names = {"run": run, "events": f"{run}_events", "remote_db": f"{run}_src", "remote_uri": federated.uri}
@@ -419,6 +462,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     terminations = {}
     marks: list[tuple[float, str]] = []  # (wall clock, phase): Spark's lines are placed by time
     spark = None
+    hive_cli = None
 
     def enter(name: str) -> None:
         ledger.phase = name
@@ -459,6 +503,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 f"Spark answered no query through HAProxy:\n{(tmp_path / 'spark.log').read_text()[-3000:]}"
             )
             enter("sigterm")
+            hive_cli = HiveCliRun(lb[0], tmp_path, run)  # its JVM starts meanwhile; its statements reach into the rolling restart
             terminations["sigterm"] = replicas[1].terminate()
             replicas[1].start()
             replicas[1].wait_ready()
@@ -473,6 +518,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
 
             enter("after")
             time.sleep(1)
+            cli = hive_cli.wait()
             if spark is not None:
                 spark.stop()
             stop.set()
@@ -486,6 +532,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 shown = reader.call("hmsproxy_execute", statements="SHOW REMOTE TABLES IN default", current_database="default")
                 links = {row[1] for row in shown.rows if row[1].startswith(f"{run}_l_")}
                 indexes = {i.indexName for i in reader.call("get_indexes", db_name="default", tbl_name=names["events"], max_indexes=-1)}
+                cli_tables = set(reader.call("get_tables", db_name="default", pattern=f"{run}_cli_*"))
             finally:
                 reader.close()
     finally:
@@ -517,6 +564,12 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     )
     for error in stream.errors[:6]:
         print(f"    stream retried: {error[:200]}")
+    cli_phases = [name for name, (start, end) in windows.items() if start < hive_cli.ended and end > hive_cli.started]
+    retried = (tmp_path / "hive-cli-run" / "logs" / "hive.log").read_text(errors="replace").count("Attempting to reconnect")
+    print(
+        f"  Hive CLI: exit {cli.returncode} after {hive_cli.ended - hive_cli.started:.1f} s, running through {cli_phases}; "
+        f"{len(cli_tables)} of {HIVE_CLI_TABLES} tables made; RetryingMetaStoreClient reconnected {retried} time(s)"
+    )
     if spark is not None:
         print(f"  Spark SHOW TABLES through HAProxy, by phase: {spark_seen}")
         for line in [line for line in spark.lines if not line["ok"]][:3]:
@@ -547,6 +600,10 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         left = set(open_txns_of(primary, f"{run}-{phase}")) - set(ledger.opened)
         assert left == set(), f"{phase}: transactions opened twice (an open_txns carried out but unanswered): {left}"
     assert len(ledger.committed) > 3 and len(ledger.links) > 3 and len(ledger.indexes) > 3
+    # The Hive CLI: every statement answered while replicas drained and restarted, every table made.
+    assert cli.returncode == 0, f"the Hive CLI failed:\n{cli.stderr[-3000:]}"
+    assert cli_tables == set(hive_cli.tables)
+    assert "rolling" in cli_phases, f"the Hive CLI ended before the rolling restart: {cli_phases}"
     # Streamed rows: every acknowledged one stored exactly once, none of a batch given up on.
     stored = stored_ids(stream_location)
     acked = [i for ids in stream.acked.values() for i in ids]
