@@ -11,6 +11,7 @@ import time
 import pytest
 
 from hmsproxy.config import ConfigError
+from hmsproxy.config.description import describe
 from hmsproxy.config.own_format import load_config
 from hmsproxy.downstream.idle_upstream import IdleUpstream
 
@@ -66,8 +67,10 @@ def test_upstream_idle_s_is_read_from_the_server_section(tmp_path):
     path = tmp_path / "hmsproxy.yml"
     path.write_text(base)
     assert load_config(path).server.upstream_idle_s == 300.0
+    assert "a quiet client's metastore connections closed after 300 s" in describe(load_config(path))  # check-config, status
     path.write_text("server: {upstream-idle-s: 0}\n" + base)
     assert load_config(path).server.upstream_idle_s == 0.0
+    assert "a quiet client's metastore connections kept" in describe(load_config(path))
     path.write_text("server: {upstream-idle-s: -1}\n" + base)
     with pytest.raises(ConfigError, match=r"server\.upstream-idle-s.*0 or more"):
         load_config(path)
