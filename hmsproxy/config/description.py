@@ -94,7 +94,12 @@ def describe(config: Config, feature_sections: Sequence[ConfigSection] = ()) -> 
         f"connect {server.connect_timeout_s:g} s, backend call {server.backend_timeout_s:g} s, "
         f"probe a metastore after {server.probe_after_s:g} s without an answer "
         f"(a failed probe fails its waiting and new calls, about {2 * server.probe_after_s:g} s into a hang), "
-        f"a client's TLS and SASL handshake {server.handshake_timeout_s:g} s"
+        f"a client's TLS and SASL handshake {server.handshake_timeout_s:g} s, "
+        + (
+            f"a quiet client's metastore connections closed after {server.upstream_idle_s:g} s"
+            if server.upstream_idle_s > 0
+            else "a quiet client's metastore connections kept"
+        )
     )
     lines.extend(_describe_operations(config, feature_sections))
     if prefixed:

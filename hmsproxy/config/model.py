@@ -351,6 +351,13 @@ class ServerConfig:
         "then, seconds calls in flight may take to finish after the listener closed; what is still open after it is cut",
         default=20.0,
     )
+    # downstream/idle_upstream.py closes them; the next call reopens them with its set_ugi, as after any reconnect.
+    upstream_idle_s: float = key(
+        "upstream-idle-s",
+        r.non_negative,
+        "seconds a client may send nothing before its metastore connections are closed (reopened at its next call); 0 keeps them",
+        default=300.0,
+    )
 
 
 @dataclass(frozen=True)

@@ -82,10 +82,11 @@ class Hits:
             self._decided_for = now
         return self._eligible
 
-    def serve(self, session, conn: socket.socket, messages) -> tuple | None:
+    def serve(self, session, conn: socket.socket, messages, quiet=lambda: None) -> tuple | None:
         """Serve `session`'s calls while they are hits. Returns when one is not, its bytes put back into
         `messages` (the server's reader): None, or its Call.replay when the hit loop sent it already.
-        Raises as the server's reader would when the client leaves."""
+        `quiet()` runs when the client has sent nothing for IDLE_MS after a hit (or HIT_BATCH hits were
+        served): the server's IdleUpstream.wait. Raises as the server's reader would when the client leaves."""
         handler, serve = self.handler, self._loop.serve
         answered = handler.answered_hits
         try:
@@ -96,6 +97,7 @@ class Hits:
                 )
                 if status == FLUSH:
                     answered.complete()
+                    quiet()
                     continue
                 if status == GONE:
                     if data == 0:

@@ -22,6 +22,7 @@ from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
 from hmsproxy.downstream.deadline import Deadline, HandshakeTimeout
 from hmsproxy.downstream.hits import Hits
+from hmsproxy.downstream.idle_upstream import IdleUpstream
 from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.sockets import shut_down
@@ -62,11 +63,8 @@ class ProxyServer:
         self._listener = socket.create_server((host, port), reuse_port=reuse_port, backlog=128)
         self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
-        self._clients: set[socket.socket] = set()
-        #: Clients whose call is being answered (between reading it whole and writing its answer), and
-        #: clients drain() let go while idle: a call read after that is dropped unanswered, never run.
-        self._busy: set[socket.socket] = set()
-        self._let_go: set[socket.socket] = set()
+        #: Each client's socket (the TLS one once its handshake is done) and its drain bookkeeping.
+        self._clients: dict[socket.socket, ClientState] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         #: Shortcut hits served in C for clients on plain sockets (hits.py).
@@ -96,9 +94,10 @@ class ProxyServer:
                     return
                 raise
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            state = ClientState()
             with self._lock:
-                self._clients.add(conn)
-            threading.Thread(target=self._serve_client, args=(conn, addr), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
+                self._clients[conn] = state
+            threading.Thread(target=self._serve_client, args=(conn, addr, state), daemon=True, name=f"client-{addr[0]}:{addr[1]}").start()
 
     def start(self) -> ProxyServer:
         """Serve in a background thread (tests, dev stack)."""
@@ -109,7 +108,7 @@ class ProxyServer:
     def stop(self) -> None:
         self.close_listener()
         with self._lock:
-            clients, self._clients = list(self._clients), set()
+            clients, self._clients = list(self._clients), {}
         for c in clients:
             shut_down(c)
         if self._thread is not None:
@@ -129,9 +128,10 @@ class ProxyServer:
         deadline = time.monotonic() + timeout_s
         while True:
             with self._lock:
-                for c in self._clients - self._busy - self._let_go:
-                    self._let_go.add(c)
-                    _stop_reading(c)
+                for c, state in self._clients.items():
+                    if not state.busy and not state.let_go:
+                        state.let_go = True
+                        _stop_reading(c)
                 left = len(self._clients)
             if left == 0 or time.monotonic() >= deadline:
                 return left
@@ -142,19 +142,7 @@ class ProxyServer:
         with self._lock:
             return len(self._clients)
 
-    def _call_read(self, conn: socket.socket) -> bool:
-        """A call was read whole from `conn`: False when drain() let it go (drop the call, unrun)."""
-        with self._lock:
-            if conn in self._let_go:
-                return False
-            self._busy.add(conn)
-            return True
-
-    def _call_answered(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._busy.discard(conn)
-
-    def _serve_client(self, conn: socket.socket, addr) -> None:
+    def _serve_client(self, conn: socket.socket, addr, state: ClientState) -> None:
         session = Session(self.handler.backends, f"{addr[0]}:{addr[1]}")
         self.handler.session_opened(session)
         try:
@@ -165,10 +153,12 @@ class ProxyServer:
             messages = MessageReader(conn.recv, framed=self.transport_cls is TCyFramedTransport, more_waiting=readable_now(conn))
             proto = TCyBinaryProtocol(self.transport_cls(TSocket(sock=conn)))
             hits = self._hits if self._hits.serves(conn, self.transport_cls) else None
-            tracked = getattr(conn, "sock", conn)  # the socket under SASL's frames, as _clients holds it
+            idle = IdleUpstream(session, conn, self.handler.config.server.upstream_idle_s)
             while not self._stopping.is_set():
-                replay = hits.serve(session, conn, messages) if hits is not None and not messages.holds else None
-                self._process_one(session, proto, messages, conn.sendall, replay, tracked)
+                if not messages.holds:
+                    idle.wait()
+                replay = hits.serve(session, conn, messages, idle.wait) if hits is not None and not messages.holds else None
+                self._process_one(session, proto, messages, conn.sendall, replay, state)
         except HandshakeTimeout as e:
             log.info("client %s: %s; closing its connection (server.handshake-timeout-s)", session.client_address, e)
         except (TTransportException, ConnectionError, OSError) as e:
@@ -180,10 +170,7 @@ class ProxyServer:
         finally:
             self.handler.session_closed(session)
             with self._lock:
-                sock = getattr(conn, "sock", conn)  # the socket under SASL's frames
-                self._clients.discard(sock)
-                self._busy.discard(sock)
-                self._let_go.discard(sock)
+                self._clients.pop(getattr(conn, "sock", conn), None)  # the socket under SASL's frames
             try:
                 conn.close()
             except OSError:
@@ -208,8 +195,9 @@ class ProxyServer:
             log.warning("client %s: TLS handshake failed: %s", client, e)
             raise
         with self._lock:  # stop() must shut down the TLS socket; the raw one is detached now
-            self._clients.discard(raw)
-            self._clients.add(conn)
+            state = self._clients.pop(raw, None)
+            if state is not None:  # else stop() came first: the thread ends at its next read
+                self._clients[conn] = state
         return conn
 
     def _start_sasl(self, conn: socket.socket, session: Session, deadline: Deadline):
@@ -242,17 +230,22 @@ class ProxyServer:
         feature = self.handler.features.get("tokens")
         return getattr(feature, "tokens", None)
 
-    def _process_one(self, session: Session, proto, messages: MessageReader, send, replay: tuple | None = None, conn=None) -> None:
+    def _process_one(
+        self, session: Session, proto, messages: MessageReader, send, replay: tuple | None = None, state: ClientState | None = None
+    ) -> None:
         """Read one call and answer it; `send`: the client socket's sendall (relayed answers go there);
-        `replay`: what the hit loop left of it (Call.replay); `conn`: the client's socket, for drain()."""
+        `replay`: what the hit loop left of it (Call.replay); `state`: the client's, for drain()."""
         message = messages.next()
-        if conn is not None and not self._call_read(conn):
+        if state is None:
+            self._answer(session, proto, message, send, replay)
+            return
+        state.busy = True
+        if state.let_go:
             raise ConnectionError("draining: the connection was let go before this call; it was not run")
         try:
             self._answer(session, proto, message, send, replay)
         finally:
-            if conn is not None:
-                self._call_answered(conn)
+            state.busy = False
 
     def _answer(self, session: Session, proto, message, send, replay: tuple | None) -> None:
         method, mtype, seqid, _ = message.header
@@ -289,6 +282,23 @@ class ProxyServer:
         exc.write(proto)
         proto.write_message_end()
         proto.trans.flush()
+
+
+class ClientState:
+    """What drain() needs of one client connection, written by the client's own thread without the
+    server's lock (two stores per call; the interpreter lock orders them). The thread sets `busy`, then
+    looks at `let_go`; drain() (under the server's lock) looks at `busy`, then sets `let_go` and stops
+    the socket's reading. So a call read after drain() let its connection go is dropped unrun, and one
+    whose thread went first is answered: a connection let go in that instant has its answer written
+    (SHUT_RD stops reading only) and closes at its next read, between calls either way."""
+
+    __slots__ = ("busy", "let_go")
+
+    def __init__(self):
+        #: Between reading a call whole and writing its answer.
+        self.busy = False
+        #: drain() let it go while idle: a call read after that is dropped unanswered, never run.
+        self.let_go = False
 
 
 def _stop_reading(sock: socket.socket) -> None:

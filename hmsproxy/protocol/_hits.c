@@ -14,8 +14,8 @@
  * a trip cut as its answer came; records: list appended (spec, session, shortcut, seconds, message
  * type, body or None when the answer is the success value: answered_hits.py); limit: exchange's;
  * max_key: MAX_KEY_BYTES; batch: records that make it return; idle_ms: how long it waits for the
- * client's next call while records it appended wait (a client that goes quiet gets its hits
- * completed; an idle one never wakes for others').
+ * client's next call after it served a hit (a client that goes quiet gets its hits completed and
+ * the server's idle check, downstream/idle_upstream.py; an idle one never wakes for others').
  *
  * serve(client_fd, session, caller, router, eligible, conns) -> (status, data, shortcut, exchanged)
  * client_fd: the client's blocking socket; session: its Session, caller: Session.caller; router:
@@ -53,7 +53,7 @@ static PyObject *answer(int status, PyObject *data, PyObject *shortcut, PyObject
     return Py_BuildValue("(iNOO)", status, data, shortcut ? shortcut : Py_None, exchanged ? exchanged : Py_None);
 }
 
-/* Waits for the client's next call, no longer than idle_ms when records wait: 1 readable, 0 not
+/* Waits for the client's next call, no longer than idle_ms after a hit: 1 readable, 0 not
  * within that, -1 with errno. */
 static int client_ready(int fd, int idle_ms) {
     struct pollfd pfd = {fd, POLLIN, 0};
@@ -114,7 +114,7 @@ static PyObject *serve(HitLoop *loop, PyObject *args) {
     for (;;) {
         Py_ssize_t n = 0, name_at, name_len, header_len = -1, end = TRUNCATED;
         int mtype = 0, err;
-        if (mine > 0 && PyList_GET_SIZE(records) > 0) {
+        if (mine > 0) { /* even when another client's flush emptied `records`: the server's idle check runs on FLUSH */
             int ready = client_ready(client, idle_ms);
             if (ready == 0) {
                 result = answer(H_FLUSH, Py_NewRef(Py_None), NULL, NULL);

@@ -301,12 +301,17 @@ class Session:
             conn.close()
 
     def close(self) -> None:
-        if self._borrowed:
-            return
+        if not self._borrowed:
+            self.close_connections()
+
+    def close_connections(self) -> int:
+        """Close every kept metastore connection; the next call opens one again (set_ugi replayed).
+        Returns how many were closed."""
         with self._lock:
             conns, self._conns = list(self._conns.values()), {}
         for conn in conns:
             conn.close()
+        return len(conns)
 
 
 class Leg(Session):

@@ -9,7 +9,11 @@ Reported: the busy clients' p50 and throughput without (median of the runs befor
 the idle ones, the serving process's resident memory per idle connection (RSS growth / IDLE), its
 threads and file descriptors, and the metastore's threads (each idle client keeps a connection to it,
 through either
-proxy). Target: p50 and throughput with the idle connections within 1.1x of the run without.
+proxy, until hmsproxy's server.upstream-idle-s closes them). Then, still holding the idle clients, it
+waits --quiet-wait seconds (past --upstream-idle-s, which the proxy is given, and the metastore's
+60 s keep-alive for idle worker threads) and counts the metastore's connections (TCP, from the
+kernel's table) and threads again. Target: p50 and throughput with the idle connections within 1.1x
+of the run without.
 
     make bench-connections ARGS="--idle 300 --seconds 3 --repeats 1"   # a smoke run
 """
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.bench.bench_proxy import DB, ClientPool, ProxyProcess, log, make_client, percentile, seed, write_proxy_config
+from tests.support.tcp_connections import established_to
 
 #: p50 and throughput with the idle connections may differ from the run without by this factor.
 TARGET_RATIO = 1.1
@@ -104,7 +109,8 @@ class PathFigures:
     before: Sample
     idle: Sample
     after: Sample
-    metastore_threads: tuple[int, int]  # before the idle connections, with them
+    metastore_threads: tuple[int, int, int | None]  # before the idle connections, with them, after --quiet-wait
+    metastore_conns: tuple[int, int | None]  # with the idle connections, after --quiet-wait
     open_s: float  # opening (and first calls of) the idle connections
 
     def median(self, runs: list[Busy], key: str) -> float:
@@ -130,13 +136,14 @@ def guarded(runs, failure: str) -> list[Busy]:
         return [Busy(math.nan, 0.0)]
 
 
-def measure(name: str, endpoint, pid: int, jvm_pid: int, pool: ClientPool, args) -> PathFigures:
+def measure(name: str, endpoint, pid: int, metastore: tuple[int, int], pool: ClientPool, args) -> PathFigures:
     """REPEATS busy runs without the idle connections, REPEATS with them, REPEATS without again (the
     idle ones are opened once: a Hive 2.3 metastore sets up each new connection's first call slowly)."""
 
     def runs() -> list[Busy]:
         return [busy_run(pool, endpoint, args.busy, args.seconds) for _ in range(args.repeats)]
 
+    jvm_pid, metastore_port = metastore
     without = runs()
     before = sample(pid)
     jvm_before = sample(jvm_pid).threads
@@ -146,10 +153,16 @@ def measure(name: str, endpoint, pid: int, jvm_pid: int, pool: ClientPool, args)
     try:
         time.sleep(1)  # let the last threads settle before /proc is read
         idle_sample = sample(pid)
-        jvm_threads = (jvm_before, sample(jvm_pid).threads)
+        jvm_idle, conns_idle = sample(jvm_pid).threads, established_to(metastore_port)
         with_idle = guarded(runs, f"{name}: the busy clients failed beside {args.idle} idle connections")
+        jvm_quiet = conns_quiet = None
+        if args.quiet_wait > 0:
+            log(f"{name}: {args.idle} idle clients held {args.quiet_wait:g} s more ...")
+            time.sleep(args.quiet_wait)
+            jvm_quiet, conns_quiet = sample(jvm_pid).threads, established_to(metastore_port)
     finally:
         close_all(idle)
+    jvm_threads, metastore_conns = (jvm_before, jvm_idle, jvm_quiet), (conns_idle, conns_quiet)
     after = settled(pid, before.threads)
     without += guarded(runs, f"{name}: the busy clients failed after the idle connections closed")
     log(
@@ -158,7 +171,7 @@ def measure(name: str, endpoint, pid: int, jvm_pid: int, pool: ClientPool, args)
         f"threads {before.threads} -> {idle_sample.threads} -> {after.threads}; "
         f"RSS {before.rss_kib // 1024} -> {idle_sample.rss_kib // 1024} MiB"
     )
-    return PathFigures(name, without, with_idle, before, idle_sample, after, jvm_threads, open_s)
+    return PathFigures(name, without, with_idle, before, idle_sample, after, jvm_threads, metastore_conns, open_s)
 
 
 def report(figures: list[PathFigures], args) -> list[str]:
@@ -166,8 +179,9 @@ def report(figures: list[PathFigures], args) -> list[str]:
         f"{args.idle} idle connections beside {args.busy} busy get_table clients ({args.seconds:g} s runs; median of {2 * args.repeats} without, {args.repeats} with):",
         "",
         "| path | busy p50 without → with idle | busy calls/s without → with idle | RSS per idle connection "
-        "| threads (before / idle / after) | fds (before / idle / after) | metastore threads (before / idle) |",
-        "|---|---|---|---|---|---|---|",
+        "| threads (before / idle / after) | fds (before / idle / after) | metastore threads (before / idle / quiet) "
+        "| metastore connections (idle / quiet) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for f in figures:
         per_conn = (f.idle.rss_kib - f.before.rss_kib) / args.idle
@@ -175,7 +189,8 @@ def report(figures: list[PathFigures], args) -> list[str]:
             f"| {f.name} | {f.median(f.without, 'p50_ms'):.2f} → {f.median(f.with_idle, 'p50_ms'):.2f} ms ({f.p50_ratio:.2f}×) "
             f"| {f.median(f.without, 'throughput'):.0f} → {f.median(f.with_idle, 'throughput'):.0f} (÷{f.throughput_ratio:.2f}) "
             f"| {per_conn:.0f} KiB | {f.before.threads} / {f.idle.threads} / {f.after.threads} "
-            f"| {f.before.fds} / {f.idle.fds} / {f.after.fds} | {f.metastore_threads[0]} / {f.metastore_threads[1]} |"
+            f"| {f.before.fds} / {f.idle.fds} / {f.after.fds} | {' / '.join(str(n) for n in f.metastore_threads if n is not None)} "
+            f"| {' / '.join(str(n) for n in f.metastore_conns if n is not None)} |"
         )
     lines.append("")
     for f in figures:
@@ -202,6 +217,13 @@ def parse_args(argv=None):
     p.add_argument("--seconds", type=float, default=10.0, help="length of each busy run (default 10)")
     p.add_argument("--repeats", type=int, default=3, help="busy runs before, with and after the idle connections, per path (default 3)")
     p.add_argument("--no-waggle-dance", action="store_true", help="measure hmsproxy only")
+    p.add_argument("--upstream-idle-s", type=float, default=10.0, help="hmsproxy's server.upstream-idle-s (default 10; 0: never)")
+    p.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=75.0,
+        help="seconds the idle clients are held after the busy runs before the metastore is counted again (default 75; 0: not)",
+    )
     return p.parse_args(argv)
 
 
@@ -235,7 +257,8 @@ def main(argv=None) -> int:
         # A metastore busy setting up hundreds of new connections answers a probe slowly: the breaker
         # (probe-after-s 3) is not what is measured here.
         config = tmp / "hmsproxy.yml"
-        config.write_text(config.read_text().replace("  transport: buffered\n", "  transport: buffered\n  probe-after-s: 120\n"))
+        server_extra = f"  probe-after-s: 120\n  upstream-idle-s: {args.upstream_idle_s:g}\n"
+        config.write_text(config.read_text().replace("  transport: buffered\n", "  transport: buffered\n" + server_extra))
         proxy = ProxyProcess(tmp / "hmsproxy.yml", tmp / "hmsproxy.log")
         proxy.wait_ready("127.0.0.1", port)
         log(f"{proxy.banner} (pid {proxy.pid})")
@@ -245,7 +268,8 @@ def main(argv=None) -> int:
 
             wd, wd_port = bench_waggle_dance.start(tmp, metastore.uri, log)
             paths.append((f"Waggle Dance {bench_waggle_dance.waggle_dance.VERSION}", ("127.0.0.1", wd_port), wd.pid))
-        figures = [measure(name, endpoint, pid, metastore.pid, pool, args) for name, endpoint, pid in paths]
+        metastore_side = (metastore.pid, int(metastore.uri.rsplit(":", 1)[1]))
+        figures = [measure(name, endpoint, pid, metastore_side, pool, args) for name, endpoint, pid in paths]
         out = "\n".join(report(figures, args))
         print(out)
         (tmp / "report.md").write_text(out + "\n", encoding="utf-8")

@@ -10,6 +10,16 @@ and writes (a remote link, an index definition, a transaction opened and committ
   style, hmsproxy's ThriftConnection trying them in order) reconnect and send a call again once after
   a connection error, as Hive's RetryingMetaStoreClient does with hive.metastore.failure.retries=1;
 - `plain` (through HAProxy) never retries: it reconnects for its next call and counts the failure;
+- `stream`: a streaming writer (hmsproxy.streaming's RetryingWriter, the seed's retries: a new batch
+  and the held rows written again after a failure) through HAProxy, committing 20 numbered rows at a
+  time into a Parquet table, on one batch of transactions (and connection) until a failure; its
+  connection is closed by a drain at least once in the rolling restart and the writer goes on; afterwards
+  the table's files hold every acknowledged row exactly once and no other row (a batch it gave up on is
+  reported: none expected with its retries);
+- the Hive 2.3 CLI (../shared/tools/hive-cli, its own JVM) through HAProxy with Hive's retry settings,
+  started as the SIGTERM phase begins, running a HiveQL file (CREATE TABLE, SHOW TABLES, DESCRIBE, a
+  table at a time) through the SIGTERM phase into the rolling restart: it exits 0, and every table it
+  made is there afterwards;
 - with REPLICAS_SPARK=1, also a real SparkSession through HAProxy (its own process,
   tests/support/spark_catalog_loop.py) running `SHOW TABLES` over and over with Hive's retry settings
   (hive.metastore.failure.retries=1, hive.metastore.client.connect.retry.delay=1s): none may fail in
@@ -42,15 +52,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.dev.ports import free_ports
 from hmsproxy.ops.drain import CLOSE_GRACE_S
 from hmsproxy.protocol import idl
+from hmsproxy.streaming import DelimitedInputWriter, GaveUp, HiveEndPoint, RetryingWriter
 from hmsproxy.testing import args, table, unwrap
+from hmsproxy.testing.builders import parquet_table
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
 from tests.integration.test_cli import HMSPROXY
 from tests.support.federation import federation_yaml
+from tests.support.hive_cli import TOOL, cache_dir, missing_java, run_file
 from tests.support.required import unavailable
 
 hive = idl.hive
@@ -246,6 +260,60 @@ def client_loop(client: CountingClient, ledger: Ledger, stop: threading.Event, n
         stop.wait(PAUSE_S)
 
 
+STREAM_ROWS = 20  # rows per streaming commit
+#: Transactions per batch, more than the test commits: a batch (and its connection) lives until a
+#: failure, so the one open when the rolling restart begins is on a replica that restarts.
+STREAM_TXNS = 100
+
+
+@dataclass
+class StreamLedger:
+    """The streaming writer's commits: acknowledged rows by phase, rows given up on, retries by phase."""
+
+    acked: dict[str, list[int]] = field(default_factory=dict)
+    given_up: list[int] = field(default_factory=list)
+    retries: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+
+
+def stream_loop(uri: str, table_name: str, ledger: Ledger, stream: StreamLedger, stop: threading.Event) -> None:
+    """Numbered rows committed STREAM_ROWS at a time until `stop`; a commit that returned is acknowledged."""
+    endpoint = HiveEndPoint(uri, "default", table_name)
+
+    def retried(attempt: int, pause: float, error: Exception) -> None:
+        stream.retries[ledger.phase] += 1
+        stream.errors.append(f"{ledger.phase}: {error}")
+
+    writer = RetryingWriter(
+        endpoint, DelimitedInputWriter(["id", "msg"], ",", endpoint), txns_per_batch=STREAM_TXNS, retries=20, backoff_s=RETRY_DELAY_S,
+        backoff_max_s=2.0, user=f"{table_name}-stream", on_retry=retried,
+    )  # fmt: skip
+    first = 0
+    try:
+        while not stop.is_set():
+            ids = range(first, first + STREAM_ROWS)
+            first += STREAM_ROWS
+            try:
+                for i in ids:
+                    writer.write(b"%d,row %d" % (i, i))
+                phase = ledger.phase
+                writer.commit()
+                stream.acked.setdefault(phase, []).extend(ids)
+            except GaveUp as e:
+                stream.given_up.extend(ids)
+                stream.errors.append(f"{ledger.phase}: gave up: {e}")
+                writer.close()  # drops the held rows: reported above, never in the table
+            stop.wait(PAUSE_S)
+    finally:
+        writer.close()
+
+
+def stored_ids(location: Path) -> Counter:
+    """How often each id is in the table's visible files (staging directories and hidden names skipped)."""
+    files = [p for p in location.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
+    return Counter(row["id"] for f in files for row in pq.read_table(f, columns=["id"]).to_pylist())
+
+
 @contextlib.contextmanager
 def haproxy(replicas: list[Replica], port: int, workdir: Path):
     env = dict(os.environ, HMSPROXY_LB_BIND=f"127.0.0.1:{port}")
@@ -322,6 +390,42 @@ class SparkLoop:
         return [line for line in self.lines if start <= line["t"] < end]
 
 
+#: CREATE TABLE, SHOW TABLES, DESCRIBE each: 60 statements, about a second each after a ~10 s start,
+#: begun with the SIGTERM phase: longer than it and the rolling restart (~15 s + ~35 s) together.
+HIVE_CLI_TABLES = 20
+HIVE_RETRIES = ("--hiveconf", "hive.metastore.failure.retries=1", "--hiveconf", "hive.metastore.client.connect.retry.delay=1s")
+
+
+class HiveCliRun:
+    """The Hive 2.3 CLI running a HiveQL file through `uri` in a thread; `started`/`ended`: wall clock."""
+
+    def __init__(self, uri: str, workdir: Path, prefix: str):
+        self.tables = [f"{prefix}_cli_{i}" for i in range(HIVE_CLI_TABLES)]
+        script = workdir / "hive-cli.sql"
+        script.write_text(
+            "".join(
+                f"CREATE TABLE IF NOT EXISTS default.{t} (id INT, name STRING);\nSHOW TABLES IN default LIKE '{prefix}_cli_*';\n"
+                f"DESCRIBE default.{t};\n"
+                for t in self.tables
+            )
+        )
+        (workdir / "hive-cli-run" / "conf").mkdir(parents=True)
+        self.result = None
+        self.started = time.time()
+        self.ended = None
+        self._thread = threading.Thread(target=self._run, args=(uri, script, workdir / "hive-cli-run"), daemon=True)
+        self._thread.start()
+
+    def _run(self, uri: str, script: Path, run_dir: Path) -> None:
+        self.result = run_file(uri, script, run_dir, 300, HIVE_RETRIES)
+        self.ended = time.time()
+
+    def wait(self) -> subprocess.CompletedProcess:
+        self._thread.join(330)
+        assert self.result is not None, "the Hive CLI did not end within 330 s"
+        return self.result
+
+
 def open_txns_of(metastore, user: str) -> list[int]:
     with contextlib.closing(metastore.client()) as c:
         return [t.id for t in c.get_open_txns_info().open_txns if t.user == user and t.state == hive.TxnState.OPEN]
@@ -330,14 +434,19 @@ def open_txns_of(metastore, user: str) -> list[int]:
 def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_path, pg_url, metastores):
     if shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists():
         unavailable("no haproxy (Debian's haproxy package; `make haproxy` installs it)")
+    if missing_java(cache_dir()) or not TOOL.is_file():
+        unavailable(f"the Hive CLI cannot run: {missing_java(cache_dir()) or f'no {TOOL}'}")
     primary, federated = metastores
     run = f"rep{uuid.uuid4().hex[:6]}"
     names = {"run": run, "events": f"{run}_events", "remote_db": f"{run}_src", "remote_uri": federated.uri}
+    stream_table, stream_location = f"{run}_stream", tmp_path / "stream"
+    stream_location.mkdir()
     with contextlib.closing(federated.client()) as c:
         c.create_database(hive.Database(name=names["remote_db"], parameters={}))
         c.create_table(table(names["remote_db"], "t"))
     with contextlib.closing(primary.client()) as c:
         c.create_table(table("default", names["events"], columns=(("user_id", "bigint"), ("action", "string"))))
+        c.create_table(parquet_table("default", stream_table, stream_location.as_uri(), columns=(("id", "int"), ("msg", "string"))))
 
     ports = free_ports(7)
     config = tmp_path / "hmsproxy.yml"
@@ -346,12 +455,14 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     config.write_text(yaml + f"store: {{url: '{pg_url}'}}\nhttp: {{host: 127.0.0.1}}\n")
     replicas = [Replica(i + 1, ports[2 * i], ports[2 * i + 1], config, tmp_path) for i in range(3)]
     ledger = Ledger()
+    stream = StreamLedger()
     stop = threading.Event()
     threads: list[threading.Thread] = []
     clients: list[CountingClient] = []
     terminations = {}
     marks: list[tuple[float, str]] = []  # (wall clock, phase): Spark's lines are placed by time
     spark = None
+    hive_cli = None
 
     def enter(name: str) -> None:
         ledger.phase = name
@@ -374,6 +485,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             ]:
                 clients.append(CountingClient(name, uris, retries, ledger))
             threads = [threading.Thread(target=client_loop, args=(c, ledger, stop, names), daemon=True) for c in clients]
+            threads.append(threading.Thread(target=stream_loop, args=(lb[0], stream_table, ledger, stream, stop), daemon=True))
             for t in threads:
                 t.start()
 
@@ -391,6 +503,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 f"Spark answered no query through HAProxy:\n{(tmp_path / 'spark.log').read_text()[-3000:]}"
             )
             enter("sigterm")
+            hive_cli = HiveCliRun(lb[0], tmp_path, run)  # its JVM starts meanwhile; its statements reach into the rolling restart
             terminations["sigterm"] = replicas[1].terminate()
             replicas[1].start()
             replicas[1].wait_ready()
@@ -405,6 +518,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
 
             enter("after")
             time.sleep(1)
+            cli = hive_cli.wait()
             if spark is not None:
                 spark.stop()
             stop.set()
@@ -418,6 +532,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 shown = reader.call("hmsproxy_execute", statements="SHOW REMOTE TABLES IN default", current_database="default")
                 links = {row[1] for row in shown.rows if row[1].startswith(f"{run}_l_")}
                 indexes = {i.indexName for i in reader.call("get_indexes", db_name="default", tbl_name=names["events"], max_indexes=-1)}
+                cli_tables = set(reader.call("get_tables", db_name="default", pattern=f"{run}_cli_*"))
             finally:
                 reader.close()
     finally:
@@ -442,6 +557,18 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         {name: Counter("ok" if line["ok"] else "failed" for line in spark.in_window(*window)) for name, window in windows.items()}
         if spark
         else {}
+    )
+    print(
+        f"  stream: acknowledged rows by phase { ({k: len(v) for k, v in stream.acked.items()}) }, "
+        f"retries by phase {dict(stream.retries)}, rows given up on {len(stream.given_up)}"
+    )
+    for error in stream.errors[:6]:
+        print(f"    stream retried: {error[:200]}")
+    cli_phases = [name for name, (start, end) in windows.items() if start < hive_cli.ended and end > hive_cli.started]
+    retried = (tmp_path / "hive-cli-run" / "logs" / "hive.log").read_text(errors="replace").count("Attempting to reconnect")
+    print(
+        f"  Hive CLI: exit {cli.returncode} after {hive_cli.ended - hive_cli.started:.1f} s, running through {cli_phases}; "
+        f"{len(cli_tables)} of {HIVE_CLI_TABLES} tables made; RetryingMetaStoreClient reconnected {retried} time(s)"
     )
     if spark is not None:
         print(f"  Spark SHOW TABLES through HAProxy, by phase: {spark_seen}")
@@ -473,3 +600,15 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         left = set(open_txns_of(primary, f"{run}-{phase}")) - set(ledger.opened)
         assert left == set(), f"{phase}: transactions opened twice (an open_txns carried out but unanswered): {left}"
     assert len(ledger.committed) > 3 and len(ledger.links) > 3 and len(ledger.indexes) > 3
+    # The Hive CLI: every statement answered while replicas drained and restarted, every table made.
+    assert cli.returncode == 0, f"the Hive CLI failed:\n{cli.stderr[-3000:]}"
+    assert cli_tables == set(hive_cli.tables)
+    assert "rolling" in cli_phases, f"the Hive CLI ended before the rolling restart: {cli_phases}"
+    # Streamed rows: every acknowledged one stored exactly once, none of a batch given up on.
+    stored = stored_ids(stream_location)
+    acked = [i for ids in stream.acked.values() for i in ids]
+    assert stream.acked.get("sigterm") and stream.acked.get("rolling"), f"the stream committed nothing in a fault: {stream.acked}"
+    assert [i for i in acked if stored[i] != 1] == [], "acknowledged rows lost or stored twice"
+    assert set(stored) <= set(acked), f"rows no commit acknowledged are stored: {sorted(set(stored) - set(acked))[:10]}"
+    assert stream.given_up == [], f"the streaming writer gave up: {stream.errors}"
+    assert stream.retries["rolling"] > 0, "the streaming writer's connection was never closed by a drain"

@@ -65,6 +65,11 @@ def _run(
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
+def run_file(uri: str, sql_file: Path, run_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S, args=()) -> subprocess.CompletedProcess:
+    """The tool on `sql_file` outside the fixture (a test that must not be skipped for it checks missing_java itself)."""
+    return _run(TOOL, cache_dir(), uri, sql_file, run_dir, timeout_s, args)
+
+
 @pytest.fixture(scope="session")
 def hive_cli(tmp_path_factory):
     """``run(uri, sql_text, timeout_s=900, *, args=(), env=None, conf=None) -> CompletedProcess`` (returncode,
