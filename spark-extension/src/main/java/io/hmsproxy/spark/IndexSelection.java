@@ -1,5 +1,6 @@
 package io.hmsproxy.spark;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -104,7 +105,7 @@ final class IndexSelection {
         fresh.add(e.getKey());
       }
     }
-    Map<String, List<String>> named = namedFiles(fresh, coveredBy, indexFiles, orc);
+    Map<String, List<String>> named = orc ? namedFilesBySpark(fresh, coveredBy, indexFiles) : namedFiles(fresh, coveredBy, indexFiles);
 
     List<PartitionDirectory> partitions = new ArrayList<>();
     List<Path> roots = new ArrayList<>();
@@ -112,11 +113,11 @@ final class IndexSelection {
     int kept = 0;
     for (Base b : bases) {
       roots.add(new Path(b.location));
-      total += b.files.size();
-      List<FileStatus> files = b.files;
+      List<FileStatus> files = IndexBuild.readBySpark(b.files);
+      total += files.size();
       if (fresh.contains(b)) {
         IndexBuild build = builds.get(coveredBy.get(b));
-        files = chosen(b, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
+        files = chosen(b.location, files, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
       }
       kept += files.size();
       if (!files.isEmpty()) {
@@ -181,9 +182,28 @@ final class IndexSelection {
     return locations;
   }
 
-  /** index partition -> the base files its rows for the wanted values name; one Spark job over every fresh one's files. */
-  private Map<String, List<String>> namedFiles(
-      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles, boolean orc) {
+  /** index partition -> the base files its rows for the wanted values name: each fresh one's Parquet files read in the driver. */
+  private Map<String, List<String>> namedFiles(List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
+      throws IOException {
+    List<String> columns = index.getSd().getCols().stream().map(c -> IndexedScanRule.lower(c.getName())).toList();
+    Map<String, List<String>> named = new HashMap<>();
+    for (Base b : fresh) {
+      String key = coveredBy.get(b);
+      if (named.containsKey(key)) {
+        continue; // an index partition covering several base partitions is read once
+      }
+      List<String> buckets = new ArrayList<>();
+      for (FileStatus f : indexFiles.get(key)) {
+        buckets.addAll(IndexFileReader.buckets(f, columns, wanted, conf));
+      }
+      named.put(key, buckets);
+    }
+    return named;
+  }
+
+  /** The same for an ORC index table: one Spark job over every fresh index partition's files. */
+  private Map<String, List<String>> namedFilesBySpark(
+      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles) {
     Map<String, String> partitionOfFile = new HashMap<>();
     for (Base b : fresh) {
       String key = coveredBy.get(b);
@@ -202,7 +222,7 @@ final class IndexSelection {
       }
     }
     paths = new ArrayList<>(new LinkedHashSet<>(paths));
-    Dataset<Row> rows = orc ? session.read().orc(paths.toArray(new String[0])) : session.read().parquet(paths.toArray(new String[0]));
+    Dataset<Row> rows = session.read().orc(paths.toArray(new String[0]));
     Column condition = null;
     for (FieldSchema c : index.getSd().getCols()) {
       Column term = functions.col(IndexedScanRule.lower(c.getName())).isin(wanted.get(IndexedScanRule.lower(c.getName())).toArray());
@@ -219,16 +239,16 @@ final class IndexSelection {
   }
 
   /** The base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
-  private static List<FileStatus> chosen(Base b, List<String> buckets, boolean onlyOneBase) {
+  private static List<FileStatus> chosen(String location, List<FileStatus> files, List<String> buckets, boolean onlyOneBase) {
     Set<String> names = new HashSet<>();
     for (String bucket : buckets) {
       int slash = bucket.lastIndexOf('/');
       String parent = slash >= 0 ? bucket.substring(0, slash) : "";
-      if (onlyOneBase || sameDir(parent, b.location)) {
+      if (onlyOneBase || sameDir(parent, location)) {
         names.add(bucket.substring(slash + 1));
       }
     }
-    return b.files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
+    return files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
   }
 
   /** Two Hadoop-style directory paths naming the same place (file:/x and file:///x alike). */
