@@ -57,8 +57,8 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
   private static final AtomicBoolean FAILURE_LOGGED = new AtomicBoolean();
   private static final AtomicBoolean NOT_PROXY_LOGGED = new AtomicBoolean();
 
-  /** How long a table's list of indexes is reused without asking (0: every plan asks). */
-  static final String INDEXES_TTL = "spark.hmsproxy.index.indexesTtlSeconds";
+  /** How long a table's indexes and an index table's partition locations are reused without asking (0: every plan asks). */
+  static final String INDEXES_TTL = "spark.hmsproxy.index.metadataTtlSeconds";
   static final long DEFAULT_INDEXES_TTL_S = 30;
 
   private final SparkSession session;
@@ -143,8 +143,8 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     if (known != null && choose(known, wanted.keySet()) == null) {
       return null; // asked a moment ago: no index for these columns, and no round trip to learn it again
     }
-    try (ProxyMetastore ms = ProxyMetastore.open(uris, CONNECT_TIMEOUT_MS)) {
-      if (!ms.isHmsProxy(uris)) {
+    try (ProxyMetastore ms = new ProxyMetastore(uris, CONNECT_TIMEOUT_MS)) {
+      if (!ms.isHmsProxy()) {
         if (NOT_PROXY_LOGGED.compareAndSet(false, true)) {
           LOG.info("hmsproxy: the metastore at {} is not a hmsproxy: the index extension does nothing", uris);
         }
@@ -152,13 +152,13 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
       }
       if (known == null) {
         known = ms.indexes(db, name);
-        recentIndexes.put(uris, db, name, known, indexesTtlMs());
+        recentIndexes.put(uris, db, name, known, ttlMs());
       }
       Index index = choose(known, wanted.keySet());
       if (index == null) {
         return null;
       }
-      HmsProxyIndexedFileIndex files = new IndexSelection(session, ms, table, fs, index, wanted).select(partitionFilters);
+      HmsProxyIndexedFileIndex files = new IndexSelection(session, ms, table, fs, index, wanted, ttlMs()).select(partitionFilters);
       if (files == null) {
         return null;
       }
@@ -186,7 +186,7 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     return (LogicalRelation) rel.makeCopy(args);
   }
 
-  private long indexesTtlMs() {
+  private long ttlMs() {
     return Math.max(0, Long.parseLong(sessionConf().getConfString(INDEXES_TTL, String.valueOf(DEFAULT_INDEXES_TTL_S)).trim())) * 1000;
   }
 
