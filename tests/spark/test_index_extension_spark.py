@@ -9,7 +9,10 @@ is the one whose scans ran."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
+from urllib.parse import urlparse
 
 import pytest
 
@@ -158,7 +161,7 @@ def test_the_switch_the_table_opt_out_and_a_metastore_that_is_not_a_proxy_leave_
 
 
 def test_stale_and_never_built_partitions_are_read_whole(spark, sessions, events):
-    # Last: it changes the table. Files added to the first day after the build make it stale; a fourth day was never indexed.
+    # Near the end: it changes the table. Files added to the first day after the build make it stale; a fourth day was never indexed.
     spark.sql(f"INSERT INTO {events} PARTITION (ds='{DAYS[0]}') VALUES (3, 'late', 1.5), (4, 'late', 2.5)")
     spark.sql(f"INSERT INTO {events} PARTITION (ds='{DAYS[3]}') VALUES (3, 'new', 3.5), (5, 'new', 4.5)")
     for session in sessions:
@@ -170,3 +173,34 @@ def test_stale_and_never_built_partitions_are_read_whole(spark, sessions, events
     assert "1 of 3 fresh" not in shown and "(2 of 4 partitions fresh)" in shown
     files, _, _ = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 4")
     assert files == day0 + 1 + day3  # the stale and never-built days whole, the fresh second day's one file
+
+
+def test_a_file_still_being_copied_is_not_read(spark, sessions, events):
+    # After the stale test: the third day is fresh until a copy lands beside its files (`hadoop fs -put`
+    # writes name._COPYING_ first). Spark skips such a file; the partition's digest counts it, so the
+    # day is stale and read whole, without the copy, as Spark reads it.
+    _, plain = sessions
+    where = f"ds = '{DAYS[2]}' AND user_id = 5"
+    assert same_answer(sessions, f"SELECT * FROM {events} WHERE {where}")[0] == 1
+    source = urlparse(plain.sql(f"SELECT input_file_name() FROM {events} WHERE {where}").first()[0]).path
+    shutil.copyfile(source, source + "._COPYING_")
+    for session in sessions:
+        session.catalog.refreshTable(events)
+    try:
+        files, all_files, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE {where}")
+        assert files == all_files == files_of(plain, events, DAYS[2]) == 4
+        assert "4 of 4 files (0 of 1 partitions fresh)" in shown
+    finally:
+        os.remove(source + "._COPYING_")
+        for session in sessions:
+            session.catalog.refreshTable(events)
+
+
+def test_a_rebuild_is_used_at_once(spark, sessions, events):
+    # Last. The extension keeps the index table's partition locations a while (IndexTableMeta); a
+    # rebuild writes each index partition anew: the kept ones no longer prove fresh, so it asks again.
+    sql(spark, f"ALTER INDEX user_idx ON {events} REBUILD")
+    for session in sessions:
+        session.catalog.refreshTable(events)
+    files, _, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 3")
+    assert files == holding(sessions[1], events, "user_id = 3") and "(4 of 4 partitions fresh)" in shown

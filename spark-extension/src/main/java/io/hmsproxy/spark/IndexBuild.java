@@ -109,6 +109,15 @@ final class IndexBuild {
     return files;
   }
 
+  /**
+   * The data files Spark itself would read of a listing: not those a copy is still writing
+   * (`hadoop fs -put`'s `name._COPYING_`, InMemoryFileIndex's rule). They stay in the listing the
+   * digest is made of, as builds.py counts them: a copy that lands changes the digest anyway.
+   */
+  static List<FileStatus> readBySpark(List<FileStatus> dataFiles) {
+    return dataFiles.stream().filter(f -> !f.getPath().getName().endsWith("._COPYING_")).toList();
+  }
+
   /** builds.py's digest: sha256 of Python's json.dumps([[name, size, mtime_ms], ...]), 32 hex digits. */
   static String digest(List<FileStatus> dataFiles) {
     StringBuilder text = new StringBuilder("[");

@@ -1,5 +1,6 @@
 package io.hmsproxy.spark;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -9,13 +10,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.metastore.api.FieldSchema;
 import org.apache.hadoop.hive.metastore.api.Index;
-import org.apache.hadoop.hive.metastore.api.Partition;
-import org.apache.hadoop.hive.metastore.api.Table;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -44,6 +44,8 @@ final class IndexSelection {
 
   private final SparkSession session;
   private final ProxyMetastore ms;
+  /** How long the index table's metadata is kept (IndexTableMeta). */
+  private final long ttlMs;
   private final CatalogTable table;
   private final HadoopFsRelation fs;
   private final Index index;
@@ -51,9 +53,16 @@ final class IndexSelection {
   private final Configuration conf;
 
   IndexSelection(
-      SparkSession session, ProxyMetastore ms, CatalogTable table, HadoopFsRelation fs, Index index, Map<String, List<Object>> wanted) {
+      SparkSession session,
+      ProxyMetastore ms,
+      CatalogTable table,
+      HadoopFsRelation fs,
+      Index index,
+      Map<String, List<Object>> wanted,
+      long ttlMs) {
     this.session = session;
     this.ms = ms;
+    this.ttlMs = ttlMs;
     this.table = table;
     this.fs = fs;
     this.index = index;
@@ -74,37 +83,21 @@ final class IndexSelection {
     int dot = indexTable.lastIndexOf('.');
     String indexDb = dot >= 0 ? indexTable.substring(0, dot) : table.identifier().database().get();
     String indexName = dot >= 0 ? indexTable.substring(dot + 1) : indexTable;
-    Table it = ms.table(indexDb, indexName);
-    List<String> indexKeys = it.getPartitionKeys().stream().map(k -> IndexedScanRule.lower(k.getName())).toList();
-    boolean orc = it.getSd().getInputFormat() != null && it.getSd().getInputFormat().toLowerCase().contains("orc");
-
-    // The index partition covering each base partition ('' for an unpartitioned index table).
-    Map<Base, String> coveredBy = new LinkedHashMap<>();
-    for (Base b : bases) {
-      if (b.spec.keySet().containsAll(indexKeys)) {
-        coveredBy.put(b, partitionName(indexKeys, b.spec));
-      }
+    String metaKey = ms.uris() + "\0" + IndexedScanRule.lower(indexDb) + "." + IndexedScanRule.lower(indexName);
+    Function<List<String>, Set<String>> namesFor = keys -> new LinkedHashSet<>(coveredBy(bases, keys).values());
+    // The kept metadata first: used only if every covered partition proves fresh with it, else asked again.
+    IndexTableMeta meta = IndexTableMeta.recent(metaKey, namesFor);
+    Freshness state = meta == null ? null : freshness(bases, meta);
+    if (state == null || state.fresh.size() < state.coveredBy.size()) {
+      meta = IndexTableMeta.fetch(ms, metaKey, indexDb, indexName, namesFor, ttlMs);
+      state = freshness(bases, meta);
     }
-    Map<String, String> indexLocations = indexLocations(indexDb, indexName, it, indexKeys, new LinkedHashSet<>(coveredBy.values()));
-    Map<String, IndexBuild> builds = new HashMap<>();
-    Map<String, List<FileStatus>> indexFiles = new HashMap<>();
-    for (Map.Entry<String, String> e : indexLocations.entrySet()) {
-      Path location = new Path(e.getValue());
-      IndexBuild build = IndexBuild.read(location, conf);
-      List<FileStatus> files = build == null ? null : IndexBuild.dataFiles(location, conf);
-      if (build != null && build.partition.equals(e.getKey()) && files != null && build.describes(files)) {
-        builds.put(e.getKey(), build);
-        indexFiles.put(e.getKey(), files);
-      }
-    }
-    List<Base> fresh = new ArrayList<>();
-    for (Map.Entry<Base, String> e : coveredBy.entrySet()) {
-      IndexBuild build = builds.get(e.getValue());
-      if (build != null && build.freshFor(e.getKey().name, IndexBuild.digest(e.getKey().files))) {
-        fresh.add(e.getKey());
-      }
-    }
-    Map<String, List<String>> named = namedFiles(fresh, coveredBy, indexFiles, orc);
+    boolean orc = meta.orc();
+    Map<Base, String> coveredBy = state.coveredBy;
+    Map<String, IndexBuild> builds = state.builds;
+    Map<String, List<FileStatus>> indexFiles = state.indexFiles;
+    List<Base> fresh = state.fresh;
+    Map<String, List<String>> named = orc ? namedFilesBySpark(fresh, coveredBy, indexFiles) : namedFiles(fresh, coveredBy, indexFiles);
 
     List<PartitionDirectory> partitions = new ArrayList<>();
     List<Path> roots = new ArrayList<>();
@@ -112,11 +105,11 @@ final class IndexSelection {
     int kept = 0;
     for (Base b : bases) {
       roots.add(new Path(b.location));
-      total += b.files.size();
-      List<FileStatus> files = b.files;
+      List<FileStatus> files = IndexBuild.readBySpark(b.files);
+      total += files.size();
       if (fresh.contains(b)) {
         IndexBuild build = builds.get(coveredBy.get(b));
-        files = chosen(b, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
+        files = chosen(b.location, files, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
       }
       kept += files.size();
       if (!files.isEmpty()) {
@@ -132,6 +125,49 @@ final class IndexSelection {
             "hmsproxy index %s: %d of %d files (%d of %d partitions fresh)",
             index.getIndexName(), kept, total, fresh.size(), bases.size());
     return new HmsProxyIndexedFileIndex(roots, partitions, fs.partitionSchema(), description);
+  }
+
+  /** Which base partitions an index partition serves, as the index table is at `meta`'s locations. */
+  private record Freshness(
+      Map<Base, String> coveredBy, Map<String, IndexBuild> builds, Map<String, List<FileStatus>> indexFiles, List<Base> fresh) {}
+
+  /** The index partition covering each base partition ('' for an unpartitioned index table). */
+  private static Map<Base, String> coveredBy(List<Base> bases, List<String> indexKeys) {
+    Map<Base, String> coveredBy = new LinkedHashMap<>();
+    for (Base b : bases) {
+      if (b.spec.keySet().containsAll(indexKeys)) {
+        coveredBy.put(b, partitionName(indexKeys, b.spec));
+      }
+    }
+    return coveredBy;
+  }
+
+  /** The builds found at the index partitions' locations, and the base partitions fresh for them. */
+  private Freshness freshness(List<Base> bases, IndexTableMeta meta) throws IOException {
+    Map<Base, String> coveredBy = coveredBy(bases, meta.keys());
+    Map<String, IndexBuild> builds = new HashMap<>();
+    Map<String, List<FileStatus>> indexFiles = new HashMap<>();
+    for (String name : new LinkedHashSet<>(coveredBy.values())) {
+      String where = meta.locations().get(name);
+      if (where == null) {
+        continue; // never built
+      }
+      Path location = new Path(where);
+      IndexBuild build = IndexBuild.read(location, conf);
+      List<FileStatus> files = build == null ? null : IndexBuild.dataFiles(location, conf);
+      if (build != null && build.partition.equals(name) && files != null && build.describes(files)) {
+        builds.put(name, build);
+        indexFiles.put(name, files);
+      }
+    }
+    List<Base> fresh = new ArrayList<>();
+    for (Map.Entry<Base, String> e : coveredBy.entrySet()) {
+      IndexBuild build = builds.get(e.getValue());
+      if (build != null && build.freshFor(e.getKey().name, IndexBuild.digest(e.getKey().files))) {
+        fresh.add(e.getKey());
+      }
+    }
+    return new Freshness(coveredBy, builds, indexFiles, fresh);
   }
 
   /** The partitions the static partition filters choose, listed now; null if one has visible subdirectories. */
@@ -162,28 +198,28 @@ final class IndexSelection {
     return bases;
   }
 
-  private Map<String, String> indexLocations(String db, String name, Table it, List<String> keys, Set<String> wantedNames)
-      throws Exception {
-    Map<String, String> locations = new HashMap<>();
-    if (keys.isEmpty()) {
-      if (wantedNames.contains("")) {
-        locations.put("", it.getSd().getLocation());
+  /** index partition -> the base files its rows for the wanted values name: each fresh one's Parquet files read in the driver. */
+  private Map<String, List<String>> namedFiles(List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
+      throws IOException {
+    List<String> columns = index.getSd().getCols().stream().map(c -> IndexedScanRule.lower(c.getName())).toList();
+    Map<String, List<String>> named = new HashMap<>();
+    for (Base b : fresh) {
+      String key = coveredBy.get(b);
+      if (named.containsKey(key)) {
+        continue; // an index partition covering several base partitions is read once
       }
-      return locations;
-    }
-    for (Partition p : ms.partitions(db, name, new ArrayList<>(wantedNames))) {
-      Map<String, String> spec = new HashMap<>();
-      for (int i = 0; i < keys.size(); i++) {
-        spec.put(keys.get(i), p.getValues().get(i));
+      List<String> buckets = new ArrayList<>();
+      for (FileStatus f : indexFiles.get(key)) {
+        buckets.addAll(IndexFileReader.buckets(f, columns, wanted, conf));
       }
-      locations.put(partitionName(keys, spec), p.getSd().getLocation());
+      named.put(key, buckets);
     }
-    return locations;
+    return named;
   }
 
-  /** index partition -> the base files its rows for the wanted values name; one Spark job over every fresh one's files. */
-  private Map<String, List<String>> namedFiles(
-      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles, boolean orc) {
+  /** The same for an ORC index table: one Spark job over every fresh index partition's files. */
+  private Map<String, List<String>> namedFilesBySpark(
+      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles) {
     Map<String, String> partitionOfFile = new HashMap<>();
     for (Base b : fresh) {
       String key = coveredBy.get(b);
@@ -202,7 +238,7 @@ final class IndexSelection {
       }
     }
     paths = new ArrayList<>(new LinkedHashSet<>(paths));
-    Dataset<Row> rows = orc ? session.read().orc(paths.toArray(new String[0])) : session.read().parquet(paths.toArray(new String[0]));
+    Dataset<Row> rows = session.read().orc(paths.toArray(new String[0]));
     Column condition = null;
     for (FieldSchema c : index.getSd().getCols()) {
       Column term = functions.col(IndexedScanRule.lower(c.getName())).isin(wanted.get(IndexedScanRule.lower(c.getName())).toArray());
@@ -219,16 +255,16 @@ final class IndexSelection {
   }
 
   /** The base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
-  private static List<FileStatus> chosen(Base b, List<String> buckets, boolean onlyOneBase) {
+  private static List<FileStatus> chosen(String location, List<FileStatus> files, List<String> buckets, boolean onlyOneBase) {
     Set<String> names = new HashSet<>();
     for (String bucket : buckets) {
       int slash = bucket.lastIndexOf('/');
       String parent = slash >= 0 ? bucket.substring(0, slash) : "";
-      if (onlyOneBase || sameDir(parent, b.location)) {
+      if (onlyOneBase || sameDir(parent, location)) {
         names.add(bucket.substring(slash + 1));
       }
     }
-    return b.files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
+    return files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
   }
 
   /** Two Hadoop-style directory paths naming the same place (file:/x and file:///x alike). */

@@ -57,7 +57,12 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
   private static final AtomicBoolean FAILURE_LOGGED = new AtomicBoolean();
   private static final AtomicBoolean NOT_PROXY_LOGGED = new AtomicBoolean();
 
+  /** How long a table's indexes and an index table's partition locations are reused without asking (0: every plan asks). */
+  static final String INDEXES_TTL = "spark.hmsproxy.index.metadataTtlSeconds";
+  static final long DEFAULT_INDEXES_TTL_S = 30;
+
   private final SparkSession session;
+  private final RecentIndexes recentIndexes = new RecentIndexes();
 
   IndexedScanRule(SparkSession session) {
     this.session = session;
@@ -132,19 +137,28 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     if (uris == null || Boolean.FALSE.equals(ProxyMetastore.knownHmsProxy(uris))) {
       return null;
     }
-    try (ProxyMetastore ms = ProxyMetastore.open(uris, CONNECT_TIMEOUT_MS)) {
-      if (!ms.isHmsProxy(uris)) {
+    String db = table.identifier().database().get();
+    String name = table.identifier().table();
+    List<Index> known = Boolean.TRUE.equals(ProxyMetastore.knownHmsProxy(uris)) ? recentIndexes.get(uris, db, name) : null;
+    if (known != null && choose(known, wanted.keySet()) == null) {
+      return null; // asked a moment ago: no index for these columns, and no round trip to learn it again
+    }
+    try (ProxyMetastore ms = new ProxyMetastore(uris, CONNECT_TIMEOUT_MS)) {
+      if (!ms.isHmsProxy()) {
         if (NOT_PROXY_LOGGED.compareAndSet(false, true)) {
           LOG.info("hmsproxy: the metastore at {} is not a hmsproxy: the index extension does nothing", uris);
         }
         return null;
       }
-      String db = table.identifier().database().get();
-      Index index = choose(ms.indexes(db, table.identifier().table()), wanted.keySet());
+      if (known == null) {
+        known = ms.indexes(db, name);
+        recentIndexes.put(uris, db, name, known, ttlMs());
+      }
+      Index index = choose(known, wanted.keySet());
       if (index == null) {
         return null;
       }
-      HmsProxyIndexedFileIndex files = new IndexSelection(session, ms, table, fs, index, wanted).select(partitionFilters);
+      HmsProxyIndexedFileIndex files = new IndexSelection(session, ms, table, fs, index, wanted, ttlMs()).select(partitionFilters);
       if (files == null) {
         return null;
       }
@@ -170,6 +184,10 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
       args[i] = arg == rel.relation() ? relation : arg;
     }
     return (LogicalRelation) rel.makeCopy(args);
+  }
+
+  private long ttlMs() {
+    return Math.max(0, Long.parseLong(sessionConf().getConfString(INDEXES_TTL, String.valueOf(DEFAULT_INDEXES_TTL_S)).trim())) * 1000;
   }
 
   /** This session's settings (each session gets its own rule, so its own switch). */

@@ -11,7 +11,6 @@ import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.Table;
 import org.apache.hadoop.hive.metastore.api.ThriftHiveMetastore;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.thrift.TException;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.transport.TSocket;
 import org.apache.thrift.transport.TTransport;
@@ -20,23 +19,34 @@ import org.apache.thrift.transport.TTransport;
  * A plain Thrift connection to the session's metastore for what Spark's own Hive client does not
  * give: whether it is a hmsproxy (fb303 getName, asked once per URI and JVM), the base table's
  * indexes (the proxy answers get_indexes from memory), and the index table with its partitions
- * (Spark refuses an INDEX_TABLE). One connection per query planned on an indexed-looking filter.
+ * (Spark refuses an INDEX_TABLE). At most one connection per query planned on an indexed-looking
+ * filter, none when what it needs was asked recently (RecentIndexes, IndexTableMeta).
  */
 final class ProxyMetastore implements AutoCloseable {
   static final String HMSPROXY_NAME = "hmsproxy";
   private static final int PARTITION_NAMES_PER_CALL = 100;
   private static final Map<String, Boolean> IS_HMSPROXY = new ConcurrentHashMap<>();
 
-  private final TTransport transport;
-  private final ThriftHiveMetastore.Client client;
+  private final String uris;
+  private final int timeoutMs;
+  private TTransport transport;
+  private ThriftHiveMetastore.Client client;
 
-  private ProxyMetastore(TTransport transport, ThriftHiveMetastore.Client client) {
-    this.transport = transport;
-    this.client = client;
+  /** A connection to the first of the URIs that answers, opened at the first call that needs it. */
+  ProxyMetastore(String uris, int timeoutMs) {
+    this.uris = uris;
+    this.timeoutMs = timeoutMs;
   }
 
-  /** The first of the URIs that answers, or an exception naming the last failure. */
-  static ProxyMetastore open(String uris, int timeoutMs) throws Exception {
+  String uris() {
+    return uris;
+  }
+
+  /** The client, connected now if it is not yet; an exception names the last URI's failure. */
+  private ThriftHiveMetastore.Client client() throws Exception {
+    if (client != null) {
+      return client;
+    }
     Exception last = null;
     for (String uri : uris.split(",")) {
       if (uri.isBlank()) {
@@ -46,10 +56,12 @@ final class ProxyMetastore implements AutoCloseable {
       TSocket socket = new TSocket(parsed.getHost(), parsed.getPort(), timeoutMs);
       try {
         socket.open();
-        ThriftHiveMetastore.Client client = new ThriftHiveMetastore.Client(new TBinaryProtocol(socket));
+        ThriftHiveMetastore.Client opened = new ThriftHiveMetastore.Client(new TBinaryProtocol(socket));
         // As Spark's own client does without SASL: the proxy checks access as this user.
-        client.set_ugi(UserGroupInformation.getCurrentUser().getShortUserName(), Collections.emptyList());
-        return new ProxyMetastore(socket, client);
+        opened.set_ugi(UserGroupInformation.getCurrentUser().getShortUserName(), Collections.emptyList());
+        transport = socket;
+        client = opened;
+        return client;
       } catch (Exception e) {
         socket.close();
         last = e;
@@ -59,10 +71,10 @@ final class ProxyMetastore implements AutoCloseable {
   }
 
   /** Whether the metastore at these URIs is a hmsproxy; asked once per URIs in this JVM. */
-  boolean isHmsProxy(String uris) throws TException {
+  boolean isHmsProxy() throws Exception {
     Boolean known = IS_HMSPROXY.get(uris);
     if (known == null) {
-      known = HMSPROXY_NAME.equals(client.getName());
+      known = HMSPROXY_NAME.equals(client().getName());
       IS_HMSPROXY.put(uris, known);
     }
     return known;
@@ -72,26 +84,28 @@ final class ProxyMetastore implements AutoCloseable {
     return IS_HMSPROXY.get(uris);
   }
 
-  List<Index> indexes(String db, String table) throws TException {
-    return client.get_indexes(db, table, (short) -1);
+  List<Index> indexes(String db, String table) throws Exception {
+    return client().get_indexes(db, table, (short) -1);
   }
 
-  Table table(String db, String table) throws TException {
-    return client.get_table(db, table);
+  Table table(String db, String table) throws Exception {
+    return client().get_table(db, table);
   }
 
   /** The named partitions that exist (in pieces of 100 names a call). */
-  List<Partition> partitions(String db, String table, List<String> names) throws TException {
+  List<Partition> partitions(String db, String table, List<String> names) throws Exception {
     List<Partition> found = new ArrayList<>();
     for (int i = 0; i < names.size(); i += PARTITION_NAMES_PER_CALL) {
       List<String> part = names.subList(i, Math.min(names.size(), i + PARTITION_NAMES_PER_CALL));
-      found.addAll(client.get_partitions_by_names(db, table, part));
+      found.addAll(client().get_partitions_by_names(db, table, part));
     }
     return found;
   }
 
   @Override
   public void close() {
-    transport.close();
+    if (transport != null) {
+      transport.close();
+    }
   }
 }

@@ -1,0 +1,173 @@
+package io.hmsproxy.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.parquet.HadoopReadOptions;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.example.data.Group;
+import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
+import org.apache.parquet.filter2.compat.FilterCompat;
+import org.apache.parquet.filter2.predicate.FilterApi;
+import org.apache.parquet.filter2.predicate.FilterPredicate;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.io.ColumnIOFactory;
+import org.apache.parquet.io.MessageColumnIO;
+import org.apache.parquet.io.RecordReader;
+import org.apache.parquet.io.SeekableInputStream;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType;
+import org.apache.parquet.schema.Type;
+
+/**
+ * The `_bucketname`s of a Parquet index file's rows for the wanted values, read in the driver with
+ * parquet-hadoop: no Spark job (it cost more than the scan it saved). Only the indexed columns and
+ * `_bucketname` are read, and only the row groups (and pages) whose statistics, dictionaries or
+ * bloom filters admit the values: the index is sorted on its columns, so a point lookup reads one.
+ * Footers and answers are cached in this JVM by file (path, size, modification time): a rebuild
+ * writes new files, so a cached answer is never one of an older build.
+ */
+final class IndexFileReader {
+  private static final int CACHED_FOOTERS = 1024;
+  private static final int CACHED_ANSWERS = 8192;
+  private static final Map<String, ParquetMetadata> FOOTERS = lru(CACHED_FOOTERS);
+  private static final Map<String, List<String>> ANSWERS = lru(CACHED_ANSWERS);
+
+  private IndexFileReader() {}
+
+  /** The buckets (base files) the index file's rows for `wanted` (column -> values, lower-case) name, in order, distinct. */
+  static List<String> buckets(FileStatus file, List<String> columns, Map<String, List<Object>> wanted, Configuration conf)
+      throws IOException {
+    String identity = file.getPath() + "\0" + file.getLen() + "\0" + file.getModificationTime();
+    String key = identity + "\0" + question(columns, wanted);
+    List<String> known = ANSWERS.get(key);
+    if (known != null) {
+      return known;
+    }
+    ParquetMetadata footer = FOOTERS.get(identity);
+    if (footer == null) {
+      HadoopInputFile input = HadoopInputFile.fromStatus(file, conf);
+      try (SeekableInputStream in = input.newStream()) {
+        footer = ParquetFileReader.readFooter(input, ParquetReadOptions.builder().build(), in);
+      }
+      FOOTERS.put(identity, footer);
+    }
+    List<String> found = read(file, footer, columns, wanted, conf);
+    ANSWERS.put(key, found);
+    return found;
+  }
+
+  private static List<String> read(
+      FileStatus file, ParquetMetadata footer, List<String> columns, Map<String, List<Object>> wanted, Configuration conf)
+      throws IOException {
+    MessageType schema = footer.getFileMetaData().getSchema();
+    Map<String, Type> byName = schema.getFields().stream().collect(Collectors.toMap(t -> IndexedScanRule.lower(t.getName()), t -> t, (a, b) -> a));
+    Type bucket = byName.get(IndexSelection.BUCKET_COLUMN);
+    if (bucket == null) {
+      throw new IOException("index file without " + IndexSelection.BUCKET_COLUMN + ": " + file.getPath());
+    }
+    List<Type> projected = new ArrayList<>();
+    FilterPredicate condition = null;
+    for (String column : columns) {
+      Type field = byName.get(column);
+      if (field == null || !field.isPrimitive()) {
+        throw new IOException("index file without a plain column " + column + ": " + file.getPath());
+      }
+      projected.add(field);
+      FilterPredicate term = in(field.asPrimitiveType(), wanted.get(column));
+      condition = condition == null ? term : FilterApi.and(condition, term);
+    }
+    projected.add(bucket);
+    MessageType projection = new MessageType(schema.getName(), projected);
+    FilterCompat.Filter filter = FilterCompat.get(condition);
+    ParquetReadOptions options =
+        HadoopReadOptions.builder(conf, file.getPath())
+            .withRecordFilter(filter)
+            .useStatsFilter(true)
+            .useDictionaryFilter(true)
+            .useBloomFilter(true)
+            .useColumnIndexFilter(true)
+            .useRecordFilter(true)
+            .build();
+    Set<String> found = new LinkedHashSet<>();
+    try (ParquetFileReader reader =
+        new ParquetFileReader(conf, file.getPath(), footer, options, HadoopInputFile.fromStatus(file, conf).newStream())) {
+      reader.setRequestedSchema(projection);
+      MessageColumnIO io = new ColumnIOFactory().getColumnIO(projection, schema);
+      PageReadStore pages;
+      while ((pages = reader.readNextFilteredRowGroup()) != null) {
+        RecordReader<Group> records = io.getRecordReader(pages, new GroupRecordConverter(projection), filter);
+        for (long i = 0; i < pages.getRowCount(); i++) {
+          Group row = records.read();
+          if (row != null && !records.shouldSkipCurrentRecord()) {
+            found.add(row.getString(bucket.getName(), 0));
+          }
+        }
+      }
+    }
+    return List.copyOf(found);
+  }
+
+  /** `column IN (values)` typed as the file stores the column (how Spark writes BIGINT, INT, SMALLINT, TINYINT, BOOLEAN, STRING). */
+  static FilterPredicate in(PrimitiveType field, List<Object> values) throws IOException {
+    String path = field.getName();
+    switch (field.getPrimitiveTypeName()) {
+      case INT64:
+        return FilterApi.in(FilterApi.longColumn(path), convert(values, v -> ((Number) v).longValue()));
+      case INT32:
+        return FilterApi.in(FilterApi.intColumn(path), convert(values, v -> ((Number) v).intValue()));
+      case BOOLEAN:
+        return FilterApi.in(FilterApi.booleanColumn(path), convert(values, v -> (Boolean) v));
+      case BINARY:
+        return FilterApi.in(FilterApi.binaryColumn(path), convert(values, v -> Binary.fromString(v.toString())));
+      default:
+        throw new IOException("an index column of a type the extension does not read: " + field);
+    }
+  }
+
+  private static <T> Set<T> convert(List<Object> values, Function<Object, T> as) {
+    Set<T> set = new HashSet<>();
+    for (Object v : values) {
+      set.add(as.apply(v));
+    }
+    return set;
+  }
+
+  /** The cache key of a lookup: its columns and their values, in a stable order. */
+  private static String question(List<String> columns, Map<String, List<Object>> wanted) {
+    StringBuilder text = new StringBuilder();
+    for (String c : columns) {
+      TreeSet<String> values = new TreeSet<>();
+      for (Object v : wanted.get(c)) {
+        values.add(v.getClass().getSimpleName() + ":" + v);
+      }
+      text.append(c).append('=').append(values).append(';');
+    }
+    return text.toString();
+  }
+
+  private static <V> Map<String, V> lru(int size) {
+    return Collections.synchronizedMap(
+        new LinkedHashMap<>(16, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+            return size() > size;
+          }
+        });
+  }
+}
