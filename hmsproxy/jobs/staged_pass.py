@@ -33,6 +33,9 @@ LITERAL_ROWS = 200
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 #: Listing tasks per pass where the session can't say how many cores it has (Spark Connect).
 LISTING_TASKS = 16
+#: Tasks writing a pass: at least this many (cores to keep busy), more for every TASK_BYTES read.
+MIN_WRITE_TASKS = 64
+TASK_BYTES = 128 * 2**20
 
 
 def batches(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
@@ -77,6 +80,13 @@ def staging_directory(spark: Any, location: str) -> Iterator[str]:
     finally:
         if storage.exists(location):
             storage.delete(location)
+
+
+def write_tasks(outputs: int, size: int) -> int:
+    """Tasks writing a pass's `outputs` directories (one file or more each) from `size` bytes read: every
+    core busy (left to the shuffle's own count, a session's few partitions write thousands of files in
+    one task), none without an output of its own."""
+    return max(1, min(outputs, max(MIN_WRITE_TASKS, -(-size // TASK_BYTES))))
 
 
 @contextlib.contextmanager
