@@ -48,9 +48,6 @@ from hmsproxy.jobs.tables import Target
 
 #: Partitions compacted in one pass: bounds the driver's plan (listings, file names) per pass.
 BATCH_PARTITIONS = 2000
-#: Tasks writing a pass: at least this many (cores to keep busy), more for every TASK_BYTES read.
-MIN_TASKS = 64
-TASK_BYTES = 128 * 2**20
 #: The formats whose footers give their rows (the pass checks what it wrote against them).
 PASS_FORMATS = ("parquet", "orc")
 
@@ -172,7 +169,7 @@ def write_pass(spark: Any, fmt: str, planned: list[Planned], staging: str) -> di
         tagged = staged_pass.tagged_rows(spark, data, tags, spill)
         # Each slot's rows go to one task, and to a directory of their own: so to exactly one file.
         size = sum(e.size for p in planned for e in p.snapshot)
-        tasks = min(first_slot, max(MIN_TASKS, -(-size // TASK_BYTES)))
+        tasks = staged_pass.write_tasks(first_slot, size)
         ordered = tagged.repartition(tasks, SLOT_COLUMN).select(*data.columns, PIECE_COLUMN, SLOT_COLUMN)
         writer = ordered.write.format(fmt).partitionBy(PIECE_COLUMN, SLOT_COLUMN).mode("error")
         writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)

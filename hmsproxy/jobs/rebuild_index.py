@@ -22,6 +22,7 @@ was, still answering lookups for the base files it was built from.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,12 +147,38 @@ def spark_file_name(spark: Any, path: str) -> str:
     return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).makeQualified(hadoop_path).toUri().toString()
 
 
+#: Path segments Hadoop's URI quoting leaves as they are (a segment with any other character goes to the JVM).
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9._=-]+")
+_SCHEME_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?")
+
+
+def qualified_names(qualify: Any, files: list[str]) -> dict[str, str]:
+    """file -> qualify(file), asking `qualify` (a JVM round trip or five) once per table directory rather
+    than once per file: a file or directory whose name is plain (_PLAIN_SEGMENT) is its qualified parent
+    plus '/' and the name, as Hadoop quotes a URI segment by segment. Two levels up at most (a file,
+    its partition directory), never to a root: those are asked for themselves."""
+    asked: dict[str, str] = {}
+
+    def name_of(path: str, depth: int) -> str:
+        found = asked.get(path)
+        if found is None:
+            parent, _, name = path.rpartition("/")
+            if depth < 2 and _SCHEME_AUTHORITY.sub("", parent).strip("/") and _PLAIN_SEGMENT.fullmatch(name):
+                found = f"{name_of(parent, depth + 1)}/{name}"
+            else:
+                found = qualify(path)
+            asked[path] = found
+        return found
+
+    return {f: name_of(f, 0) for f in files}
+
+
 def spark_file_names(spark: Any, data: Any, files: list[str]) -> dict[str, str]:
     """file -> its name in `data`'s `_metadata.file_path`. A classic session qualifies each path in its
     JVM as Spark does; a Connect client has none, so it asks Spark which names the files' rows carry
     and matches them by path (Spark's are URI-encoded; a file without rows is missing, and needs none)."""
     if not is_connect(spark):
-        return {f: spark_file_name(spark, f) for f in files}
+        return qualified_names(lambda path: spark_file_name(spark, path), files)
     from urllib.parse import unquote, urlparse
 
     from pyspark.sql import functions as F

@@ -126,7 +126,8 @@ def _batch_locked(spark: Any, ms: Any, index: Index, pieces: list[Piece], *, onl
     storage = job_storage(spark)
     try:
         try:
-            counts = write_pass(spark, index, readable, {f: shapes[f] for p in readable for f in p.files}, staging)
+            with staged_pass.few_listing_tasks(spark):
+                counts = write_pass(spark, index, readable, {f: shapes[f] for p in readable for f in p.files}, staging)
         except Exception:  # one piece's data broke the pass: each on its own, so that one fails alone
             yield from _one_by_one(spark, ms, index, readable, token)
             return

@@ -280,11 +280,19 @@ def values_for(plan: Plan, target: Any) -> list[tuple[str, ...]]:
 
 
 def write_groups(
-    frame: Any, fmt: str, staging: str, columns: tuple[str, ...], values: list[tuple[str, ...]], by: tuple[str, ...] = ()
+    frame: Any,
+    fmt: str,
+    staging: str,
+    columns: tuple[str, ...],
+    values: list[tuple[str, ...]],
+    by: tuple[str, ...] = (),
+    tasks: int | None = None,
 ) -> None:
     """One Spark job: rows tagged with their group, written into `staging/<GROUP_COLUMN>=<n>/` (below
-    directories of the columns `by` first: a pass over many partitions writes each one's apart)."""
-    tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values)).repartition(*by, GROUP_COLUMN)
+    directories of the columns `by` first: a pass over many partitions writes each one's apart), by
+    `tasks` tasks (else as many as the session shuffles into)."""
+    tagged = frame.withColumn(GROUP_COLUMN, group_expr(columns, values))
+    tagged = tagged.repartition(tasks, *by, GROUP_COLUMN) if tasks else tagged.repartition(*by, GROUP_COLUMN)
     writer = tagged.write.format(fmt).mode("error").partitionBy(*by, GROUP_COLUMN)
     writer = writer.option("maxRecordsPerFile", MAX_ROWS_PER_FILE).option(BLOCK_SIZE_OPTION[fmt], GROUP_BLOCK_BYTES)
     writer.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").save(staging)

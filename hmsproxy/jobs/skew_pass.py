@@ -185,7 +185,8 @@ def write_pass(spark: Any, fmt: str, ready: list[Planned], plan: Plan, staging: 
         tagged = staged_pass.tagged_rows(spark, data, tags, spill).select(*data_columns, PIECE_COLUMN)
         source = tagged.groupBy(PIECE_COLUMN).agg(checksum_expr(data.schema, data_columns).alias("sum"), F.count(F.lit(1)).alias("rows"))
         read = {r[PIECE_COLUMN]: (r["rows"], int(r["sum"] or 0)) for r in source.collect()}
-        write_groups(tagged, fmt, staging, plan.columns, values, by=(PIECE_COLUMN,))
+        tasks = staged_pass.write_tasks(len(ready) * (len(values) + 1), sum(size for p in ready for _, size in p.found.current))
+        write_groups(tagged, fmt, staging, plan.columns, values, by=(PIECE_COLUMN,), tasks=tasks)
     finally:
         staged_pass.drop_known_frame(spark, spill)
     back = spark.read.format(fmt).load(staging)

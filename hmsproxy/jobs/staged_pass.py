@@ -28,6 +28,14 @@ PIECE_COLUMN = "_piece"
 DRIVER_THREADS = 16
 #: A frame of driver-known rows goes to Spark as a Parquet file beyond this many (literals in the plan below it).
 LITERAL_ROWS = 200
+#: Spark lists a read's paths (and a staging directory's pieces) with a Spark job of one task per path
+#: beyond 32 of them: 2,000 tasks for a pass over 2,000 files, most of its time spent starting tasks.
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+#: Listing tasks per pass where the session can't say how many cores it has (Spark Connect).
+LISTING_TASKS = 16
+#: Tasks writing a pass: at least this many (cores to keep busy), more for every TASK_BYTES read.
+MIN_WRITE_TASKS = 64
+TASK_BYTES = 128 * 2**20
 
 
 def batches(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
@@ -72,6 +80,30 @@ def staging_directory(spark: Any, location: str) -> Iterator[str]:
     finally:
         if storage.exists(location):
             storage.delete(location)
+
+
+def write_tasks(outputs: int, size: int) -> int:
+    """Tasks writing a pass's `outputs` directories (one file or more each) from `size` bytes read: every
+    core busy (left to the shuffle's own count, a session's few partitions write thousands of files in
+    one task), none without an output of its own."""
+    return max(1, min(outputs, max(MIN_WRITE_TASKS, -(-size // TASK_BYTES))))
+
+
+@contextlib.contextmanager
+def few_listing_tasks(spark: Any) -> Iterator[None]:
+    """For the block, Spark lists many paths with a task per core (each listing a share), not one per path."""
+    from hmsproxy.jobs.spark_sessions import is_connect
+
+    tasks = LISTING_TASKS if is_connect(spark) else max(LISTING_TASKS, spark.sparkContext.defaultParallelism)
+    before = spark.conf.get(LISTING_PARALLELISM, None)
+    spark.conf.set(LISTING_PARALLELISM, str(tasks))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(LISTING_PARALLELISM)
+        else:
+            spark.conf.set(LISTING_PARALLELISM, before)
 
 
 def same_store(a: str, b: str) -> bool:
@@ -176,7 +208,8 @@ def one_pass(spark: Any, table_location: str, job: str, items: list[T], write: C
     token = new_token()
     with staging_directory(spark, staging_location(table_location, job, token)) as staging:
         try:
-            written = write(staging)
+            with few_listing_tasks(spark):
+                written = write(staging)
         except Exception:  # one item's data broke the pass
             for item in items:
                 yield alone(item)

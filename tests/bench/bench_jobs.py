@@ -18,11 +18,14 @@ whose metastore is the proxy (tests/bench/stack.py):
 and prints, per job: seconds, the ratio to the plain pass, seconds per extra partition (the slope from
 the smallest N), and the driver's peak resident memory above what it was before the job (this process
 and its Spark JVM by pid, sampled every 0.2 s; not the metastore, the proxy or PySpark's workers). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
+``--profile DIR`` also keeps a cProfile of the driver per job (``DIR/<N>-<job>.prof``) and prints where its seconds
+went: the top functions by cumulative time, and the Spark jobs it ran with their durations (from Spark's UI API).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import dataclasses
 import datetime
@@ -152,8 +155,8 @@ def run_job(spark, uri: str, argv: list[str]) -> str:
     return ctx.stdout.getvalue().strip().splitlines()[-1] if ctx.stdout.getvalue().strip() else ""
 
 
-def timed(n: int, label: str, pids: list[int], work: Callable[[], str | None]) -> Measured:
-    with PeakRss(pids) as rss:
+def timed(n: int, label: str, pids: list[int], work: Callable[[], str | None], profile: Profiler | None = None) -> Measured:
+    with PeakRss(pids) as rss, profile.of(n, label) if profile else contextlib.nullcontext():
         t0 = time.perf_counter()
         output = work() or ""
         seconds = time.perf_counter() - t0
@@ -161,7 +164,52 @@ def timed(n: int, label: str, pids: list[int], work: Callable[[], str | None]) -
     return Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output)
 
 
-def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
+class Profiler:
+    """--profile: the driver's Python under cProfile per job, and the Spark jobs it ran (UI REST API)."""
+
+    def __init__(self, directory: str, spark):
+        self.directory, self.spark = directory, spark
+        os.makedirs(directory, exist_ok=True)
+
+    def _spark_jobs(self) -> list[dict]:
+        import json
+        import urllib.request
+
+        sc = self.spark.sparkContext
+        with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/jobs", timeout=30) as answer:
+            return json.load(answer)
+
+    @contextlib.contextmanager
+    def of(self, n: int, label: str):
+        import cProfile
+        import pstats
+
+        before = {j["jobId"] for j in self._spark_jobs()}
+        profiler = cProfile.Profile()
+        profiler.enable()
+        try:
+            yield
+        finally:
+            profiler.disable()
+            path = os.path.join(self.directory, f"{n}-{label.split()[0]}.prof")
+            profiler.dump_stats(path)
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(r"hmsproxy/jobs|staged_pass|py4j.*send_command", 40)
+            log(f"N={n} {label}: cProfile ({path}):\n{text.getvalue()}")
+            ran = sorted((j for j in self._spark_jobs() if j["jobId"] not in before), key=lambda j: j["jobId"])
+            lines = [f"  job {j['jobId']}: {_job_seconds(j):.1f} s, {j['numTasks']} tasks, {j['name'][:80]}" for j in ran]
+            total = sum(_job_seconds(j) for j in ran)
+            log(f"N={n} {label}: {len(ran)} Spark jobs, {total:.1f} s in all:\n" + "\n".join(lines))
+
+
+def _job_seconds(job: dict) -> float:
+    def at(text: str) -> float:
+        return datetime.datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+    return at(job["completionTime"]) - at(job["submissionTime"]) if job.get("completionTime") else 0.0
+
+
+def measure(stack, n: int, rows: int, jobs: list[str], profile: Profiler | None = None) -> list[Measured]:
     from hmsproxy.clients.proxy import HmsProxyClient
 
     spark, uri = stack.spark, stack.server.uri
@@ -174,12 +222,12 @@ def measure(stack, n: int, rows: int, jobs: list[str]) -> list[Measured]:
     if "rebuild-index" in jobs:
         with HmsProxyClient(uri) as client:
             client.execute(f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
-        results.append(timed(n, "rebuild-index", pids, lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"])))
+        results.append(timed(n, "rebuild-index", pids, lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"]), profile))
     if "compact" in jobs:
-        results.append(timed(n, "compact --files 1", pids, lambda: run_job(spark, uri, ["compact", table, "--files", "1"])))
+        results.append(timed(n, "compact --files 1", pids, lambda: run_job(spark, uri, ["compact", table, "--files", "1"]), profile))
     if "skew-layout" in jobs:
         declare_skew(uri, table, "action", "view")
-        results.append(timed(n, "skew-layout", pids, lambda: run_job(spark, uri, ["skew-layout", table])))
+        results.append(timed(n, "skew-layout", pids, lambda: run_job(spark, uri, ["skew-layout", table]), profile))
     return results
 
 
@@ -219,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", default="24,1000", help="partition counts, comma-separated (default 24,1000)")
     parser.add_argument("--rows", type=int, default=200, help="rows per partition (default 200)")
     parser.add_argument("--jobs", default=",".join(JOBS), help=f"jobs to run, comma-separated (default {','.join(JOBS)})")
+    parser.add_argument("--profile", metavar="DIR", help="keep a cProfile per job in DIR and print where the seconds went")
     args = parser.parse_args(argv)
     counts = sorted({int(x) for x in args.partitions.split(",") if x.strip()})
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
@@ -227,9 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     from tests.bench.stack import spark_through_proxy
 
     results: list[Measured] = []
-    with spark_through_proxy("bench-jobs", log, driver_memory="2g", proxy_process=True) as stack:
+    ui = {"spark.ui.enabled": "true", "spark.ui.port": "0"} if args.profile else None
+    with spark_through_proxy("bench-jobs", log, driver_memory="2g", proxy_process=True, production_jvm=True, spark_conf=ui) as stack:
+        profile = Profiler(args.profile, stack.spark) if args.profile else None
         for n in counts:
-            results += measure(stack, n, args.rows, jobs)
+            results += measure(stack, n, args.rows, jobs, profile)
     print(report(results))
     return 0
 

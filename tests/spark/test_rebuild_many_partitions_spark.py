@@ -169,3 +169,27 @@ def test_readers_see_each_index_partition_whole_old_or_new_while_the_batch_swaps
     assert not wrong, wrong[:5]
     assert any(n == new[d] for d, n in reads.seen) and any(n == old[d] for d, n in reads.seen)
     spark.sql(f"DROP TABLE {table}")
+
+
+def test_file_names_asked_once_per_table_equal_the_names_sparks_rows_carry(spark, tmp_path):
+    """rebuild_index.qualified_names (a JVM question per table directory, not per file) gives each file
+    the name Spark's `_metadata.file_path` gives its rows, plain names and names Hadoop quotes alike."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from hmsproxy.jobs.rebuild_index import spark_file_name, spark_file_names
+
+    files = []
+    for directory, name in [
+        ("ds=2026-01-01", "part-0.c000.parquet"),
+        ("ds=a b", "f.parquet"),
+        ("ds=x%3A1", "g.parquet"),
+        ("ds=1", "h é.parquet"),
+    ]:
+        (tmp_path / "t" / directory).mkdir(parents=True)
+        pq.write_table(pa.table({"n": [1]}), str(tmp_path / "t" / directory / name))
+        files.append(f"file:{tmp_path}/t/{directory}/{name}")
+    data = spark.read.parquet(*files)
+    names = spark_file_names(spark, data, files)
+    assert names == {f: spark_file_name(spark, f) for f in files}
+    assert sorted(names.values()) == sorted(r[0] for r in data.select(F.col("_metadata.file_path")).distinct().collect())

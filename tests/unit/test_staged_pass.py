@@ -40,3 +40,10 @@ def test_the_staging_directory_sits_beside_the_table_and_names_the_job():
 
 def test_batches_by_size():
     assert list(staged_pass.batches("abcde", lambda _: 2, 4)) == [["a", "b"], ["c", "d"], ["e"]]
+
+
+def test_write_tasks_keep_every_core_busy_and_none_idle():
+    assert staged_pass.write_tasks(2000, 10 * 2**20) == staged_pass.MIN_WRITE_TASKS  # many small outputs
+    assert staged_pass.write_tasks(3, 10 * 2**20) == 3  # never a task without an output
+    assert staged_pass.write_tasks(10_000, 100 * staged_pass.TASK_BYTES) == 100  # a task per TASK_BYTES read
+    assert staged_pass.write_tasks(0, 0) == 1
