@@ -32,6 +32,7 @@ from hmsproxy.upstream.cache.metadata import MetadataCache
 from hmsproxy.upstream.hedging import Hedging
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.slots import BackendSlots
+from hmsproxy.upstream.stack import Stack, build
 from hmsproxy.upstream.translations import TRANSLATIONS, Translation, Untranslatable, check_catalog
 from hmsproxy.upstream.wire import BackendUnavailable, Connection, SaslSettings, ThriftConnection, in_order
 
@@ -126,7 +127,7 @@ class Backends:
             gate=self.gate,
         )
         #: Each metastore's cap on concurrent calls (slots.py; the limits feature sets them).
-        self.slots = BackendSlots(self.gate)
+        self.slots = BackendSlots(self.gate, on_configure=self.rebuild_stacks)
         #: Metastores with a `cache:`: their metadata caches and notification-log followers.
         self.caches: dict[str, MetadataCache] = {}
         self._followers: dict[str, NotificationFollower] = {}
@@ -135,6 +136,10 @@ class Backends:
         self.hedging = Hedging(self)
         #: The proxy's Kerberos logins by (principal, keytab): one ticket for every Kerberized metastore.
         self._logins: dict[tuple[str, str], KerberosLogin] = {}
+        #: Each configured metastore's policies composed once (stack.py), by name; replaced whole.
+        self.stacks: dict[str, Stack] = {}
+        #: Stacks of metastores outside the config (`extra`), built on their first call.
+        self._other_stacks: dict[str, Stack] = {}
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -167,6 +172,32 @@ class Backends:
             self._cached_uris[name] = m.uris
             if m.cache.follow_notifications:
                 self._followers[name] = NotificationFollower(cache, lambda m=m: self.new_connection(m), m.cache.poll_interval_s).start()
+        self.rebuild_stacks()
+
+    def rebuild_stacks(self) -> None:
+        """Every metastore's stack built anew from its config, cache and cap (at start, on reload,
+        when the caps change): one reference swap, so a call reads either map whole."""
+        self.stacks = {m.name: build(self, m) for m in self.config.metastores}
+        self._other_stacks = {}
+
+    def stack(self, metastore: MetastoreConfig) -> Stack:
+        """The stack calls to `metastore` go through (stack.py)."""
+        stack = self.stacks.get(metastore.name)
+        if stack is not None and stack.metastore is metastore:
+            return stack
+        return self._stack_of_other(metastore)
+
+    def _stack_of_other(self, metastore: MetastoreConfig) -> Stack:
+        """A stack for a config object the map does not hold: a remote target's (`extra`, remotes'
+        tunnels make an equal copy per call), or one from before a reload."""
+        for stacks in (self.stacks, self._other_stacks):
+            stack = stacks.get(metastore.name)
+            if stack is not None and stack.metastore == metastore:
+                return stack
+        stack = build(self, metastore)
+        if metastore.name not in self.stacks:
+            self._other_stacks[metastore.name] = stack
+        return stack
 
     def follower(self, name: str) -> NotificationFollower | None:
         return self._followers.get(name)

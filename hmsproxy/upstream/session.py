@@ -5,9 +5,9 @@ thriftpy2 connections are not thread-safe, so each session owns its own; a fan-o
 leg (`Leg`) owns the connections it uses while it runs, so a straggler the fan-out stopped
 waiting for never shares one with the session. Every backend call here runs inside the
 metastore's circuit breaker (`breaker.guard`, breaker.py), which knows the connection it uses:
-a trip cuts it. Each call also holds one of its
-metastore's concurrency slots when it has a cap (`slots.capped`, slots.py: waiting for a slot is
-not the breaker's business); without one it takes nothing.
+a trip cuts it. Each call also holds one of its metastore's concurrency slots when it has a cap
+(slots.py: waiting for a slot is not the breaker's business). Which of these policies a call
+goes through is decided once per metastore, not per call: its stack (stack.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from hmsproxy.protocol.relay import CatalogFill
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.upstream.backends import Backends, Reopen
 from hmsproxy.upstream.breaker import Guard
-from hmsproxy.upstream.cache.calls import through_cache
 from hmsproxy.upstream.impersonation import refusal
 from hmsproxy.upstream.wire import BackendUnavailable, Connection
 
@@ -154,42 +153,16 @@ class Session:
     def call(self, metastore: MetastoreConfig, method: str, args, *, read_only: bool = False):
         """Call `method` on `metastore`; returns the `<method>_result` struct.
 
-        Raises BackendUnavailable at once while the metastore is tripped (breaker.py); the
-        breaker watches the call from before it connects (a hung metastore may hang there too).
+        Goes through the metastore's stack (stack.py: cache, slots, breaker, hedging, each if it
+        has them). Raises BackendUnavailable at once while the metastore is tripped (breaker.py);
+        the breaker watches the call from before it connects (a hung metastore may hang there too).
         """
-        cache = self.backends.caches.get(metastore.name)
-        if cache is None:
-            return self._call(metastore, method, args, read_only)
-        return through_cache(cache, method, args, lambda: self._call(metastore, method, args, read_only), self._served_stale)
-
-    def _in_slot(self, metastore: MetastoreConfig, call, *args):
-        """`call(*args)` holding one of `metastore`'s concurrency slots, if it has a cap (slots.py)."""
-        slots = self.backends.slots.capped.get(metastore.name)
-        if slots is None:  # no cap (no `limits:`): nothing to take
-            return call(*args)
-        with slots:
-            return call(*args)
-
-    def _call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        return self._in_slot(metastore, self._guarded_call, metastore, method, args, read_only)
-
-    def _guarded_call(self, metastore: MetastoreConfig, method: str, args, read_only: bool):
-        with self.backends.breaker.guard(metastore.name) as watched:
-            if metastore.hedge is not None and self.backends.hedging.applies(metastore, method, read_only):
-                return self.backends.hedging.call(self, metastore, method, args, read_only, watched)
-            conn, reopen = self.connection_for(metastore, method, read_only, watched)
-            return self.backends.call(conn, method, args, reopen)
+        return self.backends.stack(metastore).call(self, method, args, read_only)
 
     def relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None = None) -> tuple[int, bytes]:
         """Call `method` and copy its answer to `sink` undecoded, the catalog inserted where
         `catalog_field` says if given (relay.py): (message type, body start)."""
-        return self._in_slot(metastore, self._guarded_relay, metastore, method, args, sink, catalog_field)
-
-    def _guarded_relay(self, metastore: MetastoreConfig, method: str, args, sink, catalog_field: CatalogFill | None):
-        with self.backends.breaker.guard(metastore.name) as watched:
-            read_only = METHOD_SPECS[method].reads
-            conn, reopen = self.connection_for(metastore, method, read_only, watched)
-            return self.backends.relay(conn, method, args, sink, catalog_field, reopen)
+        return self.backends.stack(metastore).relay(self, method, args, sink, catalog_field)
 
     def relay_again(
         self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None, exchanged=None
@@ -202,33 +175,7 @@ class Session:
         conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
-        slots = self.backends.slots.capped.get(metastore.name)  # _in_slot, inlined: every repeated read comes here
-        if slots is None:  # no cap (no `limits:`): nothing to take
-            return self._relay_again(conn, metastore.name, method, request, catalog_field, exchanged)
-        with slots:
-            return self._relay_again(conn, metastore.name, method, request, catalog_field, exchanged)
-
-    def _relay_again(self, conn: Connection, name: str, method: str, request: bytes, catalog_field: CatalogFill | None, exchanged):
-        backends = self.backends
-        breaker = backends.breaker
-        try:
-            token = breaker.enter(name, conn)  # watched as breaker.guard() does, without a guard object
-        except BackendUnavailable:
-            if exchanged is not None:  # its answer, unread, would be the next call's: the connection goes
-                conn.close()
-            raise
-        try:
-            answer = conn.relay(method, request, self.reply_sink, catalog_field, exchanged)
-        except BackendUnavailable as e:  # raised before anything reached the client
-            if e.gone_before_answer or (e.cut and breaker.stalled(name, e.uri)):
-                return None  # a read: the full path goes again on a new connection (another URI, if stalled)
-            if not e.cut:
-                backends.mark_down(name, e.reason)
-            raise
-        finally:
-            breaker.leave(token)
-        backends.relayed(name)
-        return answer
+        return self.backends.stack(metastore).relay_again(self, conn, method, request, catalog_field, exchanged)
 
     def _served_stale(self) -> None:
         self.served_stale = True

@@ -85,9 +85,11 @@ class BackendSlots:
     """Every metastore's cap (none by default), kept in the admission `gate` (Backends.gate): the hit
     loop in C leaves a capped metastore's calls to this module."""
 
-    def __init__(self, gate: Gate | None = None):
+    def __init__(self, gate: Gate | None = None, on_configure=lambda: None):
         self._gate = gate if gate is not None else Gate(lambda name: None)
         self._counts: dict[str, _Counts] = {}
+        #: Told after every configure: the metastores' stacks hold their slots (stack.py).
+        self._on_configure = on_configure
 
     @property
     def capped(self) -> dict[str, _Slots]:
@@ -113,6 +115,7 @@ class BackendSlots:
             else:
                 fresh[name] = _Slots(name, rule, self._counts.setdefault(name, _Counts()))
         self._gate.capped = fresh  # one reference swap: calls read either map whole
+        self._on_configure()
 
     def counts(self) -> list[tuple[str, int | None, int, int, int]]:
         """(metastore, cap or None, in use, refused, waited) per metastore that ever had a cap, for /metrics."""
