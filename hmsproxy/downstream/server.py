@@ -255,17 +255,14 @@ class ProxyServer:
             return
         oneway = mtype == TMessageType.ONEWAY or spec.oneway
         sink = ReplySink(send, method, seqid) if self.transport_cls is TCyBufferedTransport and not oneway else None
-        session.reply_sink = sink
         try:
-            result = self.handler.dispatch(session, method, None, message, replay)  # decoded there if needed (call.Call.args)
+            result = self.handler.dispatch(session, method, None, message, replay, sink)  # decoded there if needed (call.Call.args)
         except TApplicationException as e:
             if sink is not None and sink.started:
                 raise RelayBroken(f"{method}: {e}") from e  # part of the answer is out: close the connection
             if not oneway:
                 self._reply_exception(proto, method, seqid, e)
             return
-        finally:
-            session.reply_sink = None
         if result is RELAYED:
             sink.finish()
             return

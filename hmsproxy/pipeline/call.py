@@ -45,10 +45,10 @@ class Call:
 
     __slots__ = (
         "session", "spec", "_args", "message", "router", "client_db", "table", "route", "subject",
-        "backend", "outcome", "error", "notes", "relayed_outcome", "started", "elapsed_s", "replay",
+        "backend", "outcome", "error", "notes", "relayed_outcome", "started", "elapsed_s", "replay", "reply_sink",
     )  # fmt: skip
 
-    def __init__(self, session: Session, spec: MethodSpec, args, router: Router, message: Message | None = None):
+    def __init__(self, session: Session, spec: MethodSpec, args, router: Router, message: Message | None = None, reply_sink=None):
         self.session = session
         self.spec = spec
         self._args = args
@@ -74,6 +74,10 @@ class Call:
         #: (shortcut, exchange result) when the hit loop in C sent this call already and its round
         #: trip did not end in a whole answer (downstream/hits.py): the shortcut finishes it.
         self.replay: tuple | None = None
+        #: Where this call may send its answer undecoded (downstream/reply_sink.py; relay.py): the
+        #: client's socket, for a call off a buffered connection; None for every other call
+        #: (framed, one-way, the proxy's own calls: pipeline/internal_client.py).
+        self.reply_sink = reply_sink
 
     @property
     def args(self):

@@ -100,7 +100,7 @@ class FastPath:
         takes this path: it is kept short."""
         if call.replay is not None:  # the hit loop sent it already (downstream/hits.py)
             return RELAYED if self._again(call, *call.replay) else None
-        if call.message is None or call.session.reply_sink is None:
+        if call.message is None or call.reply_sink is None:
             return None
         rememberable = self._rememberable.get(call.spec.name)
         if rememberable is None:
@@ -121,7 +121,9 @@ class FastPath:
         """Relayed again as the client sent it, unless its connection is gone (then the full path
         goes on). `exchanged`: the hit loop's round trip of it, to finish (Call.replay)."""
         call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
-        relayed = call.session.relay_again(shortcut.metastore, call.spec.name, call.message.data, shortcut.catalog_field, exchanged)
+        relayed = call.session.relay_again(
+            shortcut.metastore, call.spec.name, call.message.data, call.reply_sink, shortcut.catalog_field, exchanged
+        )
         if relayed is None:
             return False
         call.relayed_outcome = outcome(call.spec.result_cls, *relayed)
@@ -145,7 +147,7 @@ class FastPath:
         if plan.drops_catalog:  # "@hive#db" is plain "db" to a Hive 2.3 metastore, as on the full path
             rewrite_struct(call.args, without_default_catalog)
             remember = None
-        relayed = session.relay(call.route.metastore, spec.name, call.args, session.reply_sink, plan.catalog_field)
+        relayed = session.relay(call.route.metastore, spec.name, call.args, call.reply_sink, plan.catalog_field)
         call.relayed_outcome = outcome(spec.result_cls, *relayed)
         if remember is not None:
             key, generation = remember
@@ -161,7 +163,7 @@ class FastPath:
             return RELAY_OFF
         if server.transport != "buffered":
             return FRAMED
-        if call.session.reply_sink is None:
+        if call.reply_sink is None:
             return NO_SINK
         if spec.oneway:
             return ONE_WAY

@@ -159,14 +159,14 @@ class Handler:
 
     # -- the error boundary ----------------------------------------------------------
 
-    def dispatch(self, session: Session, method: str, args, message: Message | None = None, replay: tuple | None = None):
+    def dispatch(self, session: Session, method: str, args, message: Message | None = None, replay: tuple | None = None, reply_sink=None):
         """Handle one call; returns the `<method>_result` struct or raises TApplicationException.
         `message`: the call as the client sent it (server.py), decoded only if needed (then `args` is
-        None); a read may be forwarded as it is. `replay`: Call.replay."""
+        None); a read may be forwarded as it is. `replay`: Call.replay. `reply_sink`: Call.reply_sink."""
         spec = METHOD_SPECS[method]
         if not changes_nothing(method):
             self.shortcuts.forget_all()  # before it takes effect: no read decided from here on reuses an older decision
-        call = Call(session, spec, args, self.router, message)  # one config snapshot for the whole call
+        call = Call(session, spec, args, self.router, message, reply_sink)  # one config snapshot for the whole call
         call.replay = replay
         try:
             for hook in self.features.hooks("on_arrival", spec):  # limits: before any work

@@ -57,8 +57,6 @@ class Session:
         self._states: dict[str, object] = {}
         #: Set when a call was answered from the cache because its metastore is down (the audit log says so).
         self.served_stale = False
-        #: Where the call being handled may send its answer undecoded (server.py sets it; relay.py).
-        self.reply_sink = None
         #: Made by borrowed(): its connections are another session's, which closes them.
         self._borrowed = False
 
@@ -96,14 +94,15 @@ class Session:
         """A session for the calls the proxy makes for this client while handling one of its calls
         (pipeline/internal_client.py): the same identity, feature state and backend connections, so
         they open no connection this one has (connect, set_ugi, version probe); its own per-call
-        state: no reply sink (its answers are for the proxy, never the client's socket), its own
-        served_stale, and "hmsproxy" as its address in the audit log. Closing it closes nothing.
+        state: its own served_stale, and "hmsproxy" as its address in the audit log (no reply sink:
+        that is each call's, Call.reply_sink, and the proxy's own calls have none). Closing it
+        closes nothing.
 
         Safe for thriftpy2's unshared connections because hooks run on the thread handling the
         call, while that call is not using a connection: before it forwards, after the answer.
         """
         twin = copy.copy(self)  # shares _conns, _lock and _states with this session
-        twin.client_address, twin.reply_sink, twin.served_stale, twin._borrowed = "hmsproxy", None, False, True
+        twin.client_address, twin.served_stale, twin._borrowed = "hmsproxy", False, True
         return twin
 
     def state(self, feature):
@@ -165,9 +164,9 @@ class Session:
         return self.backends.stack(metastore).relay(self, method, args, sink, catalog_field)
 
     def relay_again(
-        self, metastore: MetastoreConfig, method: str, request: bytes, catalog_field: CatalogFill | None, exchanged=None
+        self, metastore: MetastoreConfig, method: str, request: bytes, sink, catalog_field: CatalogFill | None, exchanged=None
     ) -> tuple[int, bytes] | None:
-        """relay() for a read whose request goes as the client sent it (shortcuts.py), on the connection
+        """relay() to `sink` for a read whose request goes as the client sent it (shortcuts.py), on the connection
         an earlier relay left open; None when there is none or the metastore had closed it (the full
         path opens one: set_ugi, version). Every repeated read takes this path: it is kept short.
         `exchanged`: the hit loop sent it already (downstream/hits.py) and its round trip did not end
@@ -175,7 +174,7 @@ class Session:
         conn = self._conns.get((metastore.name, bool(metastore.read_only_uris)))  # a read's (conn_key), as relay() opened it
         if conn is None or not conn.is_open:
             return None
-        return self.backends.stack(metastore).relay_again(self, conn, method, request, catalog_field, exchanged)
+        return self.backends.stack(metastore).relay_again(self, conn, method, request, sink, catalog_field, exchanged)
 
     def _served_stale(self) -> None:
         self.served_stale = True
@@ -276,7 +275,6 @@ class Leg(Session):
         vars(self).update(vars(session))  # identity, feature state, served_stale goes to the session
         self._session = session
         self._served_stale = session._served_stale
-        self.reply_sink = None  # fan-outs never relay
         self._abandoned: str | None = None
         self._lock = threading.Lock()
         with session._lock:

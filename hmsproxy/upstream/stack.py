@@ -39,7 +39,7 @@ class Stack:
         self.call = call
         #: (session, method, args, sink, catalog_field) -> (message type, body start).
         self.relay = relay
-        #: (session, conn, method, request, catalog_field, exchanged) -> as relay, or None: take the full path.
+        #: (session, conn, method, request, sink, catalog_field, exchanged) -> as relay, or None: take the full path.
         self.relay_again = relay_again
 
 
@@ -145,7 +145,7 @@ class _Rewatched:
     def __init__(self, backends: Backends, name: str):
         self._backends, self._name = backends, name
 
-    def __call__(self, session, conn, method: str, request: bytes, catalog_field, exchanged):
+    def __call__(self, session, conn, method: str, request: bytes, sink, catalog_field, exchanged):
         backends, name = self._backends, self._name
         breaker = backends.breaker
         try:
@@ -155,7 +155,7 @@ class _Rewatched:
                 conn.close()
             raise
         try:
-            answer = conn.relay(method, request, session.reply_sink, catalog_field, exchanged)
+            answer = conn.relay(method, request, sink, catalog_field, exchanged)
         except BackendUnavailable as e:  # raised before anything reached the client
             if e.gone_before_answer or (e.cut and breaker.stalled(name, e.uri)):
                 return None  # a read: the full path goes again on a new connection (another URI, if stalled)

@@ -143,9 +143,8 @@ class RoutesThem(Feature):
 def plan_for(handler: Handler, method: str = "get_database", *, sink=object(), routed_by_feature=False, **args):
     """What step 2 says of `method` with `args` once routed, for a client with reply sink `sink`."""
     session = Session(handler.backends, "test")
-    session.reply_sink = sink
     spec = METHOD_SPECS[method]
-    call = Call(session, spec, spec.args_cls(**args), handler.router)
+    call = Call(session, spec, spec.args_cls(**args), handler.router, reply_sink=sink)
     call.client_db = "sales"
     call.route = handler.router.route("sales")
     return handler.fastpath.relay_plan(call, routed_by_feature=routed_by_feature)
@@ -216,8 +215,7 @@ def test_a_hive_3_catalog_name_is_relayed_and_to_an_older_metastore_as_the_plain
         assert len(handler.fastpath.shortcuts) == 0  # a shortcut would send "@hive#sales" as the client wrote it
     with proxy(metastore) as (handler, _):  # Hive 3.1 knows catalogs: the name goes as it is, and may be remembered
         session = Session(handler.backends, "test")
-        session.reply_sink = object()
         spec = METHOD_SPECS["get_database"]
-        call = Call(session, spec, spec.args_cls(name="@hive#sales"), handler.router)
+        call = Call(session, spec, spec.args_cls(name="@hive#sales"), handler.router, reply_sink=object())
         call.client_db, call.route = "sales", handler.router.route("@hive#sales")
         assert handler.fastpath.relay_plan(call, routed_by_feature=False) == RelayPlan()

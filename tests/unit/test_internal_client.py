@@ -70,24 +70,31 @@ class ReadsInItsHook(Feature):
     """Reads the database of each get_table in on_routed and notes what the caller's session held."""
 
     name = "reads_in_its_hook"
-    methods = frozenset({"get_table"})
+    methods = frozenset({"get_table", "get_database"})
 
     def __init__(self, platform):
         super().__init__(platform)
         self.seen = []
+        #: The reply sink of each get_database routed (the hook's own, made by the internal client).
+        self.sinks = []
 
     def on_routed(self, call):
+        if call.method == "get_database":
+            self.sinks.append(call.reply_sink)
+            return
         with self.platform.client_for(call) as client:
             found = client.call("get_database", name=call.client_db)
-            self.seen.append((found.name, client.session.reply_sink, client.user, call.session.served_stale))
+            self.seen.append((found.name, client.user, call.session.served_stale))
 
 
 def test_the_hooks_call_leaves_the_callers_per_call_state_alone(handler, session, connector):
     hook = handler.features.add(ReadsInItsHook(handler.platform))
     session.served_stale = True  # as if this call were answered from the cache (audit resets it in on_complete)
-    dispatch(handler, session, "get_table", dbname="shop", tbl_name="plain")
+    args = idl.HmsProxy.get_table_args(dbname="shop", tbl_name="plain")
+    handler.dispatch(session, "get_table", args, reply_sink=object())  # as from a plain-socket client (a fake connection: never relayed)
     # the internal get_database's own on_complete (audit) reset its flag, not the caller's
-    assert hook.seen == [("shop", None, "alice", True)]
+    assert hook.seen == [("shop", "alice", True)]
+    assert hook.sinks == [None]  # its answer is for the hook, never the client's socket
     made = len(connector.requests)
     dispatch(handler, session, "get_table", dbname="shop", tbl_name="plain")
     assert len(connector.requests) == made and len(hook.seen) == 2
@@ -95,18 +102,11 @@ def test_the_hooks_call_leaves_the_callers_per_call_state_alone(handler, session
 
 
 def test_a_borrowed_session_shares_identity_and_connections_not_per_call_state(handler, session):
-    sink = object()
-    session.reply_sink, session.served_stale = sink, True
+    session.served_stale = True
     twin = session.borrowed()
-    assert (twin.user, twin.groups, twin.reply_sink, twin.served_stale, twin.client_address) == (
-        "alice",
-        ["analysts"],
-        None,
-        False,
-        "hmsproxy",
-    )
+    assert (twin.user, twin.groups, twin.served_stale, twin.client_address) == ("alice", ["analysts"], False, "hmsproxy")
     twin.call(handler.config.primary, "get_database", idl.HmsProxy.get_database_args(name="shop"))
     assert list(session._conns) == list(twin._conns)  # the connection it opened is the client's
     twin.close()
     assert all(c.is_open for c in session._conns.values())
-    assert (session.reply_sink, session.served_stale) == (sink, True)
+    assert session.served_stale is True
