@@ -4,7 +4,8 @@ It keeps databases, tables and partitions and answers the common calls with
 Hive 2.3's answers and declared exceptions (messages as a real 2.3 metastore
 words them). Deliberate differences, each simpler than the real thing:
 
-* ``get_table_names_by_filter`` treats every filter as matching all tables;
+* ``get_table_names_by_filter`` treats every filter as matching all tables, and
+  ``get_partitions_by_filter`` all partitions;
 * ``drop_database`` of a missing database raises NoSuchObjectException (2.3
   answers a MetaException wrapping a NullPointerException there);
 * no warehouse: locations are made up, nothing is checked on ``sd`` and
@@ -57,6 +58,7 @@ SUPPORTED = frozenset(
         "add_partition",
         "add_partitions",
         "get_partitions",
+        "get_partitions_by_filter",
         "get_partitions_by_names",
         "get_partitions_ps",
         "get_partition_names",
@@ -381,6 +383,10 @@ class FakeMetastore:
         wanted = list(part_vals or [])
         found = [p for _, p in self._sorted_partitions(db_name, tbl_name) if all(w in ("", v) for w, v in zip(wanted, p.values))]
         return _limit(found, max_parts)
+
+    def get_partitions_by_filter(self, db_name, tbl_name, filter, max_parts):  # noqa: A002 (the IDL's name)
+        """Every partition: the filter is not read (the module doc's differences)."""
+        return self.get_partitions(db_name, tbl_name, max_parts)
 
     def get_partitions_by_names(self, db_name, tbl_name, names):
         wanted = set(names or [])
