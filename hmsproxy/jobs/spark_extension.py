@@ -148,7 +148,14 @@ def build(pyspark_jars: Path | None = None, out_dir: Path = JAR_DIR) -> Path:
         said = next((x for x in lines if "error:" in x), lines[-1] if lines else "no output")  # javac's first error
         raise RuntimeError(f"the Spark extension did not build for Spark {line}: {said.strip()}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(build_dir / "hmsproxy-spark-extension.jar", target)
+    # Copied beside the target then renamed over it: a JVM running with the old jar (a bench, a
+    # test session) keeps reading the file it opened instead of a jar rewritten under it.
+    staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(build_dir / "hmsproxy-spark-extension.jar", staged)
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
     return target
 
 

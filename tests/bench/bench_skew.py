@@ -12,8 +12,9 @@ What it does, in one run (a few minutes on 2 cores at the default 10 M rows):
    sharing the rest, in Spark's own files (as an ordinary INSERT leaves them);
 3. queries one heavy and one light country as a FULL scan (plain Spark SQL on the
    partition as written), runs ``skew-layout --detect`` on it (timed: rows/s), then queries
-   again as a PRUNED read (``hmsproxy.clients.spark.read``) and, for reference, as plain
-   Spark SQL on the laid-out files; each query counts the matching rows and XORs a hash of
+   again as a PRUNED read (``hmsproxy.clients.spark.read``), as plain Spark SQL on the
+   laid-out files and, where the Spark extension is built, as plain Spark SQL with it on (the
+   layout's groups pruned in the plan); each query counts the matching rows and XORs a hash of
    all their columns (so every column is read, as for a query returning whole rows), ``--repeats``
    times after one warm-up, medians;
 4. prints wall time, files and bytes each query opens, and the ratios.
@@ -119,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from hmsproxy.clients.spark import read
     from hmsproxy.jobs.cli import build_parser, run_job_command
     from hmsproxy.jobs.context import JobContext
+    from hmsproxy.jobs.spark_extension import ENABLED_CONF, EXTENSION_CLASS
     from tests.bench.stack import spark_through_proxy
 
     with spark_through_proxy(
@@ -150,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
             )
         for country, kind in ((HEAVY, "heavy"), (LIGHT, "light")):
             results.append(measure(f"plain SQL after layout, {kind} {country}", full_scan(spark, country), args.repeats))
+        if spark.conf.get("spark.sql.extensions", "") == EXTENSION_CLASS:  # built (make install with mvn)
+            spark.conf.set(ENABLED_CONF, "true")
+            for country, kind in ((HEAVY, "heavy"), (LIGHT, "light")):
+                results.append(measure(f"plain SQL + extension, {kind} {country}", full_scan(spark, country), args.repeats))
+            spark.conf.set(ENABLED_CONF, "false")
+        else:
+            log("the Spark extension is not built (make install needs mvn): plain Spark SQL with it is not measured")
 
         report(results, args, job_seconds)
         return 0 if all(r.answer == results[i % 2].answer for i, r in enumerate(results)) else 1

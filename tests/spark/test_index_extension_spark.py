@@ -137,27 +137,37 @@ def test_an_index_on_a_federated_database(spark, sessions, federated_dbs):
 
 
 def test_the_switch_the_table_opt_out_and_a_metastore_that_is_not_a_proxy_leave_plans_alone(sessions, events, metastores):
-    indexed, _ = sessions
     query = f"SELECT * FROM {events} WHERE user_id = 3"
+    # metastores[0]: the Hive metastore behind the proxy: asked, not a hmsproxy
+    assert_left_alone(sessions, events, query, 12, not_a_proxy=metastores[0].uri)
+    assert same_answer(sessions, query)[0] == 1  # and back on
+
+
+def assert_left_alone(sessions, table: str, query: str, all_files: int, not_a_proxy: str | None = None) -> None:
+    """The query reads every file, its plan Spark's own, with the switch off, with the table opted out
+    and (given its URI) asking a metastore that is not a hmsproxy."""
+    indexed, _ = sessions
+
+    def read_whole() -> None:
+        files, every, shown = same_answer(sessions, query)
+        assert files == every == all_files and "HmsProxyIndexedFileIndex" not in shown
+
     try:
         indexed.conf.set(ENABLED_CONF, "false")
-        files, all_files, shown = same_answer(sessions, query)
-        assert files == all_files == 12 and "hmsproxy index" not in shown
+        read_whole()
     finally:
         indexed.conf.set(ENABLED_CONF, "true")
-    indexed.sql(f"ALTER TABLE {events} SET TBLPROPERTIES ('{TABLE_SWITCH}'='false')")
+    indexed.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{TABLE_SWITCH}'='false')")
     try:
-        files, all_files, shown = same_answer(sessions, query)
-        assert files == all_files == 12 and "hmsproxy index" not in shown
+        read_whole()
     finally:
-        indexed.sql(f"ALTER TABLE {events} UNSET TBLPROPERTIES ('{TABLE_SWITCH}')")
-    try:
-        indexed.conf.set(URIS_CONF, metastores[0].uri)  # the Hive metastore behind the proxy: asked, not a hmsproxy
-        files, all_files, shown = same_answer(sessions, query)
-        assert files == all_files == 12 and "hmsproxy index" not in shown
-    finally:
-        indexed.conf.unset(URIS_CONF)
-    assert same_answer(sessions, query)[0] == 1  # and back on
+        indexed.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES ('{TABLE_SWITCH}')")
+    if not_a_proxy:
+        try:
+            indexed.conf.set(URIS_CONF, not_a_proxy)
+            read_whole()
+        finally:
+            indexed.conf.unset(URIS_CONF)
 
 
 def test_stale_and_never_built_partitions_are_read_whole(spark, sessions, events):
@@ -204,3 +214,88 @@ def test_a_rebuild_is_used_at_once(spark, sessions, events):
         session.catalog.refreshTable(events)
     files, _, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 3")
     assert files == holding(sessions[1], events, "user_id = 3") and "(4 of 4 partitions fresh)" in shown
+
+
+# --- the skew layout (docs/skew.md): the groups `hmsproxy job skew-layout` wrote, pruned by plain SQL ---
+
+LAID_OUT_DAYS = DAYS[:2]  # laid out by the job; DAYS[2] is added afterwards, never laid out
+
+
+@pytest.fixture(scope="module")
+def skewed(spark, proxy, sessions):
+    """index_ext.skewed_<tag> SKEWED BY (country) ON ('US', 'IN'), by ds: the first two days laid out
+    (a file per group: US, IN, default), the third added afterwards as 3 plain files."""
+    from io import StringIO
+
+    from hmsproxy.jobs.cli import build_parser, run_job_command
+    from hmsproxy.jobs.context import JobContext
+
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
+    table = f"index_ext.skewed_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    sql(spark, f"ALTER TABLE {table} SKEWED BY (country) ON ('US', 'IN')")
+    for ds in LAID_OUT_DAYS:
+        insert_skewed_day(spark, table, ds)
+    ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
+    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+    insert_skewed_day(spark, table, DAYS[2])
+    for session in sessions:
+        session.catalog.refreshTable(table)
+    return table
+
+
+def insert_skewed_day(spark, table: str, ds: str) -> None:
+    """60 US rows, 30 IN, 30 spread over C00..C09, in 3 files; ids unique across days."""
+    start = DAYS.index(ds) * 1000
+    countries = ["US"] * 60 + ["IN"] * 30 + [f"C{k % 10:02d}" for k in range(30)]
+    rows = [(start + i, c, i % 50) for i, c in enumerate(countries)]
+    spark.createDataFrame(rows, "id BIGINT, country STRING, amount INT").repartition(3).createOrReplaceTempView("ext_skewed_src")
+    spark.sql(f"INSERT INTO {table} PARTITION (ds='{ds}') SELECT * FROM ext_skewed_src")
+    spark.catalog.dropTempView("ext_skewed_src")
+
+
+def test_a_skewed_value_reads_its_group_in_laid_out_days_and_other_days_whole(sessions, skewed):
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE country = 'US'")
+    assert (files, all_files) == (1 + 1 + 3, 9)
+    assert "hmsproxy skew layout: 5 of 9 files (2 of 3 partitions laid out)" in shown
+    explained = sessions[0].sql(f"EXPLAIN SELECT count(*) FROM {skewed} WHERE country = 'US'").first()[0]
+    assert "hmsproxy skew layout" in explained
+    # IN on skewed values, with a partition predicate and another conjunct: only those groups of that day
+    query = f"SELECT id, amount FROM {skewed} WHERE ds = '{DAYS[0]}' AND country IN ('US', 'IN') AND amount > 10"
+    assert same_answer(sessions, query)[:2] == (2, 3)
+
+
+def test_a_value_not_skewed_reads_the_default_group(sessions, skewed):
+    for country in ("C03", "FR"):  # rows in the default group; no rows at all
+        files, all_files, _ = same_answer(sessions, f"SELECT * FROM {skewed} WHERE country = '{country}' AND ds <= '{DAYS[1]}'")
+        assert (files, all_files) == (2, 6)
+    # a skewed and an unskewed value: both groups
+    assert same_answer(sessions, f"SELECT * FROM {skewed} WHERE ds = '{DAYS[1]}' AND country IN ('IN', 'C07')")[:2] == (2, 3)
+    # a filter on a column that is not skewed: the layout says nothing, the plan stays Spark's
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE amount = 7")
+    assert files == all_files == 9 and "HmsProxyIndexedFileIndex" not in shown
+
+
+def test_the_switch_and_the_table_opt_out_leave_a_laid_out_table_alone(sessions, skewed):
+    query = f"SELECT * FROM {skewed} WHERE country = 'IN'"
+    assert_left_alone(sessions, skewed, query, 9)
+    assert same_answer(sessions, query)[0] == 5
+
+
+def test_an_index_and_the_layout_keep_only_the_files_both_name(spark, sessions, skewed):
+    # ids 5 and 65 of the first day are a US and an IN row: the index names both groups' files, the layout only US's
+    sql(spark, f"CREATE INDEX id_idx ON TABLE {skewed} (id) AS 'COMPACT'")
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE id IN (5, 65) AND country = 'US'")
+    assert (files, all_files) == (1, 9)
+    assert "hmsproxy index id_idx + skew layout: 1 of 9 files (3 of 3 partitions fresh, 2 laid out)" in shown
+    assert same_answer(sessions, f"SELECT * FROM {skewed} WHERE id IN (5, 65)")[:2] == (2, 9)
+
+
+def test_a_file_added_after_the_layout_makes_the_day_read_whole(spark, sessions, skewed):
+    # Last for this table: an INSERT into a laid-out day leaves its record behind, not its files.
+    spark.sql(f"INSERT INTO {skewed} PARTITION (ds='{DAYS[0]}') VALUES (999, 'US', 1)")
+    for session in sessions:
+        session.catalog.refreshTable(skewed)
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE country = 'US'")
+    assert (files, all_files) == (4 + 1 + 3, 10)
+    assert "(1 of 3 partitions laid out)" in shown

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hmsproxy.jobs import spark_extension as ext
@@ -37,6 +39,32 @@ def test_building_without_maven_says_so_in_one_line(monkeypatch):
     monkeypatch.setattr(ext.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="mvn is not installed"):
         ext.build()
+
+
+def test_a_build_replaces_the_jar_without_rewriting_the_file_a_running_jvm_has_open(tmp_path, monkeypatch):
+    """make bench-index rebuilds the jar while a bench JVM may still read the old one: a new file, renamed over it."""
+    import subprocess
+
+    import pyspark
+
+    monkeypatch.setattr(ext, "SOURCES", tmp_path / "sources")
+    monkeypatch.setattr(ext.shutil, "which", lambda name: "/usr/bin/mvn")
+
+    def maven(command, **_):
+        build_dir = Path(next(a for a in command if a.startswith("-Dbuild.dir=")).split("=", 1)[1])
+        build_dir.mkdir(parents=True, exist_ok=True)
+        (build_dir / "hmsproxy-spark-extension.jar").write_bytes(b"new jar")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(ext.subprocess, "run", maven)
+    out = tmp_path / "jars"
+    out.mkdir()
+    old = out / ext.jar_name(ext.spark_line(pyspark.__version__))
+    old.write_bytes(b"old jar")
+    with open(old, "rb") as running:
+        assert ext.build(pyspark_jars=tmp_path, out_dir=out) == old
+        assert running.read() == b"old jar"
+    assert old.read_bytes() == b"new jar" and sorted(p.name for p in out.iterdir()) == [old.name]
 
 
 class _Builder:

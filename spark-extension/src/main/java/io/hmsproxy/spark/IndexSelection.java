@@ -20,15 +20,8 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
-import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
-import org.apache.spark.sql.execution.datasources.PartitionDirectory;
 import org.apache.spark.sql.functions;
-import org.apache.spark.sql.internal.SQLConf;
 
 /**
  * Which files of a table's chosen partitions a query reads, by the same rule as
@@ -47,7 +40,6 @@ final class IndexSelection {
   /** How long the index table's metadata is kept (IndexTableMeta). */
   private final long ttlMs;
   private final CatalogTable table;
-  private final HadoopFsRelation fs;
   private final Index index;
   private final Map<String, List<Object>> wanted;
   private final Configuration conf;
@@ -56,7 +48,6 @@ final class IndexSelection {
       SparkSession session,
       ProxyMetastore ms,
       CatalogTable table,
-      HadoopFsRelation fs,
       Index index,
       Map<String, List<Object>> wanted,
       long ttlMs) {
@@ -64,21 +55,13 @@ final class IndexSelection {
     this.ms = ms;
     this.ttlMs = ttlMs;
     this.table = table;
-    this.fs = fs;
     this.index = index;
     this.wanted = wanted;
     this.conf = session.sparkContext().hadoopConfiguration();
   }
 
-  /** One base partition as it is now. */
-  private record Base(InternalRow values, String name, Map<String, String> spec, String location, List<FileStatus> files) {}
-
-  /** The file index for the scan, or null where the index can't say (then Spark's own plan stays). */
-  HmsProxyIndexedFileIndex select(List<Expression> partitionFilters) throws Exception {
-    List<Base> bases = basePartitions(partitionFilters);
-    if (bases == null) {
-      return null;
-    }
+  /** What the index says of these partitions: the files its rows name, in those it is fresh for. */
+  Pruning select(List<ScanPartition> bases) throws Exception {
     String indexTable = index.getIndexTableName();
     int dot = indexTable.lastIndexOf('.');
     String indexDb = dot >= 0 ? indexTable.substring(0, dot) : table.identifier().database().get();
@@ -92,59 +75,36 @@ final class IndexSelection {
       meta = IndexTableMeta.fetch(ms, metaKey, indexDb, indexName, namesFor, ttlMs);
       state = freshness(bases, meta);
     }
-    boolean orc = meta.orc();
-    Map<Base, String> coveredBy = state.coveredBy;
-    Map<String, IndexBuild> builds = state.builds;
-    Map<String, List<FileStatus>> indexFiles = state.indexFiles;
-    List<Base> fresh = state.fresh;
-    Map<String, List<String>> named = orc ? namedFilesBySpark(fresh, coveredBy, indexFiles) : namedFiles(fresh, coveredBy, indexFiles);
-
-    List<PartitionDirectory> partitions = new ArrayList<>();
-    List<Path> roots = new ArrayList<>();
-    int total = 0;
-    int kept = 0;
-    for (Base b : bases) {
-      roots.add(new Path(b.location));
-      List<FileStatus> files = IndexBuild.readBySpark(b.files);
-      total += files.size();
-      if (fresh.contains(b)) {
-        IndexBuild build = builds.get(coveredBy.get(b));
-        files = chosen(b.location, files, named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1);
-      }
-      kept += files.size();
-      if (!files.isEmpty()) {
-        List<FileStatusWithMetadata> withMetadata = new ArrayList<>();
-        for (FileStatus f : files) {
-          withMetadata.add(new FileStatusWithMetadata(f, scala.collection.immutable.Map$.MODULE$.empty()));
-        }
-        partitions.add(new PartitionDirectory(b.values, Scala.seq(withMetadata)));
-      }
+    Map<ScanPartition, String> coveredBy = state.coveredBy;
+    List<ScanPartition> fresh = state.fresh;
+    Map<String, List<String>> named =
+        meta.orc() ? namedFilesBySpark(fresh, coveredBy, state.indexFiles) : namedFiles(fresh, coveredBy, state.indexFiles);
+    Map<ScanPartition, Set<String>> kept = new LinkedHashMap<>();
+    for (ScanPartition b : fresh) {
+      IndexBuild build = state.builds.get(coveredBy.get(b));
+      kept.put(b, chosen(b.location(), named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1));
     }
-    String description =
-        String.format(
-            "hmsproxy index %s: %d of %d files (%d of %d partitions fresh)",
-            index.getIndexName(), kept, total, fresh.size(), bases.size());
-    return new HmsProxyIndexedFileIndex(roots, partitions, fs.partitionSchema(), description);
+    return new Pruning("index " + index.getIndexName(), "fresh", kept);
   }
 
   /** Which base partitions an index partition serves, as the index table is at `meta`'s locations. */
   private record Freshness(
-      Map<Base, String> coveredBy, Map<String, IndexBuild> builds, Map<String, List<FileStatus>> indexFiles, List<Base> fresh) {}
+      Map<ScanPartition, String> coveredBy, Map<String, IndexBuild> builds, Map<String, List<FileStatus>> indexFiles, List<ScanPartition> fresh) {}
 
   /** The index partition covering each base partition ('' for an unpartitioned index table). */
-  private static Map<Base, String> coveredBy(List<Base> bases, List<String> indexKeys) {
-    Map<Base, String> coveredBy = new LinkedHashMap<>();
-    for (Base b : bases) {
-      if (b.spec.keySet().containsAll(indexKeys)) {
-        coveredBy.put(b, partitionName(indexKeys, b.spec));
+  private static Map<ScanPartition, String> coveredBy(List<ScanPartition> bases, List<String> indexKeys) {
+    Map<ScanPartition, String> coveredBy = new LinkedHashMap<>();
+    for (ScanPartition b : bases) {
+      if (b.spec().keySet().containsAll(indexKeys)) {
+        coveredBy.put(b, partitionName(indexKeys, b.spec()));
       }
     }
     return coveredBy;
   }
 
   /** The builds found at the index partitions' locations, and the base partitions fresh for them. */
-  private Freshness freshness(List<Base> bases, IndexTableMeta meta) throws IOException {
-    Map<Base, String> coveredBy = coveredBy(bases, meta.keys());
+  private Freshness freshness(List<ScanPartition> bases, IndexTableMeta meta) throws IOException {
+    Map<ScanPartition, String> coveredBy = coveredBy(bases, meta.keys());
     Map<String, IndexBuild> builds = new HashMap<>();
     Map<String, List<FileStatus>> indexFiles = new HashMap<>();
     for (String name : new LinkedHashSet<>(coveredBy.values())) {
@@ -160,50 +120,22 @@ final class IndexSelection {
         indexFiles.put(name, files);
       }
     }
-    List<Base> fresh = new ArrayList<>();
-    for (Map.Entry<Base, String> e : coveredBy.entrySet()) {
+    List<ScanPartition> fresh = new ArrayList<>();
+    for (Map.Entry<ScanPartition, String> e : coveredBy.entrySet()) {
       IndexBuild build = builds.get(e.getValue());
-      if (build != null && build.freshFor(e.getKey().name, IndexBuild.digest(e.getKey().files))) {
+      if (build != null && build.freshFor(e.getKey().name(), IndexBuild.digest(e.getKey().files()))) {
         fresh.add(e.getKey());
       }
     }
     return new Freshness(coveredBy, builds, indexFiles, fresh);
   }
 
-  /** The partitions the static partition filters choose, listed now; null if one has visible subdirectories. */
-  private List<Base> basePartitions(List<Expression> partitionFilters) throws Exception {
-    List<String> keys = Scala.list(table.partitionColumnNames()).stream().map(IndexedScanRule::lower).toList();
-    List<Base> bases = new ArrayList<>();
-    if (keys.isEmpty()) {
-      String location = table.location().toString();
-      List<FileStatus> files = IndexBuild.dataFiles(new Path(location), conf);
-      if (files == null) {
-        return null;
-      }
-      bases.add(new Base(InternalRow.empty(), "", Map.of(), location, files));
-      return bases;
-    }
-    var catalog = ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalog();
-    String timeZone = SQLConf.get().sessionLocalTimeZone();
-    for (CatalogTablePartition p : Scala.list(catalog.listPartitionsByFilter(table.identifier(), Scala.seq(partitionFilters)))) {
-      Map<String, String> spec = new HashMap<>();
-      scala.jdk.javaapi.CollectionConverters.asJava(p.spec()).forEach((k, v) -> spec.put(IndexedScanRule.lower(k), v));
-      String location = p.location().toString();
-      List<FileStatus> files = IndexBuild.dataFiles(new Path(p.location()), conf);
-      if (files == null) {
-        return null;
-      }
-      bases.add(new Base(p.toRow(fs.partitionSchema(), timeZone), partitionName(keys, spec), spec, location, files));
-    }
-    return bases;
-  }
-
   /** index partition -> the base files its rows for the wanted values name: each fresh one's Parquet files read in the driver. */
-  private Map<String, List<String>> namedFiles(List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
+  private Map<String, List<String>> namedFiles(List<ScanPartition> fresh, Map<ScanPartition, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
       throws IOException {
     List<String> columns = index.getSd().getCols().stream().map(c -> IndexedScanRule.lower(c.getName())).toList();
     Map<String, List<String>> named = new HashMap<>();
-    for (Base b : fresh) {
+    for (ScanPartition b : fresh) {
       String key = coveredBy.get(b);
       if (named.containsKey(key)) {
         continue; // an index partition covering several base partitions is read once
@@ -219,9 +151,9 @@ final class IndexSelection {
 
   /** The same for an ORC index table: one Spark job over every fresh index partition's files. */
   private Map<String, List<String>> namedFilesBySpark(
-      List<Base> fresh, Map<Base, String> coveredBy, Map<String, List<FileStatus>> indexFiles) {
+      List<ScanPartition> fresh, Map<ScanPartition, String> coveredBy, Map<String, List<FileStatus>> indexFiles) {
     Map<String, String> partitionOfFile = new HashMap<>();
-    for (Base b : fresh) {
+    for (ScanPartition b : fresh) {
       String key = coveredBy.get(b);
       for (FileStatus f : indexFiles.get(key)) {
         partitionOfFile.put(f.getPath().toUri().getPath(), key);
@@ -232,7 +164,7 @@ final class IndexSelection {
       return named;
     }
     List<String> paths = new ArrayList<>();
-    for (Base b : fresh) {
+    for (ScanPartition b : fresh) {
       for (FileStatus f : indexFiles.get(coveredBy.get(b))) {
         paths.add(f.getPath().toString());
       }
@@ -254,8 +186,8 @@ final class IndexSelection {
     return named;
   }
 
-  /** The base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
-  private static List<FileStatus> chosen(String location, List<FileStatus> files, List<String> buckets, boolean onlyOneBase) {
+  /** The names of the base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
+  private static Set<String> chosen(String location, List<String> buckets, boolean onlyOneBase) {
     Set<String> names = new HashSet<>();
     for (String bucket : buckets) {
       int slash = bucket.lastIndexOf('/');
@@ -264,7 +196,7 @@ final class IndexSelection {
         names.add(bucket.substring(slash + 1));
       }
     }
-    return files.stream().filter(f -> names.contains(f.getPath().getName())).toList();
+    return names;
   }
 
   /** Two Hadoop-style directory paths naming the same place (file:/x and file:///x alike). */

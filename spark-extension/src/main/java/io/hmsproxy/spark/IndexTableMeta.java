@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.Table;
@@ -17,14 +16,13 @@ import org.apache.hadoop.hive.metastore.api.Table;
  * it only when every partition it covers proves fresh there, and asks again otherwise (a rebuild
  * moves an index partition to a new directory).
  */
-record IndexTableMeta(List<String> keys, boolean orc, Map<String, String> locations, long expiresAtMs) {
-  private static final int MAX_TABLES = 1_000;
-  private static final Map<String, IndexTableMeta> RECENT = new ConcurrentHashMap<>();
+record IndexTableMeta(List<String> keys, boolean orc, Map<String, String> locations) {
+  private static final Expiring<IndexTableMeta> RECENT = new Expiring<>(1_000);
 
   /** The kept metadata of the index table if it is recent and knows the partitions `namesFor(its keys)`, else null. */
   static IndexTableMeta recent(String key, Function<List<String>, Set<String>> namesFor) {
     IndexTableMeta m = RECENT.get(key);
-    return m != null && System.currentTimeMillis() < m.expiresAtMs && m.locations.keySet().containsAll(namesFor.apply(m.keys)) ? m : null;
+    return m != null && m.locations.keySet().containsAll(namesFor.apply(m.keys)) ? m : null;
   }
 
   /** Asked of the metastore now (the index table, then its partitions `namesFor(its keys)`), and kept for `ttlMs`. */
@@ -49,13 +47,8 @@ record IndexTableMeta(List<String> keys, boolean orc, Map<String, String> locati
         locations.put(IndexSelection.partitionName(keys, spec), p.getSd().getLocation());
       }
     }
-    IndexTableMeta m = new IndexTableMeta(keys, orc, locations, System.currentTimeMillis() + ttlMs);
-    if (ttlMs > 0) {
-      if (RECENT.size() >= MAX_TABLES) {
-        RECENT.clear(); // bounded; planning on this many index tables asks again
-      }
-      RECENT.put(key, m);
-    }
+    IndexTableMeta m = new IndexTableMeta(keys, orc, locations);
+    RECENT.put(key, m, ttlMs);
     return m;
   }
 }

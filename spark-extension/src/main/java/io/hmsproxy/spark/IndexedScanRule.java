@@ -41,7 +41,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The optimizer rule: a Filter over a Hive Parquet table Spark reads as files, with `=` or `IN` on
  * every column of one of its compact indexes, gets a file index listing only what the index's fresh
- * partitions name (IndexSelection). Nothing changes when the switch is off, the table opts out, the
+ * partitions name (IndexSelection); with `=` or `IN` on a skewed column of a table laid out by
+ * skew-layout, only the needed file groups (LayoutSelection); with both, the files both keep
+ * (PrunedFiles). Nothing changes when the switch is off, the table opts out, the
  * metastore is not a hmsproxy, or anything goes wrong (logged once): the plan stays Spark's own.
  */
 final class IndexedScanRule extends Rule<LogicalPlan> {
@@ -52,6 +54,8 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
   static final String TABLE_SWITCH = "hmsproxy.index.spark";
   static final String COMPACT = "org.apache.hadoop.hive.ql.index.compact.CompactIndexHandler";
   private static final int CONNECT_TIMEOUT_MS = 10_000;
+  /** What Spark's Hive client lists among a table's unsupported features when Hive's SkewedInfo names columns. */
+  static final String SKEWED_FEATURE = "skewed columns";
 
   private static final Logger LOG = LoggerFactory.getLogger(IndexedScanRule.class);
   private static final AtomicBoolean FAILURE_LOGGED = new AtomicBoolean();
@@ -62,7 +66,13 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
   static final long DEFAULT_INDEXES_TTL_S = 30;
 
   private final SparkSession session;
-  private final RecentIndexes recentIndexes = new RecentIndexes();
+  /**
+   * The indexes of the tables this session planned on lately (uris, db.table -> get_indexes): without
+   * it every plan of an equality filter on any Hive Parquet table paid a metastore round trip. An
+   * index created meanwhile is used once the entry expires; one dropped meanwhile is harmless (its
+   * index partitions no longer match, so partitions are read whole).
+   */
+  private final Expiring<List<Index>> recentIndexes = new Expiring<>(10_000);
 
   IndexedScanRule(SparkSession session) {
     this.session = session;
@@ -139,8 +149,10 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     }
     String db = table.identifier().database().get();
     String name = table.identifier().table();
-    List<Index> known = Boolean.TRUE.equals(ProxyMetastore.knownHmsProxy(uris)) ? recentIndexes.get(uris, db, name) : null;
-    if (known != null && choose(known, wanted.keySet()) == null) {
+    // Spark's catalog marks a table Hive calls skewed: only those may have partitions laid out by skew-layout.
+    boolean skewed = Scala.list(table.unsupportedFeatures()).contains(SKEWED_FEATURE);
+    List<Index> known = Boolean.TRUE.equals(ProxyMetastore.knownHmsProxy(uris)) ? recentIndexes.get(tableKey(uris, db, name)) : null;
+    if (known != null && choose(known, wanted.keySet()) == null && !skewed) {
       return null; // asked a moment ago: no index for these columns, and no round trip to learn it again
     }
     try (ProxyMetastore ms = new ProxyMetastore(uris, CONNECT_TIMEOUT_MS)) {
@@ -152,16 +164,28 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
       }
       if (known == null) {
         known = ms.indexes(db, name);
-        recentIndexes.put(uris, db, name, known, ttlMs());
+        recentIndexes.put(tableKey(uris, db, name), List.copyOf(known), ttlMs());
       }
       Index index = choose(known, wanted.keySet());
-      if (index == null) {
+      if (index == null && !skewed) {
         return null;
       }
-      HmsProxyIndexedFileIndex files = new IndexSelection(session, ms, table, fs, index, wanted, ttlMs()).select(partitionFilters);
-      if (files == null) {
+      List<ScanPartition> partitions = ScanPartition.chosen(session, table, fs.partitionSchema(), partitionFilters);
+      if (partitions == null) {
         return null;
       }
+      List<Pruning> prunings = new ArrayList<>(2);
+      if (index != null) {
+        prunings.add(new IndexSelection(session, ms, table, index, wanted, ttlMs()).select(partitions));
+      }
+      Pruning byLayout = skewed ? LayoutSelection.select(partitions, wanted) : null;
+      if (byLayout != null) {
+        prunings.add(byLayout);
+      }
+      if (prunings.isEmpty()) {
+        return null;
+      }
+      HmsProxyIndexedFileIndex files = PrunedFiles.fileIndex(partitions, prunings, fs.partitionSchema());
       HadoopFsRelation narrowed =
           new HadoopFsRelation(
               files,
@@ -184,6 +208,10 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
       args[i] = arg == rel.relation() ? relation : arg;
     }
     return (LogicalRelation) rel.makeCopy(args);
+  }
+
+  private static String tableKey(String uris, String db, String table) {
+    return uris + "\0" + lower(db) + "." + lower(table);
   }
 
   private long ttlMs() {

@@ -20,7 +20,7 @@ import org.apache.thrift.transport.TTransport;
  * give: whether it is a hmsproxy (fb303 getName, asked once per URI and JVM), the base table's
  * indexes (the proxy answers get_indexes from memory), and the index table with its partitions
  * (Spark refuses an INDEX_TABLE). At most one connection per query planned on an indexed-looking
- * filter, none when what it needs was asked recently (RecentIndexes, IndexTableMeta).
+ * filter, none when what it needs was asked recently (IndexedScanRule.recentIndexes, IndexTableMeta).
  */
 final class ProxyMetastore implements AutoCloseable {
   static final String HMSPROXY_NAME = "hmsproxy";
