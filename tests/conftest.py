@@ -12,6 +12,9 @@ jars, Derby in a temp dir). Starting one takes ~2-4 s, so:
   its own; they are stopped at session end (or earlier by the caller).
 * ``private_metastore`` -- one fresh metastore for a single test, stopped
   after it. Use it for anything destructive.
+* ``stoppable_metastore`` -- one metastore shared by the tests that SIGSTOP
+  one (tests/support/stopped.py's ``Stopper`` resumes it when their block
+  ends, so each finds it answering).
 * ``spark_factory`` -- ``spark_factory(metastore_uri, warehouse_dir=None)``
   builds the process's one SparkSession (see tests/support/spark.py: only one
   SparkSession per process can exist) and stops it at session end.
@@ -87,6 +90,13 @@ def private_metastore(metastore_factory) -> LocalMetastore:
     (ms,) = metastore_factory(1, name="private_hms")
     yield ms
     ms.stop()
+
+
+@pytest.fixture(scope="session")
+def stoppable_metastore(metastore_factory) -> LocalMetastore:
+    """The breaker tests' metastore to SIGSTOP: one JVM start for them all, not a private one each."""
+    (ms,) = metastore_factory(1, name="stoppable_hms")
+    return ms
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,10 @@ It writes two directories into the state directory, for every client of the stac
 - `hadoop-conf/core-site.xml`: `fs.defaultFS` (the store) and, for S3, S3A's endpoint and keys.
   hmsproxy's own clients (`hmsproxy lookup`, `stream`, the jobs' drivers) and Spark read it through
   `HADOOP_CONF_DIR`; a path without a scheme (Spark's relative warehouse too) lands on the store.
-- `spark-conf/spark-defaults.conf` (S3 only): hadoop-aws and the AWS SDK on `spark.jars`, the
-  S3A keys as `spark.hadoop.*`, read by any pyspark or spark-submit through `SPARK_CONF_DIR`.
+- `spark-conf/spark-defaults.conf` (S3 only): hadoop-aws and the AWS SDK on the driver's and the
+  executors' class path, the S3A keys as `spark.hadoop.*`, read by any pyspark or spark-submit through
+  `SPARK_CONF_DIR` (`storage_jars.spark_class_path`: not `spark.jars`, which Spark copies into
+  every session's local directory; the stack's executors run on this machine).
 `exports()` is what a user runs in a shell to be such a client. The store's port is kept
 (`kept_ports`) like the metastores', so the URIs stay the same from one start to the next.
 """
@@ -69,7 +71,8 @@ class DevStorage:
         _write(self.hadoop_conf_dir / SITE_FILES[0], site_xml({"fs.defaultFS": self.root, **self.store_conf}))
         if self.jars:
             self.spark_conf_dir.mkdir(parents=True, exist_ok=True)
-            lines = [f"spark.jars {','.join(str(j) for j in self.jars)}", *(f"spark.hadoop.{k} {v}" for k, v in self.store_conf.items())]
+            settings = {**storage_jars.spark_class_path(self.jars), **{f"spark.hadoop.{k}": v for k, v in self.store_conf.items()}}
+            lines = [f"{k} {v}" for k, v in settings.items()]
             _write(self.spark_conf_dir / "spark-defaults.conf", "\n".join(lines) + "\n")
 
     def environment(self) -> dict[str, str]:

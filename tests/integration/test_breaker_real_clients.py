@@ -85,10 +85,10 @@ def with_frozen(base: Config, uri: str, **server) -> Config:
     return replace(base, federated=(*base.federated, frozen), server=replace(base.server, **server))
 
 
-def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_used_again_after_sigcont(metastores, private_metastore):
+def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_used_again_after_sigcont(metastores, stoppable_metastore):
     from pymetastore.metastore import HMS
 
-    ms = private_metastore
+    ms = stoppable_metastore
     empty_table(ms, "stall")
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri)
     assert config.server.probe_after_s == 3.0  # the default: the first call fails about 6 s into the hang
@@ -148,9 +148,9 @@ def test_a_stopped_metastore_fails_the_calls_waiting_on_it_within_10_s_and_is_us
         )
 
 
-def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(metastores, private_metastore):
+def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(metastores, stoppable_metastore):
     """The relay (answers copied undecoded, the hot path) waits in its own socket read: cut the same way."""
-    ms = private_metastore
+    ms = stoppable_metastore
     base = prefixed_config(ms.uri, metastores[1].uri)
     defaults = ServerConfig()
     config = replace(base, server=replace(base.server, probe_after_s=defaults.probe_after_s, backend_timeout_s=defaults.backend_timeout_s))
@@ -178,8 +178,8 @@ def test_a_relayed_call_waiting_on_a_stopped_primary_fails_with_the_trips_error(
         print(f"\nbreaker, relayed call: failed {outcome['at']:.1f} s into the hang")
 
 
-def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_call_cut(metastores, private_metastore):
-    ms = private_metastore
+def test_a_real_metastore_slower_than_probe_after_s_whose_probe_answers_has_no_call_cut(metastores, stoppable_metastore):
+    ms = stoppable_metastore
     config = with_frozen(prefixed_config(metastores[0].uri, metastores[1].uri), ms.uri, probe_after_s=ALIVE_PROBE_AFTER_S)
     with serving(config, 1) as (server, (client,)), Stopper(ms.pid) as stopper:
         breaker = server.handler.backends.breaker

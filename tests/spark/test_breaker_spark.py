@@ -29,8 +29,8 @@ RESUMED_S = 1.0
 PATIENCE_S = 120.0
 
 
-def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark, proxy, proxy_config, private_metastore):
-    ms = private_metastore
+def test_a_spark_query_in_flight_on_a_stopped_metastore_fails_within_10_s(spark, proxy, proxy_config, stoppable_metastore):
+    ms = stoppable_metastore
     empty_table(ms, "stall_spark")
     defaults = ServerConfig()
     frozen = MetastoreConfig("frozen", (ms.uri,), database_prefix="frozen_")

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from hmsproxy.dev.storage_jars import spark_class_path
 from hmsproxy.features.skew.layout import from_parameters
 from tests.spark.test_spark_connect_spark import HMSPROXY, env, job_on_connect, on_connect
 from tests.spark.test_storage_spark import thrift_client
@@ -28,7 +29,7 @@ def s3_connect_server(storage_conf, storage_proxy, tmp_path_factory):
     if missing:
         unavailable(missing)
     root = tmp_path_factory.mktemp("spark-connect-s3")
-    extra = {"spark.jars": ",".join(str(j) for j in s3a_jars()), **{f"spark.hadoop.{k}": v for k, v in storage_conf.s3a.items()}}
+    extra = {**spark_class_path(s3a_jars()), **{f"spark.hadoop.{k}": v for k, v in storage_conf.s3a.items()}}
     server = start_connect_server(root, storage_proxy.uri, f"s3a://{storage_conf.bucket}/connect-warehouse", extra)
     yield server
     server.stop()

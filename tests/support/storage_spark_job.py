@@ -29,6 +29,7 @@ from pathlib import Path
 import thriftpy2.rpc
 
 from hmsproxy.clients.spark import lookup, read, sql
+from hmsproxy.dev.storage_jars import spark_class_path
 from hmsproxy.files import hadoop_conf
 from hmsproxy.files.storage import ArrowStorage, data_files
 from hmsproxy.jobs.cli import build_parser, run_job_command
@@ -289,7 +290,7 @@ def on_store(spark, uri: str, root: str, parts: str, backend_uri: str) -> dict:
 
 def main(uri: str, roots: str, warehouse: str, jars: str, parts: str = "features,writers", backend_uri: str = "") -> None:
     conf = {f"spark.hadoop.{k}": v for k, v in hadoop_conf.load().items()}  # HADOOP_CONF_DIR's keys, as a user sets them
-    spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={"spark.jars": jars, **conf})
+    spark = make_spark(uri, Path(warehouse), app_name="hmsproxy-storage", extra_conf={**spark_class_path(jars.split(",")), **conf})
     results = {}
     try:
         for root in roots.split(","):

@@ -29,7 +29,9 @@ def test_the_client_settings_put_unqualified_paths_and_the_keys_on_the_store(tmp
     where = locations.place("/user/me/t", site["fs.defaultFS"])
     assert (where.kind, where.authority, where.path) == ("s3", "warehouse", "warehouse/user/me/t")
     defaults = (tmp_path / "spark-conf" / "spark-defaults.conf").read_text().splitlines()
-    assert defaults[0] == "spark.jars /jars/hadoop-aws.jar,/jars/bundle.jar"
+    # On the class path where they lie, not spark.jars (copied into every session's local directory).
+    assert defaults[:2] == [f"spark.{side}.extraClassPath /jars/hadoop-aws.jar:/jars/bundle.jar" for side in ("driver", "executor")]
+    assert not [line for line in defaults if line.startswith("spark.jars")]
     assert "spark.hadoop.fs.s3a.secret.key s&<secret>" in defaults
     assert store.exports() == f"export HADOOP_CONF_DIR={tmp_path / 'hadoop-conf'} SPARK_CONF_DIR={tmp_path / 'spark-conf'}"
     assert store.metastore_conf("hms1")["hive.metastore.warehouse.dir"] == "s3a://warehouse/hms1/warehouse"
