@@ -6,9 +6,10 @@ Run with ``make bench-jobs`` or ``.venv/bin/python -m tests.bench.bench_jobs [--
 For each partition count N, on one real Hive 2.3 metastore behind hmsproxy and a local[2] SparkSession
 whose metastore is the proxy (tests/bench/stack.py):
 
-1. the table ``bench.jobs_<N>`` (``user_id BIGINT, action STRING`` by ``ds``) is written fast: two
-   Spark passes of ``partitionBy('ds')`` into its location (two small files per partition, so compact
-   has work), and the partitions added with ``add_partitions`` in batches of 500, not N statements;
+1. the table ``bench.jobs_<N>`` (``user_id BIGINT, action STRING`` by ``ds``): two small Parquet files
+   per partition (so compact has work), written once by pyarrow into ``--table-cache`` and hard-linked
+   into the table's location on each run, the partitions added with ``add_partitions`` in batches of
+   500, not N statements;
 2. the plain pass: ``SELECT input_file_name(), count(*) … GROUP BY input_file_name()`` written to
    Parquet, reading every row once, as the floor the jobs are measured against;
 3. ``rebuild-index`` of a COMPACT index on ``user_id``, ``compact --files 1`` and ``skew-layout`` on
@@ -104,26 +105,61 @@ class Measured:
     output: str = ""
 
 
-def make_table(spark, uri: str, n: int, rows: int, root: str) -> str:
-    """bench.jobs_<n>: n partitions of `rows` rows in two files each, written by Spark, added in batches."""
-    from pyspark.sql import functions as F
+def cached_files(cache: str, n: int, rows: int) -> str:
+    """The table's data files, written once per (n, rows) into `cache` and kept between runs.
 
+    Written with pyarrow, not Spark: 2n files from one Python loop take seconds where Spark's
+    partitionBy commit renames each file (minutes at 10,000 partitions). Partition i holds the ids
+    i, i + n, i + 2n, ... in two files of rows/2 rows each (two files, so compact has work).
+    A marker written last tells a complete copy from one a killed run left behind.
+    """
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = os.path.join(cache, f"jobs_{n}x{rows}")
+    if os.path.exists(os.path.join(root, ".complete")):
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    half = rows // 2
+    for i, ds in enumerate(days(n)):
+        directory = os.path.join(root, f"ds={ds}")
+        os.makedirs(directory)
+        for part, (first, last) in enumerate(((0, half), (half, rows))):
+            ids = pa.array(range(i + first * n, i + last * n, n), pa.int64())
+            actions = pa.array(["buy" if x % 3 == 0 else "view" for x in ids.to_pylist()])
+            pq.write_table(pa.table({"user_id": ids, "action": actions}), os.path.join(directory, f"part-{part}.parquet"))
+    open(os.path.join(root, ".complete"), "w").close()
+    return root
+
+
+def link_tree(source: str, target: str) -> None:
+    """Hard links of the cached files (jobs replace files, never write into them), a copy across devices."""
+    import shutil
+
+    def link_or_copy(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, copy_function=link_or_copy, ignore=shutil.ignore_patterns(".complete"))
+
+
+def make_table(spark, uri: str, n: int, rows: int, root: str, cache: str) -> str:
+    """bench.jobs_<n>: n partitions of `rows` rows in two files each, from the cache, added in batches."""
     from hmsproxy.jobs.metastore import MetastoreClient
     from hmsproxy.protocol import idl
 
     table, location = f"jobs_{n}", f"{root}/jobs_{n}"
+    link_tree(cached_files(cache, n, rows), location)
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
     spark.sql(
         f"CREATE EXTERNAL TABLE {DB}.{table} (user_id BIGINT, action STRING) PARTITIONED BY (ds STRING) "
         f"STORED AS PARQUET LOCATION 'file://{location}'"
     )
     names = days(n)
-    day = F.element_at(F.array(*[F.lit(d) for d in names]), (F.col("id") % n + 1).cast("int"))
-    for half in range(2):  # one file per partition and pass: two passes leave two files each
-        frame = spark.range(half * n * rows // 2, (half + 1) * n * rows // 2).select(
-            F.col("id").alias("user_id"), F.when(F.col("id") % 3 == 0, "buy").otherwise("view").alias("action"), day.alias("ds")
-        )
-        frame.repartition("ds").write.mode("append").partitionBy("ds").parquet(f"file://{location}")
     with MetastoreClient(uri) as ms:
         t = ms.get_table(DB, table)
         for first in range(0, n, ADD_BATCH):
@@ -137,11 +173,15 @@ def make_table(spark, uri: str, n: int, rows: int, root: str) -> str:
 
 
 def plain_pass(spark, table: str, out: str) -> None:
-    """Every row read once, one aggregate per file written to Parquet: the floor the jobs are held to."""
+    """Every row read once, one aggregate per file written to Parquet: the floor the jobs are held to.
+    Its partitions listed with a task per core as the jobs list theirs: Spark's default, a task per
+    partition directory, spends most of a pass over 10,000 partitions starting listing tasks."""
+    from hmsproxy.jobs.staged_pass import few_listing_tasks
+
     spark.catalog.refreshTable(table)
-    spark.sql(f"SELECT input_file_name() AS file, count(*) AS n FROM {table} GROUP BY input_file_name()").write.mode("overwrite").parquet(
-        out
-    )
+    with few_listing_tasks(spark):
+        query = spark.sql(f"SELECT input_file_name() AS file, count(*) AS n FROM {table} GROUP BY input_file_name()")
+        query.write.mode("overwrite").parquet(out)
 
 
 def run_job(spark, uri: str, argv: list[str]) -> str:
@@ -209,13 +249,13 @@ def _job_seconds(job: dict) -> float:
     return at(job["completionTime"]) - at(job["submissionTime"]) if job.get("completionTime") else 0.0
 
 
-def measure(stack, n: int, rows: int, jobs: list[str], profile: Profiler | None = None) -> list[Measured]:
+def measure(stack, n: int, rows: int, jobs: list[str], cache: str, profile: Profiler | None = None) -> list[Measured]:
     from hmsproxy.clients.proxy import HmsProxyClient
 
     spark, uri = stack.spark, stack.server.uri
     log(f"N={n}: writing {n} partitions of {rows} rows ...")
     t0 = time.perf_counter()
-    table = make_table(spark, uri, n, rows, str(stack.tmp / "tables"))
+    table = make_table(spark, uri, n, rows, str(stack.tmp / "tables"), cache)
     log(f"N={n}: table ready in {time.perf_counter() - t0:.1f} s")
     pids = driver_pids(spark)
     results = [timed(n, "plain pass", pids, lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"))]
@@ -268,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200, help="rows per partition (default 200)")
     parser.add_argument("--jobs", default=",".join(JOBS), help=f"jobs to run, comma-separated (default {','.join(JOBS)})")
     parser.add_argument("--profile", metavar="DIR", help="keep a cProfile per job in DIR and print where the seconds went")
+    parser.add_argument(
+        "--table-cache",
+        default=os.path.expanduser("~/.cache/hmsproxy/bench-jobs"),
+        help="where the tables' data files are kept between runs (default ~/.cache/hmsproxy/bench-jobs)",
+    )
     args = parser.parse_args(argv)
     counts = sorted({int(x) for x in args.partitions.split(",") if x.strip()})
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
@@ -280,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     with spark_through_proxy("bench-jobs", log, driver_memory="2g", proxy_process=True, production_jvm=True, spark_conf=ui) as stack:
         profile = Profiler(args.profile, stack.spark) if args.profile else None
         for n in counts:
-            results += measure(stack, n, args.rows, jobs, profile)
+            results += measure(stack, n, args.rows, jobs, args.table_cache, profile)
     print(report(results))
     return 0
 
