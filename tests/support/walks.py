@@ -4,11 +4,14 @@ loop in C) and on the framed transport (the Python path only), through a proxy t
 metastore on a loopback socket.
 
 `python -m tests.support.walks` prints them (to write the doc); tests/contract/test_walks.py
-checks the doc against them.
+checks the doc against them, measured in a fresh interpreter (`--json`): a "first" call is first
+only in a process where no other test has warmed the caches it fills.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from contextlib import contextmanager
 
@@ -94,6 +97,9 @@ def measured() -> dict[str, list[str]]:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--json"]:
+        print(json.dumps(measured()))
+        sys.exit(0)
     for name, found in measured().items():
         print(f"## {name}: {len(found)} crossings")
         for line in found:
