@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from contextlib import contextmanager
 
 import hmsproxy
@@ -38,6 +39,7 @@ class Walk:
     def __init__(self):
         self.recording = False
         self.crossings: list[tuple[str, str]] = []
+        self._threads: list[int] = []  # the thread of each crossing, in step with `crossings`
 
     def _hook(self, frame, event, _arg):
         if event != "call" or not self.recording:
@@ -50,16 +52,22 @@ class Walk:
             caller = caller.f_back
         if caller is not None and _package(caller.f_code.co_filename) != package:
             self.crossings.append((_where(caller), _where(frame)))
+            self._threads.append(threading.get_ident())
 
     @contextmanager
     def recorded(self):
-        """Crossings of what runs inside the block (only those: set up and tear down outside it)."""
-        self.crossings = []
+        """Crossings of what runs inside the block (only those: set up and tear down outside it), on
+        the thread that crossed most: the call's. The proxy's background threads (watchdogs, probes)
+        may cross at any moment; they are not the walk."""
+        self.crossings, self._threads = [], []
         self.recording = True
         try:
             yield self.crossings
         finally:
             self.recording = False
+            if self._threads:
+                [(busiest, _)] = Counter(self._threads).most_common(1)
+                self.crossings[:] = [c for c, t in zip(self.crossings, self._threads) if t == busiest]
 
 
 @contextmanager
