@@ -20,14 +20,11 @@ and writes (a remote link, an index definition, a transaction opened and committ
   started as the SIGTERM phase begins, running a HiveQL file (CREATE TABLE, SHOW TABLES, DESCRIBE, a
   table at a time) through the SIGTERM phase into the rolling restart: it exits 0, and every table it
   made is there afterwards;
-- a real SparkSession through HAProxy (its own process and JVM, tests/support/spark_catalog_loop.py)
-  running `SHOW TABLES` over and over with Hive's retry settings (hive.metastore.failure.retries=1,
-  hive.metastore.client.connect.retry.delay=1s): none may fail in the SIGTERM and rolling phases. Its
-  JVM starts first, while the tables, the replicas and HAProxy are set up, and its first query waits
-  for HAProxy; the test waits for its first answer only before the SIGTERM phase. With
-  REPLICAS_SPARK_MORE=1 two more sessions run beside it: one with the three replicas' URIs in
-  hive.metastore.uris (retrying; none may fail either) and one through HAProxy with Hive's retries
-  off (hive.metastore.failure.retries=0), whose outcomes are printed (docs/operations.md states them).
+- with REPLICAS_SPARK=1, also a real SparkSession through HAProxy (its own process,
+  tests/support/spark_catalog_loop.py) running `SHOW TABLES` over and over with Hive's retry settings
+  (hive.metastore.failure.retries=1, hive.metastore.client.connect.retry.delay=1s): none may fail in
+  the SIGTERM and rolling phases. Off by default: a Spark driver's start takes minutes on a loaded
+  2-core machine and triples the test's length.
 
 Every call's outcome is counted per phase. With retries, no call fails while a replica is drained or in
 the rolling restart; every acknowledged write is there afterwards, once (a remote link and an index
@@ -75,12 +72,10 @@ REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy" / "haproxy.cfg"
 NOTICE_S, DRAIN_TIMEOUT_S = 1.5, 5.0  # > HAProxy's check interval (1 s, fall 1); far above a call's length
 EXIT_BOUND_S = NOTICE_S + DRAIN_TIMEOUT_S + CLOSE_GRACE_S + 0.5  # what docs/operations.md states
-START_TIMEOUT_S = 180.0  # a bound for a hang: a replica beside a starting Spark JVM on a loaded 2-core machine takes over 60 s
+START_TIMEOUT_S = 60.0
 RISE_S = 2.5  # HAProxy takes a replica back after two passed checks a second apart
 RETRY_DELAY_S = 0.2  # hive.metastore.client.connect.retry.delay (Hive's default is 1 s; shorter keeps the test short)
-#: Two more Spark sessions (the replicas' URIs listed; Hive's retries off): a JVM each, so opt-in.
-SPARK_MORE = os.environ.get("REPLICAS_SPARK_MORE") == "1"
-SPARK_READY_S = 600.0  # a bound for a hang: a Spark driver starved by other JVMs on 2 cores took over 5 minutes
+WITH_SPARK = os.environ.get("REPLICAS_SPARK") == "1"
 POLL_SLACK_S = 3.0  # terminate() sees the exit at its next poll: a /readyz (2 s timeout) and a connect (1 s)
 PAUSE_S = 0.05  # between a client's calls: a steady load two cores carry with three proxies and a metastore
 
@@ -347,25 +342,29 @@ def haproxy(replicas: list[Replica], port: int, workdir: Path):
 
 
 class SparkLoop:
-    """tests/support/spark_catalog_loop.py in a child process (a JVM of its own); its lines read by a
-    thread. Every loop of a test shares the go and stop files: they begin and end together."""
+    """tests/support/spark_catalog_loop.py in a child process; its lines read by a thread."""
 
-    def __init__(self, name: str, uris: str, workdir: Path, database: str, conf: dict | None = None, retries: bool = True):
-        self.name, self.retries = name, retries
-        self.go_file, self.stop_file, self.log = workdir / "spark.go", workdir / "spark.stop", workdir / f"{name}.log"
+    def __init__(self, uri: str, workdir: Path, database: str):
+        self.stop_file = workdir / "spark.stop"
         self.lines: list[dict] = []
-        self.warm, self.ready = threading.Event(), threading.Event()
-        self.started = time.monotonic()
-        self.warm_s = self.ready_s = None
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.spark_catalog_loop", uris, str(workdir / f"{name}-warehouse"), database]
-                + [str(self.go_file), str(self.stop_file), json.dumps(conf or {})],
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                cwd=REPO,
-            )
+        self.ready = threading.Event()
+        log = open(workdir / "spark.log", "w")  # noqa: SIM115 (the process writes it)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.spark_catalog_loop",
+                uri,
+                str(workdir / "spark-warehouse"),
+                database,
+                str(self.stop_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=REPO,
+        )
+        log.close()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -373,37 +372,19 @@ class SparkLoop:
         for raw in self.proc.stdout:
             with contextlib.suppress(ValueError):
                 line = json.loads(raw)
-                if line.get("warm"):
-                    self.warm_s = time.monotonic() - self.started
-                    self.warm.set()
-                elif line.get("ready"):
-                    self.ready_s = time.monotonic() - self.started
+                if line.get("ready"):
                     self.ready.set()
                 else:
                     self.lines.append(line)
 
-    def wait_ready(self) -> float:
-        """Seconds waited for its first answer; fails the test after SPARK_READY_S."""
-        t0 = time.monotonic()
-        assert self.ready.wait(SPARK_READY_S), f"{self.name} answered no query:\n{self.log.read_text()[-3000:]}"
-        return time.monotonic() - t0
-
-    def request_stop(self) -> None:
-        self.stop_file.touch()
-
     def stop(self) -> None:
-        self.request_stop()
+        self.stop_file.touch()
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         self.reader.join(10)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
     def in_window(self, start: float, end: float) -> list[dict]:
         return [line for line in self.lines if start <= line["t"] < end]
@@ -457,18 +438,22 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         unavailable(f"the Hive CLI cannot run: {missing_java(cache_dir()) or f'no {TOOL}'}")
     primary, federated = metastores
     run = f"rep{uuid.uuid4().hex[:6]}"
-    ports = free_ports(7)
-    lb = (f"thrift://127.0.0.1:{ports[6]}",)
-    config = tmp_path / "hmsproxy.yml"
-    replicas = [Replica(i + 1, ports[2 * i], ports[2 * i + 1], config, tmp_path) for i in range(3)]
-    # The Spark JVMs start first: their start overlaps everything up to the SIGTERM phase.
-    sparks = [SparkLoop("spark", lb[0], tmp_path, "default")]
-    if SPARK_MORE:
-        sparks.append(SparkLoop("spark-uris", ",".join(r.uri for r in replicas), tmp_path, "default"))
-        no_retries = {"spark.hadoop.hive.metastore.failure.retries": "0"}
-        sparks.append(SparkLoop("spark-no-retries", lb[0], tmp_path, "default", no_retries, retries=False))
     names = {"run": run, "events": f"{run}_events", "remote_db": f"{run}_src", "remote_uri": federated.uri}
     stream_table, stream_location = f"{run}_stream", tmp_path / "stream"
+    stream_location.mkdir()
+    with contextlib.closing(federated.client()) as c:
+        c.create_database(hive.Database(name=names["remote_db"], parameters={}))
+        c.create_table(table(names["remote_db"], "t"))
+    with contextlib.closing(primary.client()) as c:
+        c.create_table(table("default", names["events"], columns=(("user_id", "bigint"), ("action", "string"))))
+        c.create_table(parquet_table("default", stream_table, stream_location.as_uri(), columns=(("id", "int"), ("msg", "string"))))
+
+    ports = free_ports(7)
+    config = tmp_path / "hmsproxy.yml"
+    yaml = federation_yaml(primary.uri, federated.uri)
+    yaml = yaml.replace("server: {", f"server: {{host: 127.0.0.1, drain-notice-s: {NOTICE_S}, drain-timeout-s: {DRAIN_TIMEOUT_S}, ")
+    config.write_text(yaml + f"store: {{url: '{pg_url}'}}\nhttp: {{host: 127.0.0.1}}\n")
+    replicas = [Replica(i + 1, ports[2 * i], ports[2 * i + 1], config, tmp_path) for i in range(3)]
     ledger = Ledger()
     stream = StreamLedger()
     stop = threading.Event()
@@ -476,30 +461,22 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     clients: list[CountingClient] = []
     terminations = {}
     marks: list[tuple[float, str]] = []  # (wall clock, phase): Spark's lines are placed by time
+    spark = None
     hive_cli = None
-    spark_waited_s = 0.0  # what the test waited for Spark beyond its own set-up
 
     def enter(name: str) -> None:
         ledger.phase = name
         marks.append((time.time(), name))
 
     try:
-        stream_location.mkdir()
-        with contextlib.closing(federated.client()) as c:
-            c.create_database(hive.Database(name=names["remote_db"], parameters={}))
-            c.create_table(table(names["remote_db"], "t"))
-        with contextlib.closing(primary.client()) as c:
-            c.create_table(table("default", names["events"], columns=(("user_id", "bigint"), ("action", "string"))))
-            c.create_table(parquet_table("default", stream_table, stream_location.as_uri(), columns=(("id", "int"), ("msg", "string"))))
-        yaml = federation_yaml(primary.uri, federated.uri)
-        yaml = yaml.replace("server: {", f"server: {{host: 127.0.0.1, drain-notice-s: {NOTICE_S}, drain-timeout-s: {DRAIN_TIMEOUT_S}, ")
-        config.write_text(yaml + f"store: {{url: '{pg_url}'}}\nhttp: {{host: 127.0.0.1}}\n")
         for r in replicas:
             r.start()
         for r in replicas:
             r.wait_ready()
         with haproxy(replicas, ports[6], tmp_path):
-            sparks[0].go_file.touch()  # the sessions' first queries may go now
+            lb = (f"thrift://127.0.0.1:{ports[6]}",)
+            if WITH_SPARK:
+                spark = SparkLoop(lb[0], tmp_path, "default")  # starts while the other clients run
             for name, uris, retries in [
                 ("retrying1", lb, 1),
                 ("retrying2", lb, 1),
@@ -522,7 +499,9 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             replicas[0].wait_ready()
             time.sleep(RISE_S)
 
-            spark_waited_s = sum(spark.wait_ready() for spark in sparks)
+            assert spark is None or spark.ready.wait(240), (
+                f"Spark answered no query through HAProxy:\n{(tmp_path / 'spark.log').read_text()[-3000:]}"
+            )
             enter("sigterm")
             hive_cli = HiveCliRun(lb[0], tmp_path, run)  # its JVM starts meanwhile; its statements reach into the rolling restart
             terminations["sigterm"] = replicas[1].terminate()
@@ -539,9 +518,8 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
 
             enter("after")
             time.sleep(1)
-            sparks[0].request_stop()  # their JVMs end while the Hive CLI finishes
             cli = hive_cli.wait()
-            for spark in sparks:
+            if spark is not None:
                 spark.stop()
             stop.set()
             for t in threads:
@@ -559,8 +537,9 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
                 reader.close()
     finally:
         stop.set()
-        for spark in sparks:
-            spark.kill()
+        if spark is not None and spark.proc.poll() is None:
+            spark.proc.kill()
+            spark.proc.wait()
         for c in clients:
             c.close()
         for r in replicas:
@@ -574,12 +553,11 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     for what, (took, code, _) in terminations.items():
         print(f"  {what}: exited {code} {took:.2f} s after SIGTERM")
     windows = {name: (start, end) for (start, name), (end, _) in zip(marks, [*marks[1:], (float("inf"), "")])}
-    spark_seen = {
-        spark.name: {
-            name: Counter("ok" if line["ok"] else "failed" for line in spark.in_window(*window)) for name, window in windows.items()
-        }
-        for spark in sparks
-    }
+    spark_seen = (
+        {name: Counter("ok" if line["ok"] else "failed" for line in spark.in_window(*window)) for name, window in windows.items()}
+        if spark
+        else {}
+    )
     print(
         f"  stream: acknowledged rows by phase { ({k: len(v) for k, v in stream.acked.items()}) }, "
         f"retries by phase {dict(stream.retries)}, rows given up on {len(stream.given_up)}"
@@ -592,17 +570,10 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         f"  Hive CLI: exit {cli.returncode} after {hive_cli.ended - hive_cli.started:.1f} s, running through {cli_phases}; "
         f"{len(cli_tables)} of {HIVE_CLI_TABLES} tables made; RetryingMetaStoreClient reconnected {retried} time(s)"
     )
-    for spark in sparks:
-        print(
-            f"  {spark.name} SHOW TABLES by phase: { ({k: dict(v) for k, v in spark_seen[spark.name].items()}) }; "
-            f"session built {spark.warm_s or 0:.1f} s and first answer {spark.ready_s or 0:.1f} s after its start"
-        )
+    if spark is not None:
+        print(f"  Spark SHOW TABLES through HAProxy, by phase: {spark_seen}")
         for line in [line for line in spark.lines if not line["ok"]][:3]:
-            print(f"    {spark.name} failed: {line['error'][:300]}")
-        reconnects = spark.log.read_text(errors="replace").count("Attempting to reconnect")
-        rebuilt = spark.log.read_text(errors="replace").count("HiveClient got thrift exception")
-        print(f"    Hive's RetryingMetaStoreClient reconnected {reconnects} time(s); Spark's HiveClientImpl retried {rebuilt} time(s)")
-    print(f"  the test waited {spark_waited_s:.1f} s for Spark's first answers before the SIGTERM phase")
+            print(f"    Spark failed: {line['error'][:300]}")
 
     total = ledger.counts()
     assert sum(n for (_, outcome), n in total.items() if outcome != "failed") > 200, "the load was too thin to show anything"
@@ -610,9 +581,8 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
         for client in ("retrying1", "retrying2", "uris"):
             assert ledger.failures(phase, client) == [], f"{client} saw a call fail during {phase}"
         assert ledger.counts(phase)[("retrying1", "ok")] > 0
-        for spark in (loop for loop in sparks if loop.retries):
-            seen = spark_seen[spark.name][phase]
-            assert seen["failed"] == 0 and seen["ok"] > 0, f"{spark.name} during {phase}: {seen}"
+        if spark is not None:
+            assert spark_seen[phase]["failed"] == 0 and spark_seen[phase]["ok"] > 0, f"Spark during {phase}: {spark_seen[phase]}"
     # The drain's order, seen from outside: /readyz 503 while the Thrift port still accepts, then closed.
     for what, (took, code, seen) in terminations.items():
         assert code == 0 and took <= EXIT_BOUND_S + POLL_SLACK_S, f"{what}: exit {code} after {took:.2f} s (bound {EXIT_BOUND_S} s)"
