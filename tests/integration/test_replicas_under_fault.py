@@ -261,9 +261,13 @@ def client_loop(client: CountingClient, ledger: Ledger, stop: threading.Event, n
 
 
 STREAM_ROWS = 20  # rows per streaming commit
-#: Transactions per batch, more than the test commits: a batch (and its connection) lives until a
-#: failure, so the one open when the rolling restart begins is on a replica that restarts.
-STREAM_TXNS = 100
+#: The stream's pause between commits and its transactions per batch: a batch (and its connection)
+#: lives until a failure or its last transaction, at least STREAM_TXNS * STREAM_PAUSE_S = 125 s, longer
+#: than the phases before the rolling restart and the restart together (~60 s). So the batch open when
+#: the rolling restart begins is on a replica that restarts, and a drain closes it. (With 100
+#: transactions and 0.05 s a batch could end early and the next open on a replica already restarted.)
+STREAM_PAUSE_S = 0.25
+STREAM_TXNS = 500
 
 
 @dataclass
@@ -303,7 +307,7 @@ def stream_loop(uri: str, table_name: str, ledger: Ledger, stream: StreamLedger,
                 stream.given_up.extend(ids)
                 stream.errors.append(f"{ledger.phase}: gave up: {e}")
                 writer.close()  # drops the held rows: reported above, never in the table
-            stop.wait(PAUSE_S)
+            stop.wait(STREAM_PAUSE_S)
     finally:
         writer.close()
 
@@ -611,4 +615,7 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     assert [i for i in acked if stored[i] != 1] == [], "acknowledged rows lost or stored twice"
     assert set(stored) <= set(acked), f"rows no commit acknowledged are stored: {sorted(set(stored) - set(acked))[:10]}"
     assert stream.given_up == [], f"the streaming writer gave up: {stream.errors}"
-    assert stream.retries["rolling"] > 0, "the streaming writer's connection was never closed by a drain"
+    assert stream.retries["rolling"] > 0, (
+        f"the streaming writer's connection was never closed by a drain in the rolling restart: commits by phase "
+        f"{ {k: len(v) // STREAM_ROWS for k, v in stream.acked.items()} }, retries by phase {dict(stream.retries)}"
+    )
