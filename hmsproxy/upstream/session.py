@@ -176,7 +176,8 @@ class Session:
             return None
         return self.backends.stack(metastore).relay_again(self, conn, method, request, sink, catalog_field, exchanged)
 
-    def _served_stale(self) -> None:
+    def note_served_stale(self) -> None:
+        """The metastore was down and the cache answered with what it kept (serve-stale; the audit log marks it)."""
         self.served_stale = True
 
     def knows_catalogs(self, metastore: MetastoreConfig) -> bool:
@@ -274,7 +275,7 @@ class Leg(Session):
     def __init__(self, session: Session, metastore_name: str):
         vars(self).update(vars(session))  # identity, feature state, served_stale goes to the session
         self._session = session
-        self._served_stale = session._served_stale
+        self.note_served_stale = session.note_served_stale
         self._abandoned: str | None = None
         self._lock = threading.Lock()
         with session._lock:

@@ -75,7 +75,7 @@ class _Cached:
 
     def __call__(self, session, method: str, args, read_only: bool):
         inner = self._inner
-        return through_cache(self._cache, method, args, lambda: inner(session, method, args, read_only), session._served_stale)
+        return through_cache(self._cache, method, args, lambda: inner(session, method, args, read_only), session.note_served_stale)
 
 
 class _Slotted:
