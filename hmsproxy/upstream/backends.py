@@ -189,10 +189,10 @@ class Backends:
 
     def _stack_of_other(self, metastore: MetastoreConfig) -> Stack:
         """A stack for a config object the map does not hold: a remote target's (`extra`, remotes'
-        tunnels make an equal copy per call), or one from before a reload."""
+        tunnels keep one copy per target, so a call finds it by identity), or one from before a reload."""
         for stacks in (self.stacks, self._other_stacks):
             stack = stacks.get(metastore.name)
-            if stack is not None and stack.metastore == metastore:
+            if stack is not None and (stack.metastore is metastore or stack.metastore == metastore):
                 return stack
         stack = build(self, metastore)
         if metastore.name not in self.stacks:

@@ -10,6 +10,7 @@ import pytest
 from hmsproxy.config.model import AccessControlType, Config, DatabaseResolution, MetastoreConfig, ServerConfig
 from hmsproxy.features.remote_marks import is_link
 from hmsproxy.features.remotes.model import RemoteDatabase, RemoteTable
+from hmsproxy.features.remotes.routes import RemotesSessionState, Routes
 from hmsproxy.features.remotes.snapshot import RemotesCache
 from hmsproxy.features.remotes.store import REMOTES_SCHEMA, RemoteRepository
 from hmsproxy.features.remotes.targets import Targets, link_properties, normalize_factory
@@ -101,6 +102,21 @@ def test_targets_are_named_stably_and_shared(tmp_path):
     assert Targets.key("thrift", kerberized) == "remote:thrift://h:9083,thrift://h2:9083 as kerberos to hive/_HOST@R"
     with pytest.raises(ValueError, match="hive.metastore.uris"):
         targets.validate("thrift", {"hive.metastore.uris": "http://x"})
+
+
+def test_a_renamed_remote_database_keeps_one_config_and_so_one_stack():
+    primary = MetastoreConfig("primary", ("thrift://127.0.0.1:1",), primary=True)
+    registry = Backends(Config(ServerConfig(), DatabaseResolution.PREFIXED, primary))
+    targets = Targets(registry, lambda: 1.0)
+    routes = Routes(targets, lambda: registry.config, lambda call: RemotesSessionState(), "remotes.link")
+    target = targets.metastore("thrift", {"hive.metastore.uris": "thrift://h:9083"})
+    renamed = routes._renaming(target, "sales", "fed_sales")
+    assert renamed.database_name_mapping == {"sales": "fed_sales"} and renamed.uris == target.uris
+    assert routes._renaming(target, "sales", "fed_sales") is renamed  # call after call: found by identity
+    assert registry.stack(renamed) is registry.stack(routes._renaming(target, "sales", "fed_sales"))
+    assert routes._renaming(target, "ops", "fed_ops") is not renamed
+    moved = MetastoreConfig(target.name, ("thrift://127.0.0.1:4242",))  # e.g. the copy of a rebuilt tunnel
+    assert routes._renaming(moved, "sales", "fed_sales").uris == ("thrift://127.0.0.1:4242",)
 
 
 def test_ssh_routes():

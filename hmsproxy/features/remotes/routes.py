@@ -24,7 +24,7 @@ from hmsproxy.routing.table_rewrite import rewrite_tables, table_renamer
 hive = idl.hive
 
 if TYPE_CHECKING:
-    from hmsproxy.config.model import Config
+    from hmsproxy.config.model import Config, MetastoreConfig
     from hmsproxy.features.remotes.targets import Targets
 
 
@@ -53,6 +53,10 @@ class Routes:
         self._config = config
         self._state = state
         self._note = note
+        #: (target name, remote db, local db) -> (target config, its renaming copy): one copy per link
+        #: and config, so the call finds its metastore's stack by identity (Backends.stack), not by
+        #: comparing whole configs on every call.
+        self._renamed: dict[tuple[str, str, str], tuple[MetastoreConfig, MetastoreConfig]] = {}
 
     def route(self, call: Call, link: Link) -> None:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
@@ -67,13 +71,22 @@ class Routes:
             call.session.discard(ms.name)
         seen[ms.name] = ms.uris
         if link.remote_db != link.local_db:
-            ms = replace(ms, database_name_mapping={link.remote_db: link.local_db})
+            ms = self._renaming(ms, link.remote_db, link.local_db)
         renamed = link.kind == "table" and link.local_table != link.remote_table
         tables = ((link.remote_table, link.local_table),) if renamed else ()
         call.route = Route(MetastoreNaming(ms, DatabaseResolution.MANUAL), link.remote_db, catalog, renamed_tables=tables)
         if renamed:
             rewrite_tables(call.args, table_renamer(link.local_table, link.remote_table))
         call.notes[self._note] = link
+
+    def _renaming(self, ms: MetastoreConfig, remote_db: str, local_db: str) -> MetastoreConfig:
+        """`ms` with `remote_db` named `local_db` to the client, the same object while `ms` is."""
+        key = (ms.name, remote_db, local_db)
+        kept = self._renamed.get(key)
+        if kept is None or kept[0] is not ms:  # first use, or the target's config changed (a tunnel, a reload)
+            kept = (ms, replace(ms, database_name_mapping={remote_db: local_db}))
+            self._renamed[key] = kept
+        return kept[1]
 
     def _lock_on_primary(self, call: Call, link: Link) -> None:
         """An Iceberg writer's commit lock on a remote table: a catalog has no Hive locks, so the

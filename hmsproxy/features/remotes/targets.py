@@ -100,6 +100,9 @@ class Targets:
         self._connect_timeout_s = connect_timeout_s  # () -> seconds, read per use (config reloads)
         self.tunnels = TunnelManager()
         self._cache: dict[tuple, MetastoreConfig] = {}
+        #: The tunneled copy of each cached target (its URIs the tunnel's local end): the same object
+        #: from call to call, so Backends.stack finds its stack by identity.
+        self._tunneled: dict[tuple, MetastoreConfig] = {}
         self._lock = threading.Lock()
 
     def validate(self, factory: str, properties: dict[str, str]) -> None:
@@ -124,8 +127,12 @@ class Targets:
             return base
         host, port = parse_uri(base.uris[0])
         local_host, local_port = self.tunnels.local_address(spec, host, port, self._connect_timeout_s())
-        ms = dataclasses.replace(base, uris=(f"thrift://{local_host}:{local_port}",))
-        self.backends.extra[ms.name] = ms
+        uris = (f"thrift://{local_host}:{local_port}",)
+        with self._lock:
+            ms = self._tunneled.get(cache_key)
+            if ms is None or ms.uris != uris:  # one copy per tunnel: a rebuilt tunnel listens on a new port
+                ms = self._tunneled[cache_key] = dataclasses.replace(base, uris=uris)
+                self.backends.extra[ms.name] = ms
         return ms
 
     @staticmethod
