@@ -10,6 +10,8 @@ and writes (a remote link, an index definition, a transaction opened and committ
   style, hmsproxy's ThriftConnection trying them in order) reconnect and send a call again once after
   a connection error, as Hive's RetryingMetaStoreClient does with hive.metastore.failure.retries=1;
 - `plain` (through HAProxy) never retries: it reconnects for its next call and counts the failure;
+- `pymetastore` (through HAProxy): pymetastore's client (Apache Thrift's Python library) reading
+  databases, a table and a table list, again once on a new connection after a connection error;
 - `stream`: a streaming writer (hmsproxy.streaming's RetryingWriter, the seed's retries: a new batch
   and the held rows written again after a failure) through HAProxy, committing 20 numbered rows at a
   time into a Parquet table, on one batch of transactions (and connection) until a failure; its
@@ -49,11 +51,11 @@ import urllib.error
 import urllib.request
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.dev.ports import free_ports
 from hmsproxy.ops.drain import CLOSE_GRACE_S
@@ -78,6 +80,7 @@ RETRY_DELAY_S = 0.2  # hive.metastore.client.connect.retry.delay (Hive's default
 WITH_SPARK = os.environ.get("REPLICAS_SPARK") == "1"
 POLL_SLACK_S = 3.0  # terminate() sees the exit at its next poll: a /readyz (2 s timeout) and a connect (1 s)
 PAUSE_S = 0.05  # between a client's calls: a steady load two cores carry with three proxies and a metastore
+PYMETASTORE_PAUSE_S = 0.2  # between pymetastore's rounds of three reads: more load than this slows the replicas' exits
 
 
 def http_status(url: str) -> int | None:
@@ -188,31 +191,31 @@ class Ledger:
         return [r for r in self.records if r.phase == phase and r.client == client and r.outcome == "failed"]
 
 
-class CountingClient:
-    """One connection, over `uris`; after a connection error, closed and opened again, and the call sent
-    again `retries` times (after RETRY_DELAY_S). Declared exceptions are answers, never retried."""
+class CountedCalls:
+    """A client's calls counted in the ledger by phase; after a connection error (CONNECTION_ERRORS)
+    the connection is closed and the call made again, on a new one, `retries` times (after
+    RETRY_DELAY_S). Declared exceptions are answers, never retried."""
 
-    def __init__(self, name: str, uris: tuple[str, ...], retries: int, ledger: Ledger):
+    CONNECTION_ERRORS: tuple[type[Exception], ...] = ()
+
+    def __init__(self, name: str, retries: int, ledger: Ledger):
         self.name, self.retries, self.ledger = name, retries, ledger
-        self.conn = ThriftConnection(name, uris, connect_timeout_s=2, call_timeout_s=30)
 
-    def call(self, method: str, **fields):
+    def _counted(self, method: str, attempt: Callable[[], object]):
         error = None
-        for attempt in range(self.retries + 1):
-            if attempt:
+        for n in range(self.retries + 1):
+            if n:
                 time.sleep(RETRY_DELAY_S)
             try:
-                if not self.conn.is_open:
-                    self.conn.open()
-                answer = unwrap(self.conn.call(method, args(method, **fields)))
-            except BackendUnavailable as e:
-                self.conn.close()
+                answer = attempt()
+            except self.CONNECTION_ERRORS as e:
+                self.close()
                 error = e
                 continue
-            except (hive.MetaException, hive.NoSuchObjectException, hive.AlreadyExistsException, TApplicationException) as e:
+            except Exception as e:  # a declared exception (or worse): an answer, never sent again
                 self._record(method, "failed", f"{type(e).__name__}: {e}")
                 raise
-            self._record(method, "ok-after-retry" if attempt else "ok")
+            self._record(method, "ok-after-retry" if n else "ok")
             return answer
         self._record(method, "failed", str(error))
         raise error
@@ -221,7 +224,67 @@ class CountingClient:
         self.ledger.records.append(Record(self.ledger.phase, self.name, method, outcome, detail))
 
     def close(self) -> None:
+        raise NotImplementedError
+
+
+class CountingClient(CountedCalls):
+    """A thriftpy2 connection over `uris` (hmsproxy's ThriftConnection tries them in order)."""
+
+    CONNECTION_ERRORS = (BackendUnavailable,)
+
+    def __init__(self, name: str, uris: tuple[str, ...], retries: int, ledger: Ledger):
+        super().__init__(name, retries, ledger)
+        self.conn = ThriftConnection(name, uris, connect_timeout_s=2, call_timeout_s=30)
+
+    def call(self, method: str, **fields):
+        return self._counted(method, lambda: self._send(method, fields))
+
+    def _send(self, method: str, fields: dict):
+        if not self.conn.is_open:
+            self.conn.open()
+        return unwrap(self.conn.call(method, args(method, **fields)))
+
+    def close(self) -> None:
         self.conn.close()
+
+
+class PymetastoreClient(CountedCalls):
+    """pymetastore (a Hive 3-era Python client on Apache Thrift's own library, not thriftpy2) reading
+    through the balancer; after a connection error it opens a new connection and reads again once."""
+
+    def __init__(self, name: str, port: int, ledger: Ledger):
+        from thrift.transport.TTransport import TTransportException
+
+        super().__init__(name, 1, ledger)
+        self.CONNECTION_ERRORS = (TTransportException, OSError, EOFError)
+        self.port, self._opened, self.hms = port, None, None
+
+    def read(self, method: str, *arguments):
+        return self._counted(method, lambda: getattr(self._hms(), method)(*arguments))
+
+    def _hms(self):
+        from pymetastore.metastore import HMS
+
+        if self.hms is None:
+            self._opened = HMS.create(host="127.0.0.1", port=self.port)
+            self.hms = self._opened.__enter__()
+        return self.hms
+
+    def close(self) -> None:
+        opened, self._opened, self.hms = self._opened, None, None
+        if opened is not None:
+            with contextlib.suppress(Exception):
+                opened.__exit__(None, None, None)
+
+
+def pymetastore_loop(client: PymetastoreClient, stop: threading.Event, names: dict) -> None:
+    """Reads until `stop`: the databases, the events table, the tables of default."""
+    while not stop.is_set():
+        with contextlib.suppress(Exception):  # counted in the ledger; the loop goes on
+            client.read("list_databases")
+            client.read("get_table", "default", names["events"])  # decoded into pymetastore's own model
+            client.read("list_tables", "default")
+        stop.wait(PYMETASTORE_PAUSE_S)
 
 
 def client_loop(client: CountingClient, ledger: Ledger, stop: threading.Event, names: dict) -> None:
@@ -489,6 +552,8 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
             ]:
                 clients.append(CountingClient(name, uris, retries, ledger))
             threads = [threading.Thread(target=client_loop, args=(c, ledger, stop, names), daemon=True) for c in clients]
+            clients.append(PymetastoreClient("pymetastore", ports[6], ledger))
+            threads.append(threading.Thread(target=pymetastore_loop, args=(clients[-1], stop, names), daemon=True))
             threads.append(threading.Thread(target=stream_loop, args=(lb[0], stream_table, ledger, stream, stop), daemon=True))
             for t in threads:
                 t.start()
@@ -582,9 +647,9 @@ def test_three_replicas_behind_haproxy_sigkill_sigterm_and_rolling_restart(tmp_p
     total = ledger.counts()
     assert sum(n for (_, outcome), n in total.items() if outcome != "failed") > 200, "the load was too thin to show anything"
     for phase in ("sigterm", "rolling"):
-        for client in ("retrying1", "retrying2", "uris"):
+        for client in ("retrying1", "retrying2", "uris", "pymetastore"):
             assert ledger.failures(phase, client) == [], f"{client} saw a call fail during {phase}"
-        assert ledger.counts(phase)[("retrying1", "ok")] > 0
+        assert ledger.counts(phase)[("retrying1", "ok")] > 0 and ledger.counts(phase)[("pymetastore", "ok")] > 0
         if spark is not None:
             assert spark_seen[phase]["failed"] == 0 and spark_seen[phase]["ok"] > 0, f"Spark during {phase}: {spark_seen[phase]}"
     # The drain's order, seen from outside: /readyz 503 while the Thrift port still accepts, then closed.
