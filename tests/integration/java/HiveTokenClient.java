@@ -3,8 +3,10 @@
 // records, logs in a second client with the token alone (SASL DIGEST-MD5, as a job without a
 // ticket), renews and cancels it. tests/integration/test_kerberos_token_owners.py runs it against
 // the Kerberized metastore and the proxy in front of it and compares the lines.
-// Prints one line per step: "<step>\tOK\t<value>" or "<step>\tFAIL\t<exception class>: <message>".
-// Usage: HiveTokenClient <thrift uri> <service principal> <client principal> <keytab> <owner> <renewer>
+// One JVM runs every case against every end (a JVM's start costs more than all the calls).
+// Prints one line per step: "<uri>\t<case>\t<step>\tOK\t<value>" or "...\tFAIL\t<exception class>: <message>",
+// where <case> is "<owner>|<renewer>" ("-" for the login's "user" step).
+// Usage: HiveTokenClient <client principal> <keytab> <owner>|<renewer>[;<owner>|<renewer>...] <thrift uri> <service principal> [<uri> <service>...]
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.security.PrivilegedExceptionAction;
@@ -18,11 +20,11 @@ import org.apache.hadoop.security.token.Token;
 public class HiveTokenClient {
   interface Step { Object run() throws Exception; }
 
-  static void step(String name, Step s) {
+  static void step(String where, String name, Step s) {
     try {
-      System.out.println(name + "\tOK\t" + s.run());
+      System.out.println(where + "\t" + name + "\tOK\t" + s.run());
     } catch (Throwable t) {
-      System.out.println(name + "\tFAIL\t" + t.getClass().getSimpleName() + ": " + String.valueOf(t.getMessage()).replace('\n', ' '));
+      System.out.println(where + "\t" + name + "\tFAIL\t" + t.getClass().getSimpleName() + ": " + String.valueOf(t.getMessage()).replace('\n', ' '));
     }
     System.out.flush();
   }
@@ -41,26 +43,41 @@ public class HiveTokenClient {
   }
 
   public static void main(String[] args) throws Exception {
-    String uri = args[0], service = args[1], principal = args[2], keytab = args[3], owner = args[4], renewer = args[5];
+    String principal = args[0], keytab = args[1];
+    String[] cases = args[2].split(";");
+    UserGroupInformation.setConfiguration(conf(args[3], args[4]));
+    UserGroupInformation.loginUserFromKeytab(principal, keytab);
+    for (int i = 3; i + 1 < args.length; i += 2) {
+      HiveConf conf = conf(args[i], args[i + 1]);
+      step(args[i] + "\t-", "user", () -> UserGroupInformation.getCurrentUser().getUserName());
+      for (String c : cases) {
+        String[] ownerRenewer = c.split("\\|", 2);
+        tokenSteps(conf, args[i] + "\t" + c, ownerRenewer[0], ownerRenewer[1]);
+      }
+    }
+  }
+
+  static HiveConf conf(String uri, String service) {
     HiveConf conf = new HiveConf();
     conf.set("hadoop.security.authentication", "kerberos");
     conf.setVar(HiveConf.ConfVars.METASTOREURIS, uri);
     conf.setBoolVar(HiveConf.ConfVars.METASTORE_USE_THRIFT_SASL, true);
     conf.setVar(HiveConf.ConfVars.METASTORE_KERBEROS_PRINCIPAL, service);
     conf.setIntVar(HiveConf.ConfVars.METASTORETHRIFTCONNECTIONRETRIES, 1);
-    UserGroupInformation.setConfiguration(conf);
-    UserGroupInformation.loginUserFromKeytab(principal, keytab);
-    step("user", () -> UserGroupInformation.getCurrentUser().getUserName());
+    return conf;
+  }
+
+  static void tokenSteps(HiveConf conf, String where, String owner, String renewer) throws Exception {
     HiveMetaStoreClient client = new HiveMetaStoreClient(conf);
     String[] token = {null};
-    step("get", () -> {
+    step(where, "get", () -> {
       token[0] = client.getDelegationToken(owner, renewer);
       return recorded(token[0]);
     });
     if (token[0] != null) {
       // A client with no Kerberos login of its own: the token in its UGI, selected by its service
       // (hive.metastore.token.signature, empty), logs it in over DIGEST-MD5.
-      step("login", () -> {
+      step(where, "login", () -> {
         UserGroupInformation holder = UserGroupInformation.createRemoteUser("holder");
         Token<DelegationTokenIdentifier> t = decode(token[0]);
         t.setService(new Text(""));
@@ -74,8 +91,8 @@ public class HiveTokenClient {
           }
         });
       });
-      step("renew", () -> client.renewDelegationToken(token[0]) > System.currentTimeMillis() ? "renewed" : "expired");
-      step("cancel", () -> {
+      step(where, "renew", () -> client.renewDelegationToken(token[0]) > System.currentTimeMillis() ? "renewed" : "expired");
+      step(where, "cancel", () -> {
         client.cancelDelegationToken(token[0]);
         return "cancelled";
       });
