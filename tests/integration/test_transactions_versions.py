@@ -18,7 +18,7 @@ from hmsproxy.features.transactions.ids import REAL_MASK, SLOT_SHIFT
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
 from tests.integration.test_transactions import client_of, lock_request, open_txn, open_txn_ids
-from tests.support.mixed_versions import create_transactional_table, federation, outrun
+from tests.support.mixed_versions import create_transactional_table, federation, outrun, take_ids
 
 hive = idl.hive
 
@@ -189,10 +189,7 @@ def test_a_federated_hive_2_3_metastore_has_no_write_ids(layout_proxy, tbl, prim
 
 def take_ids_up_to(direct, last: int) -> None:
     """Open and abort transactions directly until the metastore's last id is at least `last`."""
-    mark = direct.get_open_txns_info().txn_high_water_mark
-    if mark < last:
-        taken = direct.open_txns(hive.OpenTxnRequest(num_txns=last - mark, user="bob", hostname="elsewhere")).txn_ids
-        direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))
+    take_ids(direct, last - direct.get_open_txns_info().txn_high_water_mark)
 
 
 def test_a_new_primarys_transaction_is_not_taken_for_an_old_binding(proxy, proxy_config, metastores, metastores_by_version, federated_dbs):
