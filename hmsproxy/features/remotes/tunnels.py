@@ -188,6 +188,8 @@ class Tunnel:
             return
         try:
             _pump(conn, chan, self._closed)
+        except (EOFError, OSError) as e:  # the SSH connection or the client went mid-copy: only this connection ends
+            log.debug("ssh tunnel %s: a connection ended: %s", self.spec.route, _reason(e))
         finally:
             try:
                 chan.close()
