@@ -37,6 +37,10 @@ def kerberized_cluster_spark(master: str, principal: str, keytab: str, krb5_conf
         .config("spark.executor.extraJavaOptions", f"-Djava.security.krb5.conf={krb5_conf}")
         .config("spark.executor.memory", "512m")
         .config("spark.cores.max", "2")
+        # Both workers' executors registered before the first job: else a job may run both tasks on the
+        # executor that came first, and the other executor never shows it can use the token.
+        .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "120s")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false")
