@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 #: What fb303 getVersion answers from every Hive metastore before 4 (HMSHandler returns it as a constant).
 AMBIGUOUS_VERSION = "3.0"
 
+#: Stacks kept per metastore name outside the config (Backends._stack_of_other): links and tunnels
+#: to one target need a handful; the bound only matters to a caller that copies a config per call.
+_OTHER_STACKS_PER_NAME = 32
+
 
 @lru_cache(maxsize=64)
 def version_tuple(version: str | None) -> tuple[int, ...]:
@@ -138,8 +142,9 @@ class Backends:
         self._logins: dict[tuple[str, str], KerberosLogin] = {}
         #: Each configured metastore's policies composed once (stack.py), by name; replaced whole.
         self.stacks: dict[str, Stack] = {}
-        #: Stacks of metastores outside the config (`extra`), built on their first call.
-        self._other_stacks: dict[str, Stack] = {}
+        #: Stacks of config objects the map does not hold, by name, built on their first call: remote
+        #: targets (`extra`), their tunneled and renamed copies (several per name: one per link's rename).
+        self._other_stacks: dict[str, list[Stack]] = {}
         self.reconfigure(config)
 
     def reconfigure(self, config: Config) -> None:
@@ -188,15 +193,24 @@ class Backends:
         return self._stack_of_other(metastore)
 
     def _stack_of_other(self, metastore: MetastoreConfig) -> Stack:
-        """A stack for a config object the map does not hold: a remote target's (`extra`, remotes'
-        tunnels keep one copy per target, so a call finds it by identity), or one from before a reload."""
-        for stacks in (self.stacks, self._other_stacks):
-            stack = stacks.get(metastore.name)
-            if stack is not None and (stack.metastore is metastore or stack.metastore == metastore):
+        """A stack for a config object the map does not hold: a remote target's (`extra`), a copy of
+        one (remotes keep one object per tunnel and per renamed link, so a call finds it by identity;
+        two links renaming one target keep two stacks, not one replaced call by call), or an equal
+        config from before a reload. Kept until the next rebuild_stacks."""
+        configured = self.stacks.get(metastore.name)
+        if configured is not None and configured.metastore == metastore:
+            return configured
+        kept = self._other_stacks.setdefault(metastore.name, [])
+        for stack in kept:
+            if stack.metastore is metastore:
+                return stack
+        for stack in kept:
+            if stack.metastore == metastore:
                 return stack
         stack = build(self, metastore)
-        if metastore.name not in self.stacks:
-            self._other_stacks[metastore.name] = stack
+        if len(kept) >= _OTHER_STACKS_PER_NAME:  # a caller making a new unequal copy per call: stay bounded
+            del kept[0]
+        kept.append(stack)
         return stack
 
     def follower(self, name: str) -> NotificationFollower | None:

@@ -69,5 +69,19 @@ def test_a_metastore_outside_the_config_gets_one_stack_for_equal_configs(rig):
     session = Session(backends)
     assert session.call(remote, "get_table", GET_TABLE, read_only=True).success.tableName == "orders"
     built = backends.stack(remote)
-    assert backends.stack(replace(remote)) is built  # remotes' tunnels make an equal copy per call
+    assert backends.stack(replace(remote)) is built  # an equal copy: the same policies
     assert backends.stack(replace(remote, uris=("thrift://elsewhere:9083",))) is not built
+
+
+def test_two_renamed_copies_of_one_metastore_keep_a_stack_each(rig):
+    """Two links renaming databases of one target (or of a configured metastore) hold a copy each of
+    its config: each copy's stack is built once, not rebuilt whenever the other link was used last."""
+    backends, _ = rig
+    sales = replace(PRIMARY, database_name_mapping={"sales": "fed_sales"})
+    ops = replace(PRIMARY, database_name_mapping={"ops": "fed_ops"})
+    for_sales, for_ops = backends.stack(sales), backends.stack(ops)
+    assert for_sales is not for_ops and for_sales.metastore is sales and for_ops.metastore is ops
+    assert backends.stack(sales) is for_sales and backends.stack(ops) is for_ops
+    assert backends.stack(PRIMARY) is backends.stacks["primary"]
+    backends.rebuild_stacks()  # a reload, or new caps: the copies' stacks are built again with them
+    assert backends.stack(sales) is not for_sales

@@ -7,10 +7,11 @@ table's name is rewritten in the call (routing/table_rewrite.py) and back in its
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hmsproxy.config.model import DatabaseResolution
+from hmsproxy.features.remotes.copies import DerivedConfigs
 from hmsproxy.features.remotes.factories import UnknownFactory
 from hmsproxy.features.remotes.links import Link
 from hmsproxy.features.remotes.tunnels import TunnelError
@@ -53,10 +54,8 @@ class Routes:
         self._config = config
         self._state = state
         self._note = note
-        #: (target name, remote db, local db) -> (target config, its renaming copy): one copy per link
-        #: and config, so the call finds its metastore's stack by identity (Backends.stack), not by
-        #: comparing whole configs on every call.
-        self._renamed: dict[tuple[str, str, str], tuple[MetastoreConfig, MetastoreConfig]] = {}
+        #: The renaming copy of a target's config per (target, remote db, local db).
+        self._renamed = DerivedConfigs()
 
     def route(self, call: Call, link: Link) -> None:
         """Send `call` to its remote's metastore, its names rewritten to the remote ones."""
@@ -81,12 +80,7 @@ class Routes:
 
     def _renaming(self, ms: MetastoreConfig, remote_db: str, local_db: str) -> MetastoreConfig:
         """`ms` with `remote_db` named `local_db` to the client, the same object while `ms` is."""
-        key = (ms.name, remote_db, local_db)
-        kept = self._renamed.get(key)
-        if kept is None or kept[0] is not ms:  # first use, or the target's config changed (a tunnel, a reload)
-            kept = (ms, replace(ms, database_name_mapping={remote_db: local_db}))
-            self._renamed[key] = kept
-        return kept[1]
+        return self._renamed.of((ms.name, remote_db, local_db), ms, database_name_mapping={remote_db: local_db})
 
     def _lock_on_primary(self, call: Call, link: Link) -> None:
         """An Iceberg writer's commit lock on a remote table: a catalog has no Hive locks, so the

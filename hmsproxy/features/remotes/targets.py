@@ -9,13 +9,13 @@ properties arrive through plain clients (DBPROPERTIES / TBLPROPERTIES).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import threading
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.config.waggle_dance_kerberos import METASTORE_PRINCIPAL, SASL
 from hmsproxy.features.remote_marks import LINK_KEYS, LINK_URIS
+from hmsproxy.features.remotes.copies import DerivedConfigs
 from hmsproxy.features.remotes.factories import DEFAULT_FACTORY, URIS_PROPERTY, UnknownFactory, get_factory
 from hmsproxy.features.remotes.tunnels import TunnelManager, tunnel_spec
 from hmsproxy.upstream.wire import parse_uri
@@ -100,9 +100,8 @@ class Targets:
         self._connect_timeout_s = connect_timeout_s  # () -> seconds, read per use (config reloads)
         self.tunnels = TunnelManager()
         self._cache: dict[tuple, MetastoreConfig] = {}
-        #: The tunneled copy of each cached target (its URIs the tunnel's local end): the same object
-        #: from call to call, so Backends.stack finds its stack by identity.
-        self._tunneled: dict[tuple, MetastoreConfig] = {}
+        #: The tunneled copy of each cached target (its URIs the tunnel's local end).
+        self._tunneled = DerivedConfigs()
         self._lock = threading.Lock()
 
     def validate(self, factory: str, properties: dict[str, str]) -> None:
@@ -128,11 +127,9 @@ class Targets:
         host, port = parse_uri(base.uris[0])
         local_host, local_port = self.tunnels.local_address(spec, host, port, self._connect_timeout_s())
         uris = (f"thrift://{local_host}:{local_port}",)
-        with self._lock:
-            ms = self._tunneled.get(cache_key)
-            if ms is None or ms.uris != uris:  # one copy per tunnel: a rebuilt tunnel listens on a new port
-                ms = self._tunneled[cache_key] = dataclasses.replace(base, uris=uris)
-                self.backends.extra[ms.name] = ms
+        ms = self._tunneled.of(cache_key, base, uris=uris)  # a new copy when a rebuilt tunnel has a new port
+        if self.backends.extra.get(ms.name) is not ms:
+            self.backends.extra[ms.name] = ms
         return ms
 
     @staticmethod
