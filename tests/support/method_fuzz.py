@@ -4,7 +4,12 @@ The generator reads each method's `<method>_args` thrift_spec (the IDL written h
 the Hive versions the proxy serves) and fills every field with values chosen from edge cases by a
 seeded random source: empty, huge and unicode strings, negative and extreme numbers, empty and
 one-element containers, structs with optional fields left out, names of the other federation's
-databases. A call is seeded by (seed, method, case), so adding a method does not change the others.
+databases, ids of another metastore's transactions and locks as the proxy shows them (`foreign_ids`).
+A call is seeded by (seed, method, case), so adding a method does not change the others. After a
+method's plain cases come its retyped ones (a third as many, at least one): one field, of the call
+or of a struct inside it, sent with a type other than the IDL's (a string where an i64 belongs, a
+list of i32 for a list of strings, a struct for a map), which a Thrift server skips as an unknown
+field: the proxy, whether it decodes the call or copies its bytes, must end it as the metastore does.
 
 `outcome_of` runs one call and names its class: ``ok``, the declared exception's type, ``app-error``
 (TApplicationException: ``unknown-method``, ``internal-error``, else ``app-error``), ``closed`` (the connection dropped) or
@@ -19,7 +24,7 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from thriftpy2.thrift import TApplicationException, TException, TType
+from thriftpy2.thrift import TApplicationException, TException, TMessageType, TType
 from thriftpy2.transport import TTransportException
 
 from hmsproxy.protocol import idl
@@ -61,15 +66,33 @@ APP_ERRORS = {
 NEVER_SENT = frozenset({"shutdown", "reinitialize"})
 
 
+#: What a retyped field is sent as instead (thriftpy2 spec tails: type, then element or struct).
+WRONG_TYPES = (
+    (TType.STRING,),
+    (TType.I32,),
+    (TType.I64,),
+    (TType.BOOL,),
+    (TType.LIST, TType.I32),
+    (TType.LIST, TType.STRING),
+    (TType.MAP, (TType.STRING, TType.I64)),
+    (TType.STRUCT, idl.hive.FieldSchema),
+)
+
+
 @dataclass(frozen=True)
 class FuzzCall:
     method: str
     case: int
     kwargs: dict
+    #: What was retyped, e.g. "tbl.sd -> LIST<I32>" ("" for a plain call).
+    retyped: str = ""
+    #: The call's own fields with one of them retyped (None: the IDL's `<method>_args` as it is).
+    args_spec: dict | None = None
 
     def __str__(self) -> str:
         shown = {k: _short(v) for k, v in self.kwargs.items()}
-        return f"{self.method}#{self.case}({shown})"
+        retyped = f" retyped {self.retyped}" if self.retyped else ""
+        return f"{self.method}#{self.case}({shown}){retyped}"
 
 
 def _short(value) -> str:
@@ -81,42 +104,91 @@ def methods(service=idl.HmsProxy) -> list[str]:
     return [m for m in service.thrift_services if m not in NEVER_SENT]
 
 
-def calls(seed: int, cases: int, only: list[str] | None = None) -> list[FuzzCall]:
-    """`cases` calls to each method (of `only`, or all), in a fixed order for one seed."""
+def calls(seed: int, cases: int, only: list[str] | None = None, foreign_ids: tuple[int, ...] = ()) -> list[FuzzCall]:
+    """`cases` plain and `retyped_cases(cases)` retyped calls to each method (of `only`, or all), in a
+    fixed order for one seed. `foreign_ids` join the i64 values (ids of another metastore's
+    transactions and locks)."""
+    ints = {**INTS, TType.I64: INTS[TType.I64] + tuple(foreign_ids)}
     made = []
     for method in only or methods():
         args_cls = getattr(idl.HmsProxy, method + "_args")
-        for case in range(cases):
+        for case in range(cases + retyped_cases(cases)):
             rng = random.Random(zlib.crc32(f"{seed}:{method}:{case}".encode()))
             huge = rng.randrange(HUGE_EVERY) == 0
             kwargs = {}
             for _, spec in sorted(args_cls.thrift_spec.items()):
                 name = spec[1]
-                kwargs[name] = None if rng.random() < 0.15 else _value(rng, spec[0], spec[2:], 0)
+                kwargs[name] = None if rng.random() < 0.15 else _value(rng, spec[0], spec[2:], 0, ints)
             if huge:
                 strings = [k for k, v in kwargs.items() if isinstance(v, str)]
                 if strings:
                     kwargs[rng.choice(strings)] = HUGE_STRING
-            made.append(FuzzCall(method, case, kwargs))
+            if case < cases:
+                made.append(FuzzCall(method, case, kwargs))
+            elif args_cls.thrift_spec:  # a method without arguments has nothing to retype
+                made.append(_retyped(rng, method, case, args_cls, kwargs, ints))
     return made
 
 
-def _value(rng: random.Random, ttype: int, rest: tuple, depth: int):
+def retyped_cases(cases: int) -> int:
+    return max(1, cases // 3)
+
+
+def _retyped(rng: random.Random, method: str, case: int, args_cls, kwargs: dict, ints: dict) -> FuzzCall:
+    """The call with one field (of its own, or of a struct in it) given a wrong type and a value of it."""
+    places = [(None, fid, spec, spec[1]) for fid, spec in args_cls.thrift_spec.items()]
+    for name, value in kwargs.items():
+        places.extend(_struct_fields(value, name, 1))
+    owner, fid, spec, path = rng.choice(places)
+    own = (spec[0], spec[2]) if len(spec) == 4 else (spec[0],)  # a container's elements, a struct's class
+    wrong = rng.choice([w for w in WRONG_TYPES if w != own])
+    value = _value(rng, wrong[0], wrong[1:], MAX_DEPTH - 1, ints)
+    wrong_spec = (wrong[0], spec[1], *wrong[1:], False)
+    shown = f"{path} -> {TYPE_NAMES[wrong[0]]}"
+    if owner is None:  # a field of the call itself: the call is sent with its own spec (outcome_of)
+        return FuzzCall(method, case, {**kwargs, spec[1]: value}, shown, {**args_cls.thrift_spec, fid: wrong_spec})
+    owner.thrift_spec = {**owner.thrift_spec, fid: wrong_spec}  # this instance only: its class is the IDL's
+    setattr(owner, spec[1], value)
+    return FuzzCall(method, case, kwargs, shown)
+
+
+def _struct_fields(value, path: str, depth: int) -> list:
+    """(struct, field id, spec, path) of every field of the structs in `value`, down to MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        return []
+    if isinstance(value, (list, set)):
+        return [f for item in value for f in _struct_fields(item, f"{path}[]", depth)]
+    if isinstance(value, dict):
+        return [f for item in value.values() for f in _struct_fields(item, f"{path}{{}}", depth)]
+    spec = getattr(value, "thrift_spec", None)
+    if spec is None:
+        return []
+    found = []
+    for fid, field in spec.items():
+        found.append((value, fid, field, f"{path}.{field[1]}"))
+        found.extend(_struct_fields(getattr(value, field[1], None), f"{path}.{field[1]}", depth + 1))
+    return found
+
+
+TYPE_NAMES = {**{v: k for k, v in vars(TType).items() if k.isupper() and isinstance(v, int)}, TType.STRING: "STRING"}
+
+
+def _value(rng: random.Random, ttype: int, rest: tuple, depth: int, ints: dict = INTS):
     """A value for a field of thrift type `ttype`; `rest` is the spec's tail (element or struct types)."""
     if ttype == TType.STRING:
         return rng.choice(EDGE_STRINGS)
-    if ttype in INTS:
-        return rng.choice(INTS[ttype])
+    if ttype in ints:
+        return rng.choice(ints[ttype])
     if ttype == TType.BOOL:
         return rng.random() < 0.5
     if ttype == TType.DOUBLE:
         return rng.choice(DOUBLES)
     if ttype == TType.STRUCT:
-        return _struct(rng, rest[0], depth) if depth < MAX_DEPTH else None
+        return _struct(rng, rest[0], depth, ints) if depth < MAX_DEPTH else None
     if ttype in (TType.LIST, TType.SET):
         element = rest[0]
         size = rng.choice((0, 1, 1, 3))
-        items = [_element(rng, element, depth + 1) for _ in range(size)]
+        items = [_element(rng, element, depth + 1, ints) for _ in range(size)]
         items = [i for i in items if i is not None]
         return set(items) if ttype == TType.SET and all(isinstance(i, (str, int, float)) for i in items) else items
     if ttype == TType.MAP:
@@ -124,28 +196,28 @@ def _value(rng: random.Random, ttype: int, rest: tuple, depth: int):
         size = rng.choice((0, 1, 2))
         pairs = {}
         for _ in range(size):
-            key = _element(rng, key_type, depth + 1)
-            value = _element(rng, value_type, depth + 1)
+            key = _element(rng, key_type, depth + 1, ints)
+            value = _element(rng, value_type, depth + 1, ints)
             if key is not None and value is not None and isinstance(key, (str, int, float, bool)):
                 pairs[key] = value
         return pairs
     return None
 
 
-def _element(rng: random.Random, element, depth: int):
+def _element(rng: random.Random, element, depth: int, ints: dict):
     """A container's element: its spec is a type id, or (type id, its own spec) for nested ones."""
     if isinstance(element, tuple):
         ttype, inner = element
-        return _value(rng, ttype, (inner,), depth)
-    return _value(rng, element, (), depth)
+        return _value(rng, ttype, (inner,), depth, ints)
+    return _value(rng, element, (), depth, ints)
 
 
-def _struct(rng: random.Random, cls, depth: int):
+def _struct(rng: random.Random, cls, depth: int, ints: dict):
     fields = {}
     for _, spec in sorted(cls.thrift_spec.items()):
         if rng.random() < 0.3:
             continue  # an optional (or required) field left out
-        fields[spec[1]] = _value(rng, spec[0], spec[2:], depth + 1)
+        fields[spec[1]] = _value(rng, spec[0], spec[2:], depth + 1, ints)
     try:
         return cls(**fields)
     except TypeError:
@@ -155,7 +227,7 @@ def _struct(rng: random.Random, cls, depth: int):
 def outcome_of(client, call: FuzzCall) -> str:
     """The class of what `call` ended in on `client` (a thriftpy2 client of the full IDL)."""
     try:
-        getattr(client, call.method)(**call.kwargs)
+        _send(client, call)
     except TApplicationException as e:
         kind = APP_ERRORS.get(e.type, "app-error")
         if kind == "internal-error" and f"processing {call.method}" not in str(e):
@@ -172,6 +244,21 @@ def outcome_of(client, call: FuzzCall) -> str:
     except (TypeError, ValueError, OverflowError, struct_error()):
         return "unsendable"  # the client could not encode it: never reached a server
     return "ok"
+
+
+def _send(client, call: FuzzCall):
+    if call.args_spec is None:
+        return getattr(client, call.method)(**call.kwargs)
+    # A retyped field of the call itself: written as TClient._send writes a call, with the call's spec.
+    args = getattr(idl.HmsProxy, call.method + "_args")()
+    args.thrift_spec = call.args_spec
+    for name, value in call.kwargs.items():
+        setattr(args, name, value)
+    client._oprot.write_message_begin(call.method, TMessageType.CALL, client._seqid)
+    args.write(client._oprot)
+    client._oprot.write_message_end()
+    client._oprot.trans.flush()
+    return client._recv(call.method)
 
 
 def struct_error():
