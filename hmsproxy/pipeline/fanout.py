@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from hmsproxy.pipeline.errors import AccessDenied
+from hmsproxy.pipeline.errors import AccessDenied, InvalidRequest
 from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.naming import MetastoreNaming, split_catalog
@@ -137,6 +137,8 @@ class FanOutCalls:
         # cannot claim another name: the metastores hear its own.
         if not session.accepts_set_ugi:
             args = idl.HmsProxy.set_ugi_args(user_name=session.user, group_names=session.groups)
+        elif args.user_name is None:  # Hive fails on it (an internal error); no answer could carry it
+            raise InvalidRequest("hmsproxy: set_ugi needs a user name")
         elif session.principal is not None:  # a proxy user's user, as Hadoop's createProxyUser: alice@REALM acts as alice
             user = session.short_name(args.user_name)
             if user is None:

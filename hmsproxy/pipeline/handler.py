@@ -33,6 +33,7 @@ from hmsproxy.pipeline.error_names import in_client_names
 from hmsproxy.pipeline.errors import (
     NOT_FOUND_TYPES,
     UNAVAILABLE_TYPES,
+    InvalidRequest,
     Limited,
     NotFound,
     ProxyError,
@@ -47,7 +48,7 @@ from hmsproxy.pipeline.shortcuts import changes_nothing
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import Message
 from hmsproxy.protocol.relay import RelayBroken
-from hmsproxy.protocol.required import unset_required
+from hmsproxy.protocol.required import missing_argument, unset_required
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
 from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
@@ -201,6 +202,12 @@ class Handler:
             if unset is not None:  # a request the metastore would refuse while reading it: say so as it would
                 call.outcome, call.error = APPLICATION_ERROR, unset
                 raise TApplicationException(TApplicationException.PROTOCOL_ERROR, unset) from e
+            missing = missing_argument(call.args, method)
+            if missing is not None:  # Hive fails on it too (a NullPointerException): the client's mistake, said so
+                call.outcome, call.error = InvalidRequest.outcome, missing
+                if not spec.exceptions:
+                    raise TApplicationException(TApplicationException.PROTOCOL_ERROR, missing) from e
+                return declared_result(spec, InvalidRequest.preferred, missing)
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
             raise internal_error(method) from e

@@ -1,4 +1,5 @@
-"""Required fields a decoded request left unset: what a Java metastore refuses while reading it.
+"""Required fields a decoded request left unset: what a Java metastore refuses while reading it; and
+struct arguments left out, which it fails on after reading.
 
 thriftpy2 decodes a struct without its required fields; Java's generated `validate()` refuses it
 ("Required field 'txnid' is unset! Struct:AbortTxnRequest(...)") and the server answers a protocol
@@ -30,6 +31,16 @@ def unset_required(struct, depth: int = 0) -> str | None:
             found = unset_required(inner, depth + 1)
             if found is not None:
                 return found
+    return None
+
+
+def missing_argument(args, method: str) -> str | None:
+    """What to tell a client whose call left out a struct argument (a request struct, a table): the
+    IDL makes every argument optional, so nothing refuses it while reading; Hive's handler then fails
+    on it (a NullPointerException, an internal error), and so would the proxy's features."""
+    for _, field in sorted(getattr(args, "thrift_spec", {}).items()):
+        if field[0] == TType.STRUCT and getattr(args, field[1], None) is None:
+            return f"hmsproxy: {method} needs its argument '{field[1]}' ({field[2].__name__})"
     return None
 
 

@@ -238,8 +238,9 @@ def _storm(proxy, opening: bytes, normal_call) -> None:
     held; each is closed by the proxy within the bound (plus slack); no client thread, tracked
     socket or memory of theirs is left: what the proxy's own code allocated and still holds after
     the storm (tracemalloc, hmsproxy's files) grows by less than LEFT_PER_CONNECTION a connection."""
-    assert "default" in normal_call()  # the normal client's first call fills what any first call fills
     before = held(proxy)
+    assert "default" in normal_call()  # the normal client's first call fills what any first call fills
+    assert settled(proxy, before, SLACK_S) == before  # and its connection has ended
     tracemalloc.start()
     try:
         memory_before = _hmsproxy_bytes()

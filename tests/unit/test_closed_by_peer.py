@@ -10,7 +10,7 @@ from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.relay import is_protocol_error
-from hmsproxy.protocol.required import unset_required
+from hmsproxy.protocol.required import missing_argument, unset_required
 from hmsproxy.upstream.wire import ThriftConnection
 
 hive = idl.hive
@@ -57,3 +57,11 @@ def test_unset_required_fields_are_named_as_java_names_them():
     assert unset_required(nested) == "Required field 'isTblLevel' is unset! Struct:ColumnStatisticsDesc"
     assert unset_required(idl.HmsProxy.abort_txn_args(rqst=hive.AbortTxnRequest(txnid=1))) is None
     assert unset_required(idl.HmsProxy.get_table_args(dbname=None, tbl_name=None)) is None  # args fields are never required
+
+
+def test_a_struct_argument_left_out_is_named_with_its_type():
+    assert missing_argument(idl.HmsProxy.commit_txn_args(), "commit_txn") == (
+        "hmsproxy: commit_txn needs its argument 'rqst' (CommitTxnRequest)"
+    )
+    assert missing_argument(idl.HmsProxy.commit_txn_args(rqst=hive.CommitTxnRequest(txnid=1)), "commit_txn") is None
+    assert missing_argument(idl.HmsProxy.get_table_args(), "get_table") is None  # no struct argument to miss
