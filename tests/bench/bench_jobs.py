@@ -18,7 +18,9 @@ whose metastore is the proxy (tests/bench/stack.py):
 
 and prints, per job: seconds, the ratio to the plain pass, seconds per extra partition (the slope from
 the smallest N), and the driver's peak resident memory above what it was before the job (this process
-and its Spark JVM by pid, sampled every 0.2 s; not the metastore, the proxy or PySpark's workers). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
+and its Spark JVM by pid, sampled every 0.2 s; not the metastore, the proxy or PySpark's workers),
+and the Spark JVM's live heap: after a full collection before the job, and the highest its
+collections left it during the job (LiveHeap), which RSS cannot show (a JVM keeps the heap it grew to). ``--jobs`` picks the jobs, ``--rows`` the rows per partition.
 ``--profile DIR`` also keeps a cProfile of the driver per job (``DIR/<N>-<job>.prof``) and prints where its seconds
 went: the top functions by cumulative time, and the Spark jobs it ran with their durations (from Spark's UI API).
 """
@@ -64,13 +66,41 @@ def driver_rss_bytes(pids: list[int]) -> int:
     return sum(resident_bytes(pid) for pid in pids)
 
 
-class PeakRss:
-    """The highest resident size of the driver's processes while the block runs, above its start."""
+class LiveHeap:
+    """The Spark JVM's heap as its garbage collections left it: per heap pool, what was in use after
+    the pool's latest collection (MemoryPoolMXBean.getCollectionUsage), summed. Unlike RSS (a JVM
+    keeps the heap it grew to) this falls again when the job lets go of what it held."""
 
-    def __init__(self, pids: list[int]):
+    def __init__(self, spark):
+        self._jvm = spark._jvm
+        factory = self._jvm.java.lang.management.ManagementFactory
+        self._pools = [p for p in factory.getMemoryPoolMXBeans() if p.getType().toString() == "Heap memory"]
+
+    def collect(self) -> int:
+        """After a full collection: the live set now."""
+        self._jvm.java.lang.System.gc()
+        return self.bytes()
+
+    def bytes(self) -> int:
+        used = 0
+        for pool in self._pools:
+            usage = pool.getCollectionUsage()
+            used += usage.getUsed() if usage is not None else 0
+        return used
+
+
+class PeakRss:
+    """The highest resident size of the driver's processes while the block runs, above its start; and,
+    given a LiveHeap, the highest live heap of its JVM above the live set at the start."""
+
+    def __init__(self, pids: list[int], heap: LiveHeap | None = None):
         self.pids = pids
+        self.heap = heap
+        self.heap_start = self.heap_peak = 0
 
     def __enter__(self) -> PeakRss:
+        if self.heap is not None:
+            self.heap_start = self.heap_peak = self.heap.collect()
         self.start = self.peak = driver_rss_bytes(self.pids)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -79,12 +109,21 @@ class PeakRss:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.2):
-            self.peak = max(self.peak, driver_rss_bytes(self.pids))
+            self._take()
+
+    def _take(self) -> None:
+        self.peak = max(self.peak, driver_rss_bytes(self.pids))
+        if self.heap is not None:
+            self.heap_peak = max(self.heap_peak, self.heap.bytes())
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join(5)
-        self.peak = max(self.peak, driver_rss_bytes(self.pids))
+        self._take()
+
+    @property
+    def heap_growth_mib(self) -> float:
+        return (self.heap_peak - self.heap_start) / 2**20
 
     @property
     def growth_mib(self) -> float:
@@ -103,6 +142,9 @@ class Measured:
     rss_growth_mib: float
     rss_peak_mib: float
     output: str = ""
+    #: The JVM's live heap (LiveHeap): at the start (after a full collection) and its highest above that.
+    heap_start_mib: float = 0.0
+    heap_growth_mib: float = 0.0
 
 
 def cached_files(cache: str, n: int, rows: int) -> str:
@@ -195,13 +237,19 @@ def run_job(spark, uri: str, argv: list[str]) -> str:
     return ctx.stdout.getvalue().strip().splitlines()[-1] if ctx.stdout.getvalue().strip() else ""
 
 
-def timed(n: int, label: str, pids: list[int], work: Callable[[], str | None], profile: Profiler | None = None) -> Measured:
-    with PeakRss(pids) as rss, profile.of(n, label) if profile else contextlib.nullcontext():
+def timed(
+    n: int, label: str, pids: list[int], work: Callable[[], str | None], profile: Profiler | None = None, heap: LiveHeap | None = None
+) -> Measured:
+    with PeakRss(pids, heap) as rss, profile.of(n, label) if profile else contextlib.nullcontext():
         t0 = time.perf_counter()
         output = work() or ""
         seconds = time.perf_counter() - t0
-    log(f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB (peak {rss.peak_mib:.0f} MiB) {output}")
-    return Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output)
+    heap_mib = (rss.heap_start / 2**20, rss.heap_growth_mib)
+    log(
+        f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB (peak {rss.peak_mib:.0f} MiB), "
+        f"JVM live heap {heap_mib[0]:.0f} MiB +{heap_mib[1]:.0f} MiB {output}"
+    )
+    return Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output, *heap_mib)
 
 
 class Profiler:
@@ -257,17 +305,17 @@ def measure(stack, n: int, rows: int, jobs: list[str], cache: str, profile: Prof
     t0 = time.perf_counter()
     table = make_table(spark, uri, n, rows, str(stack.tmp / "tables"), cache)
     log(f"N={n}: table ready in {time.perf_counter() - t0:.1f} s")
-    pids = driver_pids(spark)
-    results = [timed(n, "plain pass", pids, lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"))]
+    pids, heap = driver_pids(spark), LiveHeap(spark)
+    results = [timed(n, "plain pass", pids, lambda: plain_pass(spark, table, f"file://{stack.tmp}/plain_{n}"), heap=heap)]
     if "rebuild-index" in jobs:
         with HmsProxyClient(uri) as client:
             client.execute(f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT' WITH DEFERRED REBUILD")
-        results.append(timed(n, "rebuild-index", pids, lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"]), profile))
+        results.append(timed(n, "rebuild-index", pids, lambda: run_job(spark, uri, ["rebuild-index", f"{table}.user_idx"]), profile, heap))
     if "compact" in jobs:
-        results.append(timed(n, "compact --files 1", pids, lambda: run_job(spark, uri, ["compact", table, "--files", "1"]), profile))
+        results.append(timed(n, "compact --files 1", pids, lambda: run_job(spark, uri, ["compact", table, "--files", "1"]), profile, heap))
     if "skew-layout" in jobs:
         declare_skew(uri, table, "action", "view")
-        results.append(timed(n, "skew-layout", pids, lambda: run_job(spark, uri, ["skew-layout", table]), profile))
+        results.append(timed(n, "skew-layout", pids, lambda: run_job(spark, uri, ["skew-layout", table]), profile, heap))
     return results
 
 
@@ -288,16 +336,18 @@ def report(results: list[Measured]) -> str:
     base = {r.label: r for r in results if r.partitions == smallest}
     plain = {r.partitions: r.seconds for r in results if r.label == "plain pass"}
     lines = [
-        "| partitions | what | seconds | × plain pass | s per extra partition | driver RSS growth in the run | driver peak RSS (vs smallest N) |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| partitions | what | seconds | × plain pass | s per extra partition | driver RSS growth in the run | driver peak RSS (vs smallest N) | JVM live heap at start + growth in the run (growth vs smallest N) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         first = base[r.label]
         slope = "" if r.partitions == smallest else f"{(r.seconds - first.seconds) / (r.partitions - smallest):.4f}"
         ratio = "" if r.label == "plain pass" else f"{r.seconds / plain[r.partitions]:.1f}"
         versus = "" if r.partitions == smallest else f" ({r.rss_peak_mib - first.rss_peak_mib:+.0f})"
+        heap_versus = "" if r.partitions == smallest else f" ({r.heap_growth_mib - first.heap_growth_mib:+.0f})"
         lines.append(
-            f"| {r.partitions:,} | {r.label} | {r.seconds:.1f} | {ratio} | {slope} | {r.rss_growth_mib:.0f} MiB | {r.rss_peak_mib:.0f} MiB{versus} |"
+            f"| {r.partitions:,} | {r.label} | {r.seconds:.1f} | {ratio} | {slope} | {r.rss_growth_mib:.0f} MiB | {r.rss_peak_mib:.0f} MiB{versus} "
+            f"| {r.heap_start_mib:.0f} + {r.heap_growth_mib:.0f} MiB{heap_versus} |"
         )
     return "\n".join(lines)
 
