@@ -22,6 +22,9 @@ import pytest
 import thriftpy2.rpc
 
 from hmsproxy.config.model import AccessControlType
+from hmsproxy.features.indexes.calls import METHODS as INDEX_CALLS
+from hmsproxy.features.transactions.feature import Transactions
+from hmsproxy.features.transactions.ids import SLOT_SHIFT
 from hmsproxy.protocol import idl
 from hmsproxy.routing.methods import LOCAL_METHODS, METHOD_SPECS
 from tests.support.federation import prefixed_config
@@ -70,8 +73,18 @@ def _explained(call: FuzzCall, direct: str, proxied: str, foreign_ids: tuple[int
         return "a method the metastore's version lacks is answered by translating it to an older one"
     if direct == "internal-error":
         return "the proxy answers (a declared exception, a protocol error) a request the metastore fails on"
-    if any(str(i) in repr(call.kwargs) for i in foreign_ids):
+    if call.method in Transactions.methods and any(str(i) in repr(call.kwargs) for i in foreign_ids):
         return "an id of another metastore's transaction or lock, as the proxy shows it, goes to that metastore"
+    if call.method in ("unlock", "check_lock") and (getattr(call.kwargs.get("rqst"), "lockid", 0) or 0) >> SLOT_SHIFT:
+        return "a lock id with bits above 2**44 names a metastore's slot to the proxy; one naming no metastore is no lock"
+    if call.method in INDEX_CALLS:
+        return "index calls are answered from the proxy's own index records"
+    if call.method == "get_databases":
+        return "the proxy matches a get_databases pattern itself, over its list of every metastore's databases"
+    if call.method == "check_lock" and (direct, proxied) == ("NoSuchLockException", "NoSuchTxnException"):
+        return "the proxy looks up the transaction a check_lock names before its lock"
+    if "-> LIST" in call.retyped and direct == "protocol-error":
+        return "a list's elements of another type: Hive's reader fails on them, the proxy's skips them"
     return None
 
 
