@@ -244,12 +244,12 @@ def timed(
         t0 = time.perf_counter()
         output = work() or ""
         seconds = time.perf_counter() - t0
-    heap_mib = (rss.heap_start / 2**20, rss.heap_growth_mib)
+    measured = Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output, rss.heap_start / 2**20, rss.heap_growth_mib)
     log(
         f"N={n} {label}: {seconds:.1f} s, driver RSS +{rss.growth_mib:.0f} MiB (peak {rss.peak_mib:.0f} MiB), "
-        f"JVM live heap {heap_mib[0]:.0f} MiB +{heap_mib[1]:.0f} MiB {output}"
+        f"JVM live heap {measured.heap_start_mib:.0f} MiB +{measured.heap_growth_mib:.0f} MiB {output}"
     )
-    return Measured(n, label, seconds, rss.growth_mib, rss.peak_mib, output, *heap_mib)
+    return measured
 
 
 class Profiler:

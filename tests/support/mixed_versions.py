@@ -138,5 +138,7 @@ def take_ids(direct, count: int) -> None:
     """Open and abort `count` transactions on the metastore `direct`, OPEN_BATCH a request at most."""
     while count > 0:
         taken = direct.open_txns(hive.OpenTxnRequest(num_txns=min(count, OPEN_BATCH), user="bob", hostname="elsewhere")).txn_ids
+        if not taken:  # bounded: a metastore that opens none would loop here for ever
+            raise AssertionError(f"open_txns opened no transaction with {count} still to take")
         direct.abort_txns(hive.AbortTxnsRequest(txn_ids=taken))
         count -= len(taken)
