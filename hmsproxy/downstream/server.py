@@ -16,7 +16,7 @@ from functools import partial
 
 from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
-from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket, TTransportException
+from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TCyMemoryBuffer, TSocket, TTransportException
 
 from hmsproxy.config.auth_to_local import user_short_name
 from hmsproxy.config.model import ServerSaslConfig, TlsConfig, proxy_users
@@ -27,7 +27,7 @@ from hmsproxy.downstream.kerberos import KerberosService
 from hmsproxy.downstream.reply_sink import ReplySink
 from hmsproxy.ops.sockets import shut_down
 from hmsproxy.ops.tls import handshake, server_context
-from hmsproxy.pipeline.errors import unknown_method
+from hmsproxy.pipeline.errors import internal_error, unknown_method
 from hmsproxy.pipeline.fastpath import RELAYED
 from hmsproxy.pipeline.handler import Handler
 from hmsproxy.protocol.framing import MessageReader, readable_now
@@ -166,7 +166,7 @@ class ProxyServer:
         except RelayBroken as e:
             log.warning("client %s: %s; closing its connection (its stream cannot be resumed)", session.client_address, e)
         except Exception:
-            log.exception("client %s: unreadable message; closing the connection", session.client_address)
+            log.exception("client %s: unexpected failure outside a call's error handling; closing the connection", session.client_address)
         finally:
             self.handler.session_closed(session)
             with self._lock:
@@ -268,8 +268,14 @@ class ProxyServer:
             return
         if oneway:
             return
+        try:
+            body = encoded(result)
+        except Exception:  # a value the IDL cannot carry (a None in a list, ...): the proxy's own defect
+            log.exception("client %s: the answer to %s cannot be encoded; answering an internal error", session.client_address, method)
+            self._reply_exception(proto, method, seqid, internal_error(method, "hmsproxy could not encode its answer"))
+            return
         proto.write_message_begin(method, TMessageType.REPLY, seqid)
-        result.write(proto)
+        proto.trans.write(body)
         proto.write_message_end()
         proto.trans.flush()
 
@@ -279,6 +285,14 @@ class ProxyServer:
         exc.write(proto)
         proto.write_message_end()
         proto.trans.flush()
+
+
+def encoded(result) -> bytes:
+    """A `<method>_result` as the bytes of a reply's body, encoded whole before any of it is written:
+    a value that fails half-way leaves the client's stream untouched."""
+    buffer = TCyMemoryBuffer()
+    result.write(TCyBinaryProtocol(buffer))
+    return buffer.getvalue()
 
 
 class ClientState:

@@ -82,11 +82,11 @@ def _result_with(spec: MethodSpec, fname: str, message: str):
     return result
 
 
-def internal_error(method: str) -> TApplicationException:
-    """Java's wording for an unexpected server-side failure."""
+def internal_error(method: str, why: str = "") -> TApplicationException:
+    """Java's wording for an unexpected server-side failure (`why` appended where the proxy knows it)."""
     from thriftpy2.thrift import TApplicationException
 
-    return TApplicationException(TApplicationException.INTERNAL_ERROR, f"Internal error processing {method}")
+    return TApplicationException(TApplicationException.INTERNAL_ERROR, f"Internal error processing {method}" + (f": {why}" if why else ""))
 
 
 def unknown_method(method: str) -> TApplicationException:
