@@ -133,9 +133,20 @@ class ProxyServer:
                         state.let_go = True
                         _stop_reading(c)
                 left = len(self._clients)
-            if left == 0 or time.monotonic() >= deadline:
+            if left == 0:
+                return 0
+            if time.monotonic() >= deadline:
+                self._log_cut_calls()
                 return left
             time.sleep(poll_s)
+
+    def _log_cut_calls(self) -> None:
+        """Name each call still running when the drain gives up: stop() cuts it, so it may have been
+        applied with its answer lost (a client that retries a write may then meet "exists already")."""
+        with self._lock:
+            busy = [(c, state.method) for c, state in self._clients.items() if state.busy]
+        for c, method in busy:
+            log.warning("drain: the call %s of client %s was still running at the drain's bound; it is cut", method, _peer(c))
 
     @property
     def open_connections(self) -> int:
@@ -239,6 +250,7 @@ class ProxyServer:
         if state is None:
             self._answer(session, proto, message, send, replay)
             return
+        state.method = message.header[0]
         state.busy = True
         if state.let_go:
             raise ConnectionError("draining: the connection was let go before this call; it was not run")
@@ -303,13 +315,23 @@ class ClientState:
     whose thread went first is answered: a connection let go in that instant has its answer written
     (SHUT_RD stops reading only) and closes at its next read, between calls either way."""
 
-    __slots__ = ("busy", "let_go")
+    __slots__ = ("busy", "let_go", "method")
 
     def __init__(self):
         #: Between reading a call whole and writing its answer.
         self.busy = False
+        #: The method of the call read last (the one running while busy), named if a drain cuts it.
+        self.method = ""
         #: drain() let it go while idle: a call read after that is dropped unanswered, never run.
         self.let_go = False
+
+
+def _peer(sock) -> str:
+    try:
+        host, port = sock.getpeername()[:2]
+    except OSError:
+        return "(gone)"
+    return f"{host}:{port}"
 
 
 def _stop_reading(sock: socket.socket) -> None:

@@ -124,7 +124,7 @@ def test_readiness_fails_first_then_the_listener_closes_and_the_call_in_flight_i
         busy.close()
 
 
-def test_a_call_longer_than_the_drain_timeout_is_cut_at_the_bound(served, handler):
+def test_a_call_longer_than_the_drain_timeout_is_cut_at_the_bound(served, handler, caplog):
     server, held = served
     busy = client_of(server)
     try:
@@ -134,6 +134,7 @@ def test_a_call_longer_than_the_drain_timeout_is_cut_at_the_bound(served, handle
         left = drain(server, handler.draining, 0.0, 0.5)
         took = time.monotonic() - started
         assert left == 1 and server.open_connections == 1 and 0.5 <= took < 1.5
+        assert f"the call {HELD_METHOD} of client 127.0.0.1:" in caplog.text  # it names itself, applied or not
         server.stop()  # what `serve` does next: the held call's connection is cut
         held.release.set()
         calling.join(5)
