@@ -66,8 +66,10 @@ APP_ERRORS = {
 NEVER_SENT = frozenset({"shutdown", "reinitialize"})
 #: heartbeat_txn_range ranges wider than this are not sent: Hive heartbeats the range's ids one by
 #: one, so (1, 2**63 - 1) holds its transaction tables for ever and every later call on that
-#: metastore waits -- the run would compare a stuck metastore, not the proxy.
+#: metastore waits -- the run would compare a stuck metastore, not the proxy. Nor is a range ending
+#: at 2**63 - 1: Hive's loop (`txn <= max; txn++`) wraps around there and never ends.
 WIDEST_HEARTBEAT_RANGE = 1000
+LONGEST_I64 = 2**63 - 1
 
 
 #: What a retyped field is sent as instead (thriftpy2 spec tails: type, then element or struct).
@@ -142,7 +144,7 @@ def _stalls_hive(call: FuzzCall) -> bool:
     """A call Hive works on for ever, stalling the metastore for every later call (module doc)."""
     txns = call.kwargs.get("txns") if call.method == "heartbeat_txn_range" else None
     low, high = getattr(txns, "min", None), getattr(txns, "max", None)
-    return isinstance(low, int) and isinstance(high, int) and high - low > WIDEST_HEARTBEAT_RANGE
+    return isinstance(low, int) and isinstance(high, int) and (high - low > WIDEST_HEARTBEAT_RANGE or high == LONGEST_I64)
 
 
 def retyped_cases(cases: int) -> int:
