@@ -179,7 +179,10 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair, caplog):
             if r.getMessage().startswith("internal error processing")
         }
     )
-    dropped = [f"{c}: {o}" for c, o in zip(proxy_only, alone) if o in ("closed", "timeout")]
+    # A method the metastore itself left unanswered in the compared run (add_token on Hive 2.3) may hang
+    # alone too: the proxy waits for the metastore as a client would.
+    hangs_hive = {c.method for c, left in zip(planned, on_metastore) if left == "timeout"}
+    dropped = [f"{c}: {o}" for c, o in zip(proxy_only, alone) if o == "closed" or (o == "timeout" and c.method not in hangs_hive)]
 
     unexplained, explained, examples = [], Counter(), {}
     for call, left, right in zip(planned, on_metastore, through_proxy, strict=True):
