@@ -3,7 +3,8 @@
 A backend that is slow or down is left out of the answer (and logged) instead
 of delaying or failing it; only the primary's failure fails the call, since
 the primary holds the databases a client expects to be there (set_ugi, which
-lists nothing, fails for none).
+lists nothing, fails for none). An application error the primary answers is
+passed on as it is: it is the metastore's answer to the request, not an outage.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+
+from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.pipeline.errors import AccessDenied, InvalidRequest
 from hmsproxy.protocol import idl
@@ -55,7 +58,11 @@ class FanOut:
                 session.backends.note_timeout(naming.name, reason)  # also counted for /metrics
             except BackendUnavailable as e:
                 reason = e.reason
-            except Exception as e:  # a backend's TApplicationException: leave it out, like a dead one
+            except TApplicationException as e:  # the metastore's own answer to this request
+                if naming.metastore.primary and primary_required:
+                    raise  # the client gets it as the primary gave it (show_compact without its request on Hive 4)
+                reason = str(e)
+            except Exception as e:
                 reason = str(e)
             log.warning("%s: left metastore '%s' out: %s", method, naming.name, reason)
             if naming.metastore.primary and primary_required:

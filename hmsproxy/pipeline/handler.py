@@ -205,8 +205,8 @@ class Handler:
             missing = missing_argument(call.args, method)
             if missing is not None:  # Hive fails on it too (a NullPointerException): the client's mistake, said so
                 call.outcome, call.error = InvalidRequest.outcome, missing
-                if not spec.exceptions:
-                    raise TApplicationException(TApplicationException.PROTOCOL_ERROR, missing) from e
+                if not spec.exceptions:  # Java's processor answers such a failure as an internal error
+                    raise internal_error(method, missing) from e
                 return declared_result(spec, InvalidRequest.preferred, missing)
             call.outcome, call.error = INTERNAL_ERROR, repr(e)
             log.exception("internal error processing %s", method)
