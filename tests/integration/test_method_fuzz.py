@@ -156,18 +156,19 @@ def _client(host: str, port: int):
     return thriftpy2.rpc.make_client(idl.HmsProxy, host, port, timeout=CALL_TIMEOUT_S * 1000)
 
 
-def run(planned: list[FuzzCall], host: str, port: int, deadline: float) -> list[str]:
-    """Each call's outcome class, on one connection (a new one after a dropped or unsendable call)."""
+def run(planned: list[FuzzCall], host: str, port: int, deadline: float, said: dict | None = None) -> list[str]:
+    """Each call's outcome class, on one connection (a new one after a dropped or unsendable call);
+    `said`: what each failed call was told (outcome_of)."""
     client = _client(host, port)
     seen = []
     try:
         for call in planned:
             assert time.monotonic() < deadline, f"the fuzz run passed its {DEADLINE_S:.0f} s bound at {call}"
-            outcome = outcome_of(client, call)
+            outcome = outcome_of(client, call, said)
             if outcome == "closed":  # maybe an earlier call's doing: once more on a fresh connection
                 client.close()
                 client = _client(host, port)
-                outcome = outcome_of(client, call)
+                outcome = outcome_of(client, call, said)
             seen.append(outcome)
             if outcome in ("closed", "timeout", "unsendable"):
                 client.close()
@@ -183,8 +184,9 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair, caplog):
     everything = calls(SEED, CASES, ONLY, foreign_ids)
     planned = [c for c in everything if not _means_otherwise(c)]
     deadline = time.monotonic() + DEADLINE_S
-    on_metastore = run(planned, direct.host, direct.port, deadline)
-    through_proxy = run(planned, "127.0.0.1", proxy.port, deadline)
+    direct_said, proxy_said = {}, {}
+    on_metastore = run(planned, direct.host, direct.port, deadline, direct_said)
+    through_proxy = run(planned, "127.0.0.1", proxy.port, deadline, proxy_said)
     # The calls naming what the proxy reads otherwise, through the proxy alone: an answer every time.
     proxy_only = [c for c in everything if _means_otherwise(c)]
     caplog.clear()
@@ -208,7 +210,8 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair, caplog):
             continue
         why = _explained(call, left, right, foreign_ids)
         if why is None:
-            unexplained.append(f"{call}: metastore {left}, proxy {right}")
+            told = f"\n    metastore said {direct_said.get(str(call), '-')!r}\n    proxy said {proxy_said.get(str(call), '-')!r}"
+            unexplained.append(f"{call}: metastore {left}, proxy {right}{told}")
         else:
             explained[f"{why} ({left} -> {right})"] += 1
             examples.setdefault(f"{why} ({left} -> {right})", set()).add(call.method + (" retyped" if call.retyped else ""))

@@ -241,26 +241,35 @@ def _struct(rng: random.Random, cls, depth: int, ints: dict):
         return cls()
 
 
-def outcome_of(client, call: FuzzCall) -> str:
-    """The class of what `call` ended in on `client` (a thriftpy2 client of the full IDL)."""
+def outcome_of(client, call: FuzzCall, said: dict | None = None) -> str:
+    """The class of what `call` ended in on `client` (a thriftpy2 client of the full IDL); `said`
+    gets the error's text under the call's name, for a difference to show what each side said."""
     try:
         _send(client, call)
-    except TApplicationException as e:
+    except Exception as e:
+        if said is not None:
+            said[str(call)] = f"{type(e).__name__}: {str(e)[:300]}"
+        return _class_of(e, call)
+    return "ok"
+
+
+def _class_of(e: Exception, call: FuzzCall) -> str:
+    if isinstance(e, TApplicationException):
         kind = APP_ERRORS.get(e.type, "app-error")
         if kind == "internal-error" and f"processing {call.method}" not in str(e):
             return "internal-error-of-another-call"  # a translated call's own failure, relayed
         return kind
-    except (TTransportException, ConnectionError, EOFError, BrokenPipeError) as e:
-        if isinstance(e, TTransportException) and "timed out" in str(e):
-            return "timeout"
-        return "closed"
-    except TimeoutError:
+    if isinstance(e, TTransportException) and "timed out" in str(e):
         return "timeout"
-    except TException as e:
+    if isinstance(e, (TTransportException, ConnectionError, EOFError, BrokenPipeError)):
+        return "closed"
+    if isinstance(e, TimeoutError):
+        return "timeout"
+    if isinstance(e, TException):
         return type(e).__name__
-    except (TypeError, ValueError, OverflowError, struct_error()):
+    if isinstance(e, (TypeError, ValueError, OverflowError, struct_error())):
         return "unsendable"  # the client could not encode it: never reached a server
-    return "ok"
+    raise e
 
 
 def _send(client, call: FuzzCall):
