@@ -101,12 +101,16 @@ def outcome(result_cls, mtype: int, body_start: bytes) -> tuple[str, str | None]
     return spec[2].__name__, _message(spec[2], body_start[3:])
 
 
-def is_protocol_error(body: bytes) -> bool:
-    """Whether an EXCEPTION message's body is a TApplicationException of type PROTOCOL_ERROR (a request
-    refused as malformed: Hive's server drops the connection after answering one)."""
-    if value_end(body, 0, TType.STRUCT) < 0:
-        return False
-    return deserialize(TApplicationException(), body, TCyBinaryProtocolFactory()).type == TApplicationException.PROTOCOL_ERROR
+def ends_connection(body_start: bytes) -> bool:
+    """Whether the connection an EXCEPTION message came over is done with: its body is a
+    TApplicationException of type PROTOCOL_ERROR (a request refused as malformed: Hive 3.1 then drops
+    the connection at the next call, unanswered), or too little of it is in hand to tell. The type
+    follows the message in the struct, and Hive writes a long message ("Required field 'dbName' is
+    unset! Struct:..." with the request's values) in several pieces: the relay may hold only the
+    first seven bytes."""
+    if value_end(body_start, 0, TType.STRUCT) < 0:
+        return True
+    return deserialize(TApplicationException(), body_start, TCyBinaryProtocolFactory()).type == TApplicationException.PROTOCOL_ERROR
 
 
 def _message(cls, data: bytes) -> str | None:

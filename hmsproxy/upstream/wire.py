@@ -25,7 +25,7 @@ from hmsproxy.protocol import idl
 from hmsproxy.protocol._thriftwalk import HitSocket
 from hmsproxy.protocol.codec import RecordingSocket, redecode
 from hmsproxy.protocol.framing import CLOSED, DONE, OVER, exchange, message_bounds, received
-from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body, is_protocol_error
+from hmsproxy.protocol.relay import CatalogFill, RelayBroken, copy_body, ends_connection
 from hmsproxy.protocol.sasl import SaslError, SaslTransport
 from hmsproxy.protocol.uris import parse_uri
 
@@ -296,9 +296,10 @@ class ThriftConnection(HitSocket):
         )
 
     def relay(self, method: str, args, sink, catalog_field: CatalogFill | None = None, exchanged=None) -> tuple[int, bytes]:
-        """_relay(), and the connection closed after a protocol error as call() does."""
+        """_relay(), and the connection closed after a protocol error as call() does (and after an
+        application error whose type the part in hand does not show: relay.ends_connection)."""
         answer = self._relay(method, args, sink, catalog_field, exchanged)
-        if answer[0] == TMessageType.EXCEPTION and is_protocol_error(answer[1]):
+        if answer[0] == TMessageType.EXCEPTION and ends_connection(answer[1]):
             self.close()
         return answer
 

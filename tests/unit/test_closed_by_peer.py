@@ -9,7 +9,7 @@ import threading
 from thriftpy2.thrift import TApplicationException
 
 from hmsproxy.protocol import idl
-from hmsproxy.protocol.relay import is_protocol_error
+from hmsproxy.protocol.relay import ends_connection
 from hmsproxy.protocol.required import missing_argument, unset_required
 from hmsproxy.upstream.wire import ThriftConnection
 
@@ -42,8 +42,10 @@ def test_a_protocol_errors_body_is_recognised():
         TApplicationException(TApplicationException.PROTOCOL_ERROR, "Required field 'x' is unset!"), TCyBinaryProtocolFactory()
     )
     internal = serialize(TApplicationException(TApplicationException.INTERNAL_ERROR, "boom"), TCyBinaryProtocolFactory())
-    assert is_protocol_error(refused) and not is_protocol_error(internal)
-    assert not is_protocol_error(refused[:5])  # cut short: never decoded
+    assert ends_connection(refused) and not ends_connection(internal)
+    # Cut short (the relay holds what the first reads brought): never decoded, and the type can't be
+    # told, so the connection is not kept.
+    assert ends_connection(refused[:7]) and ends_connection(internal[:7])
 
 
 def test_unset_required_fields_are_named_as_java_names_them():
@@ -65,3 +67,57 @@ def test_a_struct_argument_left_out_is_named_with_its_type():
     )
     assert missing_argument(idl.HmsProxy.commit_txn_args(rqst=hive.CommitTxnRequest(txnid=1)), "commit_txn") is None
     assert missing_argument(idl.HmsProxy.get_table_args(), "get_table") is None  # no struct argument to miss
+
+
+def _exception_message(method: str, exc: TApplicationException) -> bytes:
+    from thriftpy2.protocol import TCyBinaryProtocolFactory
+    from thriftpy2.thrift import TMessageType
+    from thriftpy2.transport import TCyMemoryBuffer
+
+    buffer = TCyMemoryBuffer()
+    proto = TCyBinaryProtocolFactory().get_protocol(buffer)
+    proto.write_message_begin(method, TMessageType.EXCEPTION, 1)
+    exc.write(proto)
+    proto.write_message_end()
+    proto.trans.flush()
+    return buffer.getvalue()
+
+
+def _answering_in_two_pieces(answer: bytes, first: int):
+    """A server that answers one call with `answer`: its first `first` bytes, a pause, the rest
+    (as Hive 3.1 writes a long protocol error)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        accepted, _ = server.accept()
+        with accepted:
+            accepted.recv(65536)
+            accepted.sendall(answer[:first])
+            threading.Event().wait(0.05)
+            accepted.sendall(answer[first:])
+            accepted.recv(1)  # until the client closes
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def test_a_relayed_protocol_error_in_two_pieces_closes_the_connection():
+    from hmsproxy.downstream.reply_sink import ReplySink
+
+    message = "Required field 'dbName' is unset! Struct:CacheFileMetadataRequest(dbName:null, tblName:" + "a" * 4000 + ")"
+    answer = _exception_message("getVersion", TApplicationException(TApplicationException.PROTOCOL_ERROR, message))
+    header_length = 4 + 4 + len("getVersion") + 4  # strict binary: version and type, name, sequence id
+    server, thread = _answering_in_two_pieces(answer, header_length + 7)
+    with server:
+        conn = ThriftConnection("m", (f"thrift://127.0.0.1:{server.getsockname()[1]}",), connect_timeout_s=2, call_timeout_s=5)
+        relayed = bytearray()
+        sink = ReplySink(relayed.extend, "getVersion", 1)
+        try:
+            conn.relay("getVersion", idl.HmsProxy.getVersion_args(), sink)
+            sink.finish()
+            assert not conn.is_open  # Hive would answer the next call on it with nothing
+        finally:
+            conn.close()
+            thread.join(timeout=5)
+    assert message.encode() in bytes(relayed)  # the client got the whole error all the same
