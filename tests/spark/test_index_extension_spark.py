@@ -49,9 +49,9 @@ def events(spark, sessions):
     return indexed_events(spark, "index_ext")
 
 
-def indexed_events(spark, db: str) -> str:
+def indexed_events(spark, db: str, stored: str = "PARQUET") -> str:
     table = f"{db}.events_{uuid.uuid4().hex[:8]}"
-    spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS {stored}")
     rows = [(u, ["view", "buy"][k % 2], float(u * 10 + k), DAYS[u % 3]) for u in range(40) for k in range(5)]
     frame = spark.createDataFrame(rows, "user_id BIGINT, action STRING, amount DOUBLE, ds STRING")
     frame.repartition(4, "user_id").sortWithinPartitions("user_id").createOrReplaceTempView("ext_events_src")
@@ -225,6 +225,10 @@ LAID_OUT_DAYS = DAYS[:2]  # laid out by the job; DAYS[2] is added afterwards, ne
 def skewed(spark, proxy, sessions):
     """index_ext.skewed_<tag> SKEWED BY (country) ON ('US', 'IN'), by ds: the first two days laid out
     (a file per group: US, IN, default), the third added afterwards as 3 plain files."""
+    return skewed_table(spark, proxy, sessions, "PARQUET")
+
+
+def skewed_table(spark, proxy, sessions, stored: str) -> str:
     from io import StringIO
 
     from hmsproxy.jobs.cli import build_parser, run_job_command
@@ -232,7 +236,7 @@ def skewed(spark, proxy, sessions):
 
     spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
     table = f"index_ext.skewed_{uuid.uuid4().hex[:8]}"
-    spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS {stored}")
     sql(spark, f"ALTER TABLE {table} SKEWED BY (country) ON ('US', 'IN')")
     for ds in LAID_OUT_DAYS:
         insert_skewed_day(spark, table, ds)
@@ -299,3 +303,19 @@ def test_a_file_added_after_the_layout_makes_the_day_read_whole(spark, sessions,
     files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE country = 'US'")
     assert (files, all_files) == (4 + 1 + 3, 10)
     assert "(1 of 3 partitions laid out)" in shown
+
+
+def test_orc_tables_read_only_what_the_index_and_the_layout_name(spark, proxy, sessions):
+    """Spark's native ORC reader (convertMetastoreOrc, on by default) is narrowed as Parquet's is:
+    by the index, by the layout, and by both."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
+    events = indexed_events(spark, "index_ext", stored="ORC")
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {events} WHERE user_id = 3")
+    assert (files, all_files) == (1, 12)
+    assert "ORC, hmsproxy index user_idx: 1 of 12 files (3 of 3 partitions fresh)" in shown
+    skewed = skewed_table(spark, proxy, sessions, "ORC")
+    files, all_files, shown = same_answer(sessions, f"SELECT * FROM {skewed} WHERE country = 'US'")
+    assert (files, all_files) == (1 + 1 + 3, 9)
+    assert "ORC, hmsproxy skew layout: 5 of 9 files (2 of 3 partitions laid out)" in shown
+    sql(spark, f"CREATE INDEX id_idx ON TABLE {skewed} (id) AS 'COMPACT'")
+    assert same_answer(sessions, f"SELECT * FROM {skewed} WHERE id IN (5, 65) AND country = 'US'")[:2] == (1, 9)

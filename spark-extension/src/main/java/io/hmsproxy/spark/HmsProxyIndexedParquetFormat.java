@@ -2,10 +2,7 @@ package io.hmsproxy.spark;
 
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 
-/**
- * Spark's Parquet reader unchanged, named in EXPLAIN's "Format" with the index's choice: a scan
- * node's other lines show only a file index's class name, not what it chose.
- */
+/** Spark's Parquet reader unchanged, named in EXPLAIN's "Format" with the index's choice (IndexedFormats). */
 public final class HmsProxyIndexedParquetFormat extends ParquetFileFormat {
   private static final long serialVersionUID = 1L;
   private final String description;

@@ -26,7 +26,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
@@ -39,7 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The optimizer rule: a Filter over a Hive Parquet table Spark reads as files, with `=` or `IN` on
+ * The optimizer rule: a Filter over a Hive Parquet or ORC table Spark reads as files, with `=` or `IN` on
  * every column of one of its compact indexes, gets a file index listing only what the index's fresh
  * partitions name (IndexSelection); with `=` or `IN` on a skewed column of a table laid out by
  * skew-layout, only the needed file groups (LayoutSelection); with both, the files both keep
@@ -121,8 +120,8 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     if (!(rel.relation() instanceof HadoopFsRelation fs) || rel.catalogTable().isEmpty() || rel.isStreaming()) {
       return null;
     }
-    if (fs.location() instanceof HmsProxyIndexedFileIndex || fs.fileFormat().getClass() != ParquetFileFormat.class) {
-      return null; // done already, or not Spark's own Parquet reader of a Hive table
+    if (fs.location() instanceof HmsProxyIndexedFileIndex || !IndexedFormats.narrowable(fs.fileFormat())) {
+      return null; // done already, or not Spark's own Parquet or ORC reader of a Hive table
     }
     CatalogTable table = rel.catalogTable().get();
     if (table.properties().get(TABLE_SWITCH).exists(v -> "false".equalsIgnoreCase(v.trim()))) {
@@ -192,7 +191,7 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
               fs.partitionSchema(),
               fs.dataSchema(),
               fs.bucketSpec(),
-              new HmsProxyIndexedParquetFormat(files.description()),
+              IndexedFormats.describing(fs.fileFormat(), files.description()),
               fs.options(),
               fs.sparkSession());
       LOG.info("hmsproxy: {} reads {}", table.identifier(), files.description());
