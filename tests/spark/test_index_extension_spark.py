@@ -319,3 +319,36 @@ def test_orc_tables_read_only_what_the_index_and_the_layout_name(spark, proxy, s
     assert "ORC, hmsproxy skew layout: 5 of 9 files (2 of 3 partitions laid out)" in shown
     sql(spark, f"CREATE INDEX id_idx ON TABLE {skewed} (id) AS 'COMPACT'")
     assert same_answer(sessions, f"SELECT * FROM {skewed} WHERE id IN (5, 65) AND country = 'US'")[:2] == (1, 9)
+
+
+def test_a_skew_on_two_columns_keeps_the_groups_whose_values_agree(spark, proxy, sessions):
+    """SKEWED BY (country, tier) ON (('US', 1), ('IN', 2)): a filter on both columns reads its tuple's
+    group; on one of them (a prefix or not), every group that may agree plus the default group."""
+    from io import StringIO
+
+    from hmsproxy.jobs.cli import build_parser, run_job_command
+    from hmsproxy.jobs.context import JobContext
+
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
+    table = f"index_ext.pairs_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, tier INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    sql(spark, f"ALTER TABLE {table} SKEWED BY (country, tier) ON (('US', 1), ('IN', 2))")
+    pairs = [("US", 1)] * 40 + [("IN", 2)] * 20 + [("US", 2)] * 20 + [(f"C{k % 5}", k % 3) for k in range(20)]
+    rows = [(i, country, tier) for i, (country, tier) in enumerate(pairs)]
+    spark.createDataFrame(rows, "id BIGINT, country STRING, tier INT").repartition(3).createOrReplaceTempView("ext_pairs_src")
+    spark.sql(f"INSERT INTO {table} PARTITION (ds='{DAYS[0]}') SELECT * FROM ext_pairs_src")
+    spark.catalog.dropTempView("ext_pairs_src")
+    ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
+    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+    for session in sessions:
+        session.catalog.refreshTable(table)
+    expected = {  # files read of the 3 groups: ('US', 1), ('IN', 2), the default
+        "country = 'US' AND tier = 1": 1,
+        "country = 'IN' AND tier = 2": 1,
+        "country = 'US' AND tier = 2": 1,  # not a skewed tuple: the default group only
+        "country = 'US'": 2,  # ('US', 1) and the default, where ('US', 2) rows are
+        "tier = 2": 2,  # ('IN', 2) and the default
+        "country IN ('US', 'IN') AND tier IN (1, 2)": 3,  # two skewed tuples and two that are not
+    }
+    for where, files in expected.items():
+        assert same_answer(sessions, f"SELECT * FROM {table} WHERE {where}")[:2] == (files, 3), where
