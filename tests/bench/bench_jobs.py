@@ -67,6 +67,10 @@ def driver_rss_bytes(pids: list[int]) -> int:
     return sum(resident_bytes(pid) for pid in pids)
 
 
+#: How often a job's live heap is read after a forced full collection (LiveHeap.sample).
+DEFAULT_HEAP_COLLECT_S = 5.0
+
+
 class LiveHeap:
     """The Spark JVM's heap as its garbage collections left it: per heap pool, what was in use after
     the pool's latest collection (MemoryPoolMXBean.getCollectionUsage), summed. Unlike RSS (a JVM
@@ -311,7 +315,7 @@ def _job_seconds(job: dict) -> float:
 
 
 def measure(
-    stack, n: int, rows: int, jobs: list[str], cache: str, profile: Profiler | None = None, heap_collect_s: float = 0.0
+    stack, n: int, rows: int, jobs: list[str], cache: str, profile: Profiler | None = None, heap_collect_s: float = DEFAULT_HEAP_COLLECT_S
 ) -> list[Measured]:
     from hmsproxy.clients.proxy import HmsProxyClient
 
@@ -381,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--heap-collect-s",
         type=float,
-        default=5.0,
-        help="force a full collection of the Spark JVM every S seconds during a job, to read its live heap (default 5; 0: only the JVM's own collections)",
+        default=DEFAULT_HEAP_COLLECT_S,
+        help=f"force a full collection of the Spark JVM every S seconds during a job, to read its live heap (default {DEFAULT_HEAP_COLLECT_S:g}; 0: only the JVM's own collections)",
     )
     args = parser.parse_args(argv)
     counts = sorted({int(x) for x in args.partitions.split(",") if x.strip()})
