@@ -235,12 +235,14 @@ def test_every_method_ends_as_on_the_metastore(fuzz_pair, caplog):
     assert not unexplained, "\n".join(unexplained[:40])
     assert not dropped, "through the proxy alone, dropped or hung: " + "\n".join(dropped[:40])
     assert not own, f"the proxy's own internal errors, through the proxy alone: {own}"
-    # The proxy still serves after everything it was fed.
-    client = _client("127.0.0.1", proxy.port)
-    try:
-        assert "fuzz_db" in client.get_all_databases()
-    finally:
-        client.close()
+    # The proxy still serves after everything it was fed, and so does the metastore it was compared
+    # with (else the comparison's end was against a dead one).
+    for host, port in (("127.0.0.1", proxy.port), (direct.host, direct.port)):
+        client = _client(host, port)
+        try:
+            assert "fuzz_db" in client.get_all_databases(), (host, port)
+        finally:
+            client.close()
     if ONLY is not None:
         return  # a replay of a few methods: the whole run's shape is not asked of it
     # The run reached every method's server side: most calls were not refused by the client's encoder.
