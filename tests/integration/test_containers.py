@@ -41,6 +41,7 @@ import thriftpy2.rpc
 
 from hmsproxy import __version__
 from hmsproxy.dev.ports import free_port
+from hmsproxy.jobs.spark_extension import JAR_DIR, jar_name, spark_line
 from hmsproxy.protocol import idl
 from tests.support.required import unavailable
 
@@ -210,8 +211,10 @@ def stack(engine, compose_cmd, full_image, proxy_image):
 CLI_CHECK = (
     "hmsproxy --version && id -u && hmsproxy check-config --config /etc/hmsproxy/hmsproxy.example.yml >/dev/null && echo CONFIG OK"
     " && python -c 'import hmsproxy.protocol._thriftwalk' && echo C WALKER"
-    " && (python -c 'import pyspark' 2>/dev/null && echo PYSPARK || echo NO PYSPARK)"
+    " && (python -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || echo NO PYSPARK)"
     " && (command -v java >/dev/null && echo JAVA || echo NO JAVA)"
+    " && (python -c 'from hmsproxy.jobs.spark_extension import index_extension_jar; print(index_extension_jar().name)' 2>/dev/null"
+    " || echo NO SPARK EXTENSION)"
 )
 
 
@@ -231,8 +234,13 @@ def test_images_build_and_run_the_cli(engine, stack, full_image, proxy_image):
         assert out.splitlines()[1] == UID, "the image runs as its non-root uid"
         assert "CONFIG OK" in out, out
         assert "C WALKER" in out.splitlines(), "the relay's C walker was built into the image"
-    assert "PYSPARK" in full.splitlines() and "JAVA" in full.splitlines(), full
+    assert "JAVA" in full.splitlines() and "NO PYSPARK" not in full, full
     assert "NO PYSPARK" in proxy and "NO JAVA" in proxy, proxy
+    # The Spark extension's jar for the image's Spark line ships in the image when this tree has it
+    # (`make install` builds it where mvn is; the image copies hmsproxy/ as package data).
+    image_spark = next(line for line in full.splitlines() if re.fullmatch(r"\d+\.\d+\.\d+\S*", line))  # pyspark's version
+    built = JAR_DIR / jar_name(spark_line(image_spark))
+    assert (built.name in full.splitlines()) == built.is_file(), (built, full)
     full_mb, proxy_mb = full_image.attrs["Size"] / 2**20, proxy_image.attrs["Size"] / 2**20
     print(f"image sizes: full {full_mb:.0f} MiB, proxy-only {proxy_mb:.0f} MiB")
     assert proxy_mb < full_mb - 300, "the proxy-only image carries neither pyspark nor Java"
