@@ -228,20 +228,25 @@ def skewed(spark, proxy, sessions):
     return skewed_table(spark, proxy, sessions, "PARQUET")
 
 
-def skewed_table(spark, proxy, sessions, stored: str) -> str:
+def lay_out(spark, proxy, table: str) -> None:
+    """`hmsproxy job skew-layout <table>` on this session, as the CLI runs it."""
     from io import StringIO
 
     from hmsproxy.jobs.cli import build_parser, run_job_command
     from hmsproxy.jobs.context import JobContext
 
+    ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
+    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+
+
+def skewed_table(spark, proxy, sessions, stored: str) -> str:
     spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
     table = f"index_ext.skewed_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, amount INT) PARTITIONED BY (ds STRING) STORED AS {stored}")
     sql(spark, f"ALTER TABLE {table} SKEWED BY (country) ON ('US', 'IN')")
     for ds in LAID_OUT_DAYS:
         insert_skewed_day(spark, table, ds)
-    ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
-    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+    lay_out(spark, proxy, table)
     insert_skewed_day(spark, table, DAYS[2])
     for session in sessions:
         session.catalog.refreshTable(table)
@@ -324,11 +329,6 @@ def test_orc_tables_read_only_what_the_index_and_the_layout_name(spark, proxy, s
 def test_a_skew_on_two_columns_keeps_the_groups_whose_values_agree(spark, proxy, sessions):
     """SKEWED BY (country, tier) ON (('US', 1), ('IN', 2)): a filter on both columns reads its tuple's
     group; on one of them (a prefix or not), every group that may agree plus the default group."""
-    from io import StringIO
-
-    from hmsproxy.jobs.cli import build_parser, run_job_command
-    from hmsproxy.jobs.context import JobContext
-
     spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
     table = f"index_ext.pairs_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {table} (id BIGINT, country STRING, tier INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
@@ -338,8 +338,7 @@ def test_a_skew_on_two_columns_keeps_the_groups_whose_values_agree(spark, proxy,
     spark.createDataFrame(rows, "id BIGINT, country STRING, tier INT").repartition(3).createOrReplaceTempView("ext_pairs_src")
     spark.sql(f"INSERT INTO {table} PARTITION (ds='{DAYS[0]}') SELECT * FROM ext_pairs_src")
     spark.catalog.dropTempView("ext_pairs_src")
-    ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
-    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+    lay_out(spark, proxy, table)
     for session in sessions:
         session.catalog.refreshTable(table)
     expected = {  # files read of the 3 groups: ('US', 1), ('IN', 2), the default
