@@ -33,6 +33,7 @@ from hmsproxy.files.s3_settings import CHECKSUM_ENV, S3Settings, s3_settings
 
 _lock = threading.Lock()
 _made: dict[tuple[str, str], Any] = {}
+_making: dict[tuple[str, str], threading.Lock] = {}
 #: How long a NameNode may take to accept a connection before its location is reported down.
 NAMENODE_CONNECT_TIMEOUT_S = 5.0
 #: How long the first call to a NameNode that accepted the connection may take (login included).
@@ -59,10 +60,17 @@ def filesystem(location: str) -> tuple[Any, str]:
     key = (where.kind, where.authority)
     with _lock:
         made = _made.get(key)
+        making = _making.setdefault(key, threading.Lock()) if made is None else None
     if made is None:
-        made = _s3(where, conf) if where.kind == "s3" else _hdfs(where, conf)
-        with _lock:
-            made = _made.setdefault(key, made)
+        # One maker per bucket or NameNode: threads that ask at once (a job's partitions) wait for
+        # the first one's file system instead of each making and checking their own.
+        with making:
+            with _lock:
+                made = _made.get(key)
+            if made is None:
+                made = _s3(where, conf) if where.kind == "s3" else _hdfs(where, conf)
+                with _lock:
+                    _made[key] = made
     return made, where.path
 
 
@@ -119,7 +127,11 @@ _env_lock = threading.Lock()
 
 
 def _s3(where: Place, conf: dict[str, str]) -> Any:
-    settings = s3_settings(where.authority, conf, dict(os.environ))
+    # Read under the lock: while another bucket's client is being made, the environment holds the
+    # checksum setting put there for it, which would read as the user's own choice.
+    with _env_lock:
+        environ = dict(os.environ)
+    settings = s3_settings(where.authority, conf, environ)
     _check_bucket(_new_s3(settings, attempts=1), where, settings)
     return _new_s3(settings, attempts=settings.attempts)
 

@@ -294,3 +294,57 @@ def test_a_listing_raced_by_another_writer_is_asked_again():
     assert gone.get_file_info(fs.FileSelector("/t/s", allow_not_found=True)) == []
     with pytest.raises(FileNotFoundError):
         gone.get_file_info(fs.FileSelector("/t/s"))
+
+
+def test_clients_made_at_once_for_two_buckets_each_get_the_checksum_setting(monkeypatch):
+    """The door sets AWS_REQUEST_CHECKSUM_CALCULATION only while a client is made. A second thread
+    that read the environment in that moment took it for the user's own choice, made its client
+    after the variable was gone, and every upload to s3proxy got a 400 (the README s3 tour's flake)."""
+    import threading
+    import time
+
+    from pyarrow import fs
+
+    from hmsproxy.files.s3_settings import CHECKSUM_ENV
+
+    seen: list[str | None] = []
+    made = threading.Event()
+
+    class Recorder:
+        def __init__(self, **_):
+            seen.append(filesystems.os.environ.get(CHECKSUM_ENV))
+            made.set()
+            time.sleep(0.2)  # a slow client start keeps the variable set while the other thread looks
+
+    monkeypatch.delenv(CHECKSUM_ENV, raising=False)
+    monkeypatch.setattr(fs, "S3FileSystem", Recorder)
+    monkeypatch.setattr(filesystems, "_check_bucket", lambda *_: None)
+    monkeypatch.setattr(filesystems, "_made", {})
+    monkeypatch.setattr(hadoop_conf, "_from_spark", {"fs.s3a.endpoint": "http://127.0.0.1:1"})
+
+    first = threading.Thread(target=filesystems.filesystem, args=("s3a://one/t",))
+    first.start()
+    assert made.wait(5)
+    filesystems.filesystem("s3a://two/t")
+    first.join(5)
+    assert seen == ["WHEN_REQUIRED"] * 4  # a checked client and a kept one per bucket
+    assert CHECKSUM_ENV not in filesystems.os.environ
+
+
+def test_threads_asking_for_one_bucket_at_once_share_one_client(monkeypatch):
+    import threading
+
+    from pyarrow import fs
+
+    made: list[object] = []
+    monkeypatch.setattr(fs, "S3FileSystem", lambda **_: made.append(object()) or made[-1])
+    monkeypatch.setattr(filesystems, "_check_bucket", lambda *_: __import__("time").sleep(0.1))
+    monkeypatch.setattr(filesystems, "_made", {})
+    monkeypatch.setattr(hadoop_conf, "_from_spark", {"fs.s3a.endpoint": "http://127.0.0.1:1"})
+    answers: list[object] = []
+    threads = [threading.Thread(target=lambda: answers.append(filesystems.filesystem("s3a://lake/t")[0])) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert len(made) == 2 and answers == [made[1]] * 6  # one checked, one kept, for all six
