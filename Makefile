@@ -67,7 +67,9 @@ test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql h
 	mkdir -p $(dir $(NEWEST_LOG)); base=$$(mktemp -d -t hmsproxy-spark-newest.XXXXXX); \
 		$(MAKE) --no-print-directory test-spark-newest NEWEST_BASETEMP=$$base > $(NEWEST_LOG) 2>&1 & newest=$$!; \
 		$(BIN)/python -m pytest -q -rs --durations=25 $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
-		wait $$newest || status=1; echo "--- the Spark $(SPARK_NEWEST) pass:"; cat $(NEWEST_LOG); exit $$status
+		if wait $$newest; then rm -rf "$$base"; else status=1; fi; \
+		echo "--- the Spark $(SPARK_NEWEST) pass:"; cat $(NEWEST_LOG); \
+		[ ! -d "$$base" ] || echo "its temporary files, kept as it failed: $$base"; exit $$status
 
 # The venv with hmsproxy installed, its C extension built with warnings as errors (setup.py): a build
 # that fails stops here, loudly, rather than leaving a proxy without its relay.
