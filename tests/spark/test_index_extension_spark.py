@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 import uuid
 from urllib.parse import urlparse
 
@@ -216,6 +218,88 @@ def test_a_rebuild_is_used_at_once(spark, sessions, events):
     assert files == holding(sessions[1], events, "user_id = 3") and "(4 of 4 partitions fresh)" in shown
 
 
+def test_a_partition_streamed_into_then_compacted_reads_right_at_every_moment(spark, proxy, sessions, monkeypatch):
+    """A streaming writer commits into an indexed partition while plain SQL reads it, then `compact`
+    rewrites it: every answer holds every row committed before the query (the new files make the day
+    stale: read whole), and while compact has written its files but not swapped them in, the index
+    still serves the old ones."""
+    from hmsproxy.jobs import compact
+    from hmsproxy.streaming import HiveEndPoint
+    from tests.spark.test_streaming_spark import commit_rows
+
+    indexed, plain = sessions
+    db, name = "index_ext", f"streamed_{uuid.uuid4().hex[:8]}"
+    table = f"{db}.{name}"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    base = [(u, "base", float(u), DAYS[0]) for u in range(20)]
+    spark.createDataFrame(base, "user_id BIGINT, action STRING, amount DOUBLE, ds STRING").repartition(
+        4, "user_id"
+    ).createOrReplaceTempView("ext_stream_src")
+    spark.sql(f"INSERT INTO {table} SELECT * FROM ext_stream_src")
+    spark.catalog.dropTempView("ext_stream_src")
+    sql(spark, f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT'")
+    query = f"SELECT amount FROM {table} WHERE user_id = 3 AND action = 'stream'"
+
+    def streamed_amounts(session) -> tuple[list[float], int, int, str]:
+        for each in sessions:
+            each.catalog.refreshTable(table)
+        rows, files, shown = run(session, query)
+        return [r[0] for r in rows], files, files_of(plain, table, DAYS[0]), shown
+
+    txns, done = 6, []  # done: transactions whose commit has returned
+
+    def write() -> None:
+        ep = HiveEndPoint(proxy.uri, db, name, [DAYS[0]])
+        for k in range(txns):  # user 3's row in each, with others: each commit is one new file
+            commit_rows(ep, [f"3,stream,{k}", f"{k + 10},stream,{k}"], columns=("user_id", "action", "amount"))
+            done.append(k)
+            time.sleep(0.3)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    deadline, seen = time.monotonic() + 120, 0
+    while writer.is_alive() and time.monotonic() < deadline:
+        committed = len(done)
+        amounts, files, _, shown = streamed_amounts(indexed)
+        # whole transactions in commit order, at least those committed before the query began
+        assert amounts == [float(k) for k in range(len(amounts))] and committed <= len(amounts) <= txns
+        if amounts:  # stale: read whole, the 4 files inserted and one per commit it saw
+            assert files == 4 + len(amounts) and "(0 of 1 partitions fresh)" in shown
+        seen += 1
+    writer.join(60)
+    assert not writer.is_alive() and len(done) == txns and seen >= 2
+    amounts, files, all_files, _ = streamed_amounts(indexed)
+    assert amounts == [float(k) for k in range(txns)] and files == all_files == 4 + txns
+
+    sql(spark, f"ALTER INDEX user_idx ON {table} REBUILD")
+    fresh = streamed_amounts(indexed)
+    assert fresh[0] == amounts and fresh[1] == txns + 1 and "(1 of 1 partitions fresh)" in fresh[3]  # user 3's base file and each commit's
+
+    written, release = threading.Event(), threading.Event()
+    real_write = compact.write_files
+
+    def write_then_hold(*args, **kwargs):
+        real_write(*args, **kwargs)
+        written.set()
+        assert release.wait(120)
+
+    monkeypatch.setattr(compact, "write_files", write_then_hold)
+    job = threading.Thread(target=run_job, args=(spark, proxy, "compact", table, "--files", "2"))
+    job.start()
+    try:
+        assert written.wait(180), "compact never wrote its files"
+        assert streamed_amounts(indexed)[:2] == (amounts, txns + 1)  # its files are beside, not swapped in: the index holds
+    finally:
+        release.set()
+        job.join(180)
+    assert not job.is_alive()
+    after = streamed_amounts(indexed)
+    assert after[0] == amounts and after[1] == after[2] == 2 and "(0 of 1 partitions fresh)" in after[3]
+    every_user = sorted([*range(20), *[3] * txns, *range(10, 10 + txns)])
+    assert [r[0] for r in run(plain, f"SELECT user_id FROM {table}")[0]] == every_user  # nothing lost or doubled
+
+
 # --- the skew layout (docs/skew.md): the groups `hmsproxy job skew-layout` wrote, pruned by plain SQL ---
 
 LAID_OUT_DAYS = DAYS[:2]  # laid out by the job; DAYS[2] is added afterwards, never laid out
@@ -230,13 +314,18 @@ def skewed(spark, proxy, sessions):
 
 def lay_out(spark, proxy, table: str) -> None:
     """`hmsproxy job skew-layout <table>` on this session, as the CLI runs it."""
+    run_job(spark, proxy, "skew-layout", table)
+
+
+def run_job(spark, proxy, *argv: str) -> None:
+    """`hmsproxy job <argv>` on this session, as the CLI runs it."""
     from io import StringIO
 
     from hmsproxy.jobs.cli import build_parser, run_job_command
     from hmsproxy.jobs.context import JobContext
 
     ctx = JobContext(proxy.uri, spark=spark, stdout=StringIO(), stderr=StringIO())
-    assert run_job_command(build_parser().parse_args(["skew-layout", table]), ctx) == 0, ctx.stderr.getvalue()
+    assert run_job_command(build_parser().parse_args(list(argv)), ctx) == 0, ctx.stderr.getvalue()
 
 
 def skewed_table(spark, proxy, sessions, stored: str) -> str:

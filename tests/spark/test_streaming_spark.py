@@ -188,9 +188,9 @@ def test_a_transactional_table_is_refused_with_the_reason(spark, proxy, stream_d
         HiveEndPoint(proxy.uri, stream_db, name).new_connection()
 
 
-def commit_rows(ep, rows: list[str], *, txns: int = 1) -> None:
+def commit_rows(ep, rows: list[str], *, txns: int = 1, columns: tuple[str, ...] = ("id", "msg")) -> None:
     with ep.new_connection(auto_create_partition=True) as conn:
-        batch = conn.fetch_transaction_batch(txns, DelimitedInputWriter(["id", "msg"], ",", ep))
+        batch = conn.fetch_transaction_batch(txns, DelimitedInputWriter(list(columns), ",", ep))
         for part in (rows[i::txns] for i in range(txns)):
             batch.begin_next_transaction()
             batch.write_many([r.encode() for r in part])
