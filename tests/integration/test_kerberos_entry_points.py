@@ -28,7 +28,15 @@ from hmsproxy.protocol.client import open_client
 from hmsproxy.testing.builders import parquet_table
 from tests.integration.test_cli import HMSPROXY
 from tests.integration.test_kerberos_clients import PROXY_PRINCIPAL, _lines, _uri, proxy_server  # noqa: F401 - fixture
-from tests.integration.test_kerberos_inbound import REPO, SPARK_TIMEOUT_S, audit_file, kerberized, realm  # noqa: F401 - fixtures
+from tests.integration.test_kerberos_inbound import (  # noqa: F401 - fixtures
+    REPO,
+    SPARK_TIMEOUT_S,
+    audit_file,
+    kerberized,
+    realm,
+    run_spark_job,
+    token_fetch,
+)
 
 
 def _principal(realm) -> str:  # noqa: F811
@@ -128,7 +136,10 @@ def test_hmsproxy_job_rebuilds_an_index_and_lookup_reads_it_as_the_ticket_says(p
     realm.kinit("alice", kerberos_env)
     table = f"kindex_{uuid.uuid4().hex[:8]}"
     rows = pa.table({"id": pa.array(range(20), pa.int64()), "msg": [f"m{i}" for i in range(20)]})
-    _create_table(proxy_server, realm, tmp_path, table, rows)
+    location = _create_table(proxy_server, realm, tmp_path, table, rows)
+    pq.write_table(
+        pa.table({"id": pa.array(range(20, 30), pa.int64()), "msg": [f"m{i}" for i in range(20, 30)]}), location / "part-1.parquet"
+    )
     with HmsProxyClient(_uri(proxy_server), sasl_principal=_principal(realm)) as client:
         client.execute(f"CREATE INDEX id_idx ON TABLE default.{table} (id) AS 'COMPACT' WITH DEFERRED REBUILD")
     since = _lines(audit_file)
@@ -148,6 +159,38 @@ def test_hmsproxy_job_rebuilds_an_index_and_lookup_reads_it_as_the_ticket_says(p
     assert "index id_idx" in found.stderr, found.stderr
     users, _ = _users_naming(audit_file, table, since)
     assert users == {"alice"}, users
+
+    # plain Spark SQL in a job's session: the Spark extension reads the index over its own Kerberized connection
+    since = _lines(audit_file)
+    args = ["-m", "tests.support.kerberos_job_session", _uri(proxy_server), _principal(realm), f"default.{table}"]
+    done = _run([sys.executable, *args], tmp_path, SPARK_TIMEOUT_S)
+    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    answer = json.loads(results[-1][len("RESULT ") :])
+    assert answer["plain_sql"] == answer["pruned"] == [[2, "m2"]], answer
+    assert answer["extension"] == ["hmsproxy index id_idx: 1 of 2 files"], answer
+    users, methods = _users_naming(audit_file, table, since)
+    assert "get_indexes" in methods and users == {"alice"}, (users, methods)
+
+    # and from a session with no Kerberos login, only a delegation token (a cluster's driver): DIGEST-MD5
+    token_file = tmp_path / "spark.token"
+    assert token_fetch(_uri(proxy_server), realm, token_file).returncode == 0
+    since = _lines(audit_file)
+    db = f"ktoken_{uuid.uuid4().hex[:8]}"
+    answer = run_spark_job(
+        realm,
+        tmp_path,
+        "tests.support.kerberos_spark_job",
+        _uri(proxy_server),
+        None,
+        str(tmp_path / "wh"),
+        db,
+        f"default.{table}",
+        token_file=token_file,
+    )
+    assert answer["indexed_rows"] == [[2, "m2"]] and answer["extension"] == ["hmsproxy index id_idx: 1 of 2 files"], answer
+    users, methods = _users_naming(audit_file, table, since)
+    assert "get_indexes" in methods and users == {"alice"}, (users, methods)
 
 
 def test_hmsproxy_job_and_lookup_without_a_ticket_are_refused_with_the_reason(proxy_server, realm, kerberos_env, tmp_path):  # noqa: F811
@@ -184,9 +227,10 @@ def test_a_jobs_spark_session_reads_through_the_kerberized_proxy_as_the_ticket_s
     results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
     answer = json.loads(results[-1][len("RESULT ") :])
-    assert answer["rows"] == [[1, "a"], [2, "b"]] and answer["pruned"] == [[2, "b"]], answer
+    assert answer["rows"] == [[1, "a"], [2, "b"]] and answer["pruned"] == answer["plain_sql"] == [[2, "b"]], answer
+    assert answer["extension"] == [], answer  # asked the proxy: no index on this table
     assert answer["remote_columns"], answer  # SHOW REMOTE DATABASES answered through the Kerberized port
     users, methods = _users_naming(audit_file, table, since)
-    assert "get_table" in methods, methods
+    assert {"get_table", "get_indexes"} <= methods, methods  # get_indexes: the Spark extension's Kerberized connection
     assert users == {"alice"}, users
     assert _users_naming(audit_file, "hmsproxy_execute_script", since)[0] == {"alice"}

@@ -154,7 +154,7 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     if (known != null && choose(known, wanted.keySet()) == null && !skewed) {
       return null; // asked a moment ago: no index for these columns, and no round trip to learn it again
     }
-    try (ProxyMetastore ms = new ProxyMetastore(uris, CONNECT_TIMEOUT_MS)) {
+    try (ProxyMetastore ms = new ProxyMetastore(uris, CONNECT_TIMEOUT_MS, session.sparkContext().hadoopConfiguration())) {
       if (!ms.isHmsProxy()) {
         if (NOT_PROXY_LOGGED.compareAndSet(false, true)) {
           LOG.info("hmsproxy: the metastore at {} is not a hmsproxy: the index extension does nothing", uris);
@@ -228,10 +228,7 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
     if (uris.isBlank()) {
       uris = hadoop.get("hive.metastore.uris", "");
     }
-    if (uris.isBlank() || hadoop.getBoolean("hive.metastore.sasl.enabled", false)) {
-      return null; // no Thrift metastore, or a Kerberized one (not in this version of the extension)
-    }
-    return uris.trim();
+    return uris.isBlank() ? null : uris.trim(); // blank: no Thrift metastore (Spark's embedded Derby)
   }
 
   /** The compact index with the most columns, every one of them given values (index_lookup.choose_index). */
