@@ -300,6 +300,62 @@ def test_a_partition_streamed_into_then_compacted_reads_right_at_every_moment(sp
     assert [r[0] for r in run(plain, f"SELECT user_id FROM {table}")[0]] == every_user  # nothing lost or doubled
 
 
+def test_a_kept_file_is_read_only_in_the_row_groups_the_index_names(spark, sessions):
+    """One file of 3,000 rows in many small row groups, the user ids spread so that the row groups'
+    statistics skip few (and no dictionary: off): Spark alone reads the groups its statistics
+    admit; with the extension the scan returns only the rows of the groups the index's `_offsets` name."""
+    import pyarrow.parquet as pq
+
+    indexed, plain = sessions
+    spark.sql("CREATE DATABASE IF NOT EXISTS index_ext")
+    table = f"index_ext.groups_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} (user_id BIGINT, action STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    writer = spark.newSession()
+    writer.conf.set("parquet.block.size", "4096")
+    writer.conf.set("parquet.enable.dictionary", "false")
+    rows = [(i * 7919 % 3000, f"a{i}", DAYS[0]) for i in range(3000)]
+    writer.createDataFrame(rows, "user_id BIGINT, action STRING, ds STRING").coalesce(1).createOrReplaceTempView("ext_groups_src")
+    writer.sql(f"INSERT INTO {table} SELECT * FROM ext_groups_src")
+    sql(spark, f"CREATE INDEX user_idx ON TABLE {table} (user_id) AS 'COMPACT'")
+    [path] = {urlparse(r[0]).path for r in plain.sql(f"SELECT input_file_name() FROM {table}").collect()}
+    footer = pq.ParquetFile(path)
+    groups = [footer.read_row_group(g, columns=["user_id"]).column(0).to_pylist() for g in range(footer.num_row_groups)]
+    assert len(groups) >= 8 and os.path.getsize(path) > 4 * 4096  # 4k splits below: several
+
+    for users in ([1500], [1500, 1234, 1777]):
+        assert_reads_only_the_named_groups(sessions, table, groups, users)
+    split = "spark.sql.files.maxPartitionBytes"
+    try:  # the file read as several splits, each keeping the wanted groups whose middle it holds
+        for session in sessions:
+            session.conf.set(split, "4k")
+        assert_reads_only_the_named_groups(sessions, table, groups, [1500, 1234, 1777])
+    finally:
+        for session in sessions:
+            session.conf.unset(split)
+
+
+def assert_reads_only_the_named_groups(sessions, table: str, groups: list[list[int]], users: list[int]) -> None:
+    indexed, plain = sessions
+    query = f"SELECT * FROM {table} WHERE user_id IN ({', '.join(map(str, users))})"
+    assert same_answer(sessions, query)[:2] == (1, 1)
+    holding = [g for g in groups if set(users) & set(g)]
+    admitted = [g for g in groups if any(min(g) <= u <= max(g) for u in users)]  # what statistics can't skip
+    assert scanned_rows(indexed, query) == sum(map(len, holding)) < 3000 // 4
+    assert scanned_rows(plain, query) == sum(map(len, admitted)) > 3000 * 3 // 4
+
+
+def scanned_rows(session, query: str) -> int:
+    """Rows the query's scans returned (Spark's numOutputRows of the scan nodes), before any filter."""
+    frame = session.sql(query)
+    frame.collect()
+    leaves = frame._jdf.queryExecution().executedPlan().collectLeaves()
+    return sum(
+        leaves.apply(i).metrics().apply("numOutputRows").value()
+        for i in range(leaves.size())
+        if leaves.apply(i).nodeName().startswith("Scan")
+    )
+
+
 # --- the skew layout (docs/skew.md): the groups `hmsproxy job skew-layout` wrote, pruned by plain SQL ---
 
 LAID_OUT_DAYS = DAYS[:2]  # laid out by the job; DAYS[2] is added afterwards, never laid out

@@ -3,6 +3,7 @@ package io.hmsproxy.spark;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
@@ -30,12 +31,20 @@ public final class HmsProxyIndexedFileIndex implements FileIndex {
   private final List<PartitionDirectory> partitions;
   private final StructType partitionSchema;
   private final String description;
+  private final Map<String, int[]> rowGroups;
 
-  HmsProxyIndexedFileIndex(List<Path> roots, List<PartitionDirectory> partitions, StructType partitionSchema, String description) {
+  HmsProxyIndexedFileIndex(
+      List<Path> roots, List<PartitionDirectory> partitions, StructType partitionSchema, String description, Map<String, int[]> rowGroups) {
     this.roots = Scala.seq(roots);
     this.partitions = partitions;
     this.partitionSchema = partitionSchema;
     this.description = description;
+    this.rowGroups = rowGroups;
+  }
+
+  /** Kept file (its path as listed) -> the row groups that may hold the wanted rows; a file not here is read whole. */
+  Map<String, int[]> rowGroups() {
+    return rowGroups;
   }
 
   /** What EXPLAIN says of the index's choice, e.g. "hmsproxy index user_idx: 2 of 12 files". */

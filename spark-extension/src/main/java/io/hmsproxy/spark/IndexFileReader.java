@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,9 +34,9 @@ import org.apache.parquet.schema.PrimitiveType;
 import org.apache.parquet.schema.Type;
 
 /**
- * The `_bucketname`s of a Parquet index file's rows for the wanted values, read in the driver with
- * parquet-hadoop: no Spark job (it cost more than the scan it saved). Only the indexed columns and
- * `_bucketname` are read, and only the row groups (and pages) whose statistics, dictionaries or
+ * The `_bucketname`s of a Parquet index file's rows for the wanted values, with their `_offsets` (the
+ * row groups of the base file holding them), read in the driver with parquet-hadoop: no Spark job
+ * (it cost more than the scan it saved). Only the indexed columns, `_bucketname` and `_offsets` are read, and only the row groups (and pages) whose statistics, dictionaries or
  * bloom filters admit the values: the index is sorted on its columns, so a point lookup reads one.
  * Footers and answers are cached in this JVM by file (path, size, modification time): a rebuild
  * writes new files, so a cached answer is never one of an older build.
@@ -46,16 +45,20 @@ final class IndexFileReader {
   private static final int CACHED_FOOTERS = 1024;
   private static final int CACHED_ANSWERS = 8192;
   private static final Map<String, ParquetMetadata> FOOTERS = lru(CACHED_FOOTERS);
-  private static final Map<String, List<String>> ANSWERS = lru(CACHED_ANSWERS);
+  private static final Map<String, Map<String, Set<Integer>>> ANSWERS = lru(CACHED_ANSWERS);
+  static final String OFFSETS_COLUMN = "_offsets";
 
   private IndexFileReader() {}
 
-  /** The buckets (base files) the index file's rows for `wanted` (column -> values, lower-case) name, in order, distinct. */
-  static List<String> buckets(FileStatus file, List<String> columns, Map<String, List<Object>> wanted, Configuration conf)
+  /**
+   * The buckets (base files) the index file's rows for `wanted` (column -> values, lower-case) name,
+   * in order, each with the row groups its rows give (empty: not known, the whole file).
+   */
+  static Map<String, Set<Integer>> buckets(FileStatus file, List<String> columns, Map<String, List<Object>> wanted, Configuration conf)
       throws IOException {
     String identity = file.getPath() + "\0" + file.getLen() + "\0" + file.getModificationTime();
     String key = identity + "\0" + question(columns, wanted);
-    List<String> known = ANSWERS.get(key);
+    Map<String, Set<Integer>> known = ANSWERS.get(key);
     if (known != null) {
       return known;
     }
@@ -67,12 +70,12 @@ final class IndexFileReader {
       }
       FOOTERS.put(identity, footer);
     }
-    List<String> found = read(file, footer, columns, wanted, conf);
+    Map<String, Set<Integer>> found = read(file, footer, columns, wanted, conf);
     ANSWERS.put(key, found);
     return found;
   }
 
-  private static List<String> read(
+  private static Map<String, Set<Integer>> read(
       FileStatus file, ParquetMetadata footer, List<String> columns, Map<String, List<Object>> wanted, Configuration conf)
       throws IOException {
     MessageType schema = footer.getFileMetaData().getSchema();
@@ -93,6 +96,10 @@ final class IndexFileReader {
       condition = condition == null ? term : FilterApi.and(condition, term);
     }
     projected.add(bucket);
+    Type offsets = byName.get(OFFSETS_COLUMN);
+    if (offsets != null) {
+      projected.add(offsets);
+    }
     MessageType projection = new MessageType(schema.getName(), projected);
     FilterCompat.Filter filter = FilterCompat.get(condition);
     ParquetReadOptions options =
@@ -104,7 +111,7 @@ final class IndexFileReader {
             .useColumnIndexFilter(true)
             .useRecordFilter(true)
             .build();
-    Set<String> found = new LinkedHashSet<>();
+    Map<String, Set<Integer>> found = new LinkedHashMap<>();
     try (ParquetFileReader reader =
         new ParquetFileReader(conf, file.getPath(), footer, options, HadoopInputFile.fromStatus(file, conf).newStream())) {
       reader.setRequestedSchema(projection);
@@ -115,12 +122,45 @@ final class IndexFileReader {
         for (long i = 0; i < pages.getRowCount(); i++) {
           Group row = records.read();
           if (row != null && !records.shouldSkipCurrentRecord()) {
-            found.add(row.getString(bucket.getName(), 0));
+            Set<Integer> groups = found.computeIfAbsent(row.getString(bucket.getName(), 0), b -> new TreeSet<>());
+            if (offsets == null || !positions(row, offsets.getName(), groups)) { // no positions: read the file whole
+              found.put(row.getString(bucket.getName(), 0), WHOLE);
+            }
           }
         }
       }
     }
-    return List.copyOf(found);
+    Map<String, Set<Integer>> answer = new LinkedHashMap<>();
+    found.forEach((b, groups) -> answer.put(b, groups == WHOLE ? Set.of() : Set.copyOf(groups)));
+    return Collections.unmodifiableMap(answer);
+  }
+
+  /** Marks a bucket read whole (one of its rows had no positions); never added to. */
+  private static final Set<Integer> WHOLE = Collections.unmodifiableSet(new TreeSet<>());
+
+  /**
+   * Adds the row's `_offsets` (an array of row-group positions, in Parquet's LIST shape: a group
+   * whose repeated group holds one element each) to `groups`; false when it has none to give.
+   */
+  private static boolean positions(Group row, String column, Set<Integer> groups) {
+    if (groups == WHOLE || row.getFieldRepetitionCount(column) == 0) {
+      return false;
+    }
+    Group list = row.getGroup(column, 0);
+    if (list.getType().getFieldCount() != 1 || list.getType().getType(0).isPrimitive()) {
+      return false;
+    }
+    String repeated = list.getType().getFieldName(0);
+    int count = list.getFieldRepetitionCount(repeated);
+    for (int i = 0; i < count; i++) {
+      Group entry = list.getGroup(repeated, i);
+      if (entry.getType().getFieldCount() != 1 || !entry.getType().getType(0).isPrimitive() || entry.getFieldRepetitionCount(0) == 0) {
+        return false; // a null position: no telling where the rows are
+      }
+      boolean wide = entry.getType().getType(0).asPrimitiveType().getPrimitiveTypeName() == PrimitiveType.PrimitiveTypeName.INT64;
+      groups.add(wide ? (int) entry.getLong(0, 0) : entry.getInteger(0, 0));
+    }
+    return count > 0;
   }
 
   /** `column IN (values)` typed as the file stores the column (how Spark writes BIGINT, INT, SMALLINT, TINYINT, BOOLEAN, STRING). */
@@ -161,7 +201,8 @@ final class IndexFileReader {
     return text.toString();
   }
 
-  private static <V> Map<String, V> lru(int size) {
+  /** A synchronized map keeping the `size` entries used last. */
+  static <V> Map<String, V> lru(int size) {
     return Collections.synchronizedMap(
         new LinkedHashMap<>(16, 0.75f, true) {
           @Override

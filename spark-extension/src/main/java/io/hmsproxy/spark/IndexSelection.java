@@ -77,14 +77,19 @@ final class IndexSelection {
     }
     Map<ScanPartition, String> coveredBy = state.coveredBy;
     List<ScanPartition> fresh = state.fresh;
-    Map<String, List<String>> named =
+    Map<String, Map<String, Set<Integer>>> named =
         meta.orc() ? namedFilesBySpark(fresh, coveredBy, state.indexFiles) : namedFiles(fresh, coveredBy, state.indexFiles);
     Map<ScanPartition, Set<String>> kept = new LinkedHashMap<>();
+    Map<ScanPartition, Map<String, Set<Integer>>> rowGroups = new LinkedHashMap<>();
     for (ScanPartition b : fresh) {
       IndexBuild build = state.builds.get(coveredBy.get(b));
-      kept.put(b, chosen(b.location(), named.getOrDefault(coveredBy.get(b), List.of()), build.base.size() == 1));
+      Map<String, Set<Integer>> files = chosen(b.location(), named.getOrDefault(coveredBy.get(b), Map.of()), build.base.size() == 1);
+      kept.put(b, Set.copyOf(files.keySet()));
+      Map<String, Set<Integer>> known = new HashMap<>(files);
+      known.values().removeIf(Set::isEmpty); // no positions known: the file is read whole
+      rowGroups.put(b, known);
     }
-    return new Pruning("index " + index.getIndexName(), "fresh", kept);
+    return new Pruning("index " + index.getIndexName(), "fresh", kept, rowGroups);
   }
 
   /** Which base partitions an index partition serves, as the index table is at `meta`'s locations. */
@@ -130,27 +135,44 @@ final class IndexSelection {
     return new Freshness(coveredBy, builds, indexFiles, fresh);
   }
 
-  /** index partition -> the base files its rows for the wanted values name: each fresh one's Parquet files read in the driver. */
-  private Map<String, List<String>> namedFiles(List<ScanPartition> fresh, Map<ScanPartition, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
+  /**
+   * index partition -> the base files its rows for the wanted values name, with their row groups:
+   * each fresh one's Parquet files read in the driver.
+   */
+  private Map<String, Map<String, Set<Integer>>> namedFiles(List<ScanPartition> fresh, Map<ScanPartition, String> coveredBy, Map<String, List<FileStatus>> indexFiles)
       throws IOException {
     List<String> columns = index.getSd().getCols().stream().map(c -> IndexedScanRule.lower(c.getName())).toList();
-    Map<String, List<String>> named = new HashMap<>();
+    Map<String, Map<String, Set<Integer>>> named = new HashMap<>();
     for (ScanPartition b : fresh) {
       String key = coveredBy.get(b);
       if (named.containsKey(key)) {
         continue; // an index partition covering several base partitions is read once
       }
-      List<String> buckets = new ArrayList<>();
+      Map<String, Set<Integer>> buckets = new LinkedHashMap<>();
       for (FileStatus f : indexFiles.get(key)) {
-        buckets.addAll(IndexFileReader.buckets(f, columns, wanted, conf));
+        IndexFileReader.buckets(f, columns, wanted, conf).forEach((bucket, groups) -> merge(buckets, bucket, groups));
       }
       named.put(key, buckets);
     }
     return named;
   }
 
-  /** The same for an ORC index table: one Spark job over every fresh index partition's files. */
-  private Map<String, List<String>> namedFilesBySpark(
+  /** A bucket named by several index files: the union of their row groups, or whole if one gives none. */
+  private static void merge(Map<String, Set<Integer>> buckets, String bucket, Set<Integer> groups) {
+    Set<Integer> known = buckets.get(bucket);
+    if (known == null) {
+      buckets.put(bucket, groups);
+    } else if (!known.isEmpty() && !groups.isEmpty()) {
+      Set<Integer> union = new java.util.TreeSet<>(known);
+      union.addAll(groups);
+      buckets.put(bucket, union);
+    } else {
+      buckets.put(bucket, Set.of());
+    }
+  }
+
+  /** The same for an ORC index table (files only, each read whole): one Spark job over every fresh index partition's files. */
+  private Map<String, Map<String, Set<Integer>>> namedFilesBySpark(
       List<ScanPartition> fresh, Map<ScanPartition, String> coveredBy, Map<String, List<FileStatus>> indexFiles) {
     Map<String, String> partitionOfFile = new HashMap<>();
     for (ScanPartition b : fresh) {
@@ -159,7 +181,7 @@ final class IndexSelection {
         partitionOfFile.put(f.getPath().toUri().getPath(), key);
       }
     }
-    Map<String, List<String>> named = new HashMap<>();
+    Map<String, Map<String, Set<Integer>>> named = new HashMap<>();
     if (partitionOfFile.isEmpty()) {
       return named;
     }
@@ -181,21 +203,25 @@ final class IndexSelection {
       if (key == null) {
         throw new IllegalStateException("an index row from a file the index partitions do not list: " + r.getString(0));
       }
-      named.computeIfAbsent(key, k -> new ArrayList<>()).add(r.getString(1));
+      named.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(r.getString(1), Set.of());
     }
     return named;
   }
 
-  /** The names of the base partition's files its index rows name (index_lookup._IndexSide.listed_files). */
-  private static Set<String> chosen(String location, List<String> buckets, boolean onlyOneBase) {
-    Set<String> names = new HashSet<>();
-    for (String bucket : buckets) {
-      int slash = bucket.lastIndexOf('/');
-      String parent = slash >= 0 ? bucket.substring(0, slash) : "";
-      if (onlyOneBase || sameDir(parent, location)) {
-        names.add(bucket.substring(slash + 1));
-      }
-    }
+  /**
+   * The names of the base partition's files its index rows name (index_lookup._IndexSide.listed_files),
+   * each with its row groups (empty: the whole file).
+   */
+  private static Map<String, Set<Integer>> chosen(String location, Map<String, Set<Integer>> buckets, boolean onlyOneBase) {
+    Map<String, Set<Integer>> names = new HashMap<>();
+    buckets.forEach(
+        (bucket, groups) -> {
+          int slash = bucket.lastIndexOf('/');
+          String parent = slash >= 0 ? bucket.substring(0, slash) : "";
+          if (onlyOneBase || sameDir(parent, location)) {
+            names.put(bucket.substring(slash + 1), groups);
+          }
+        });
     return names;
   }
 

@@ -1,5 +1,7 @@
 package io.hmsproxy.spark;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.spark.sql.execution.datasources.FileFormat;
 import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
@@ -18,10 +20,13 @@ final class IndexedFormats {
     return format.getClass() == ParquetFileFormat.class || format.getClass() == OrcFileFormat.class;
   }
 
-  /** `format`'s reader, shown in EXPLAIN with `description`; `format` is narrowable. */
-  static FileFormat describing(FileFormat format, String description) {
+  /**
+   * `format`'s reader, shown in EXPLAIN with `description`; `format` is narrowable. Parquet's reads
+   * only the given row groups of the files in `rowGroups` (ORC's reads kept files whole).
+   */
+  static FileFormat describing(FileFormat format, String description, Map<String, int[]> rowGroups) {
     return format.getClass() == OrcFileFormat.class
         ? new HmsProxyIndexedOrcFormat(description)
-        : new HmsProxyIndexedParquetFormat(description);
+        : new HmsProxyIndexedParquetFormat(description, new HashMap<>(rowGroups));
   }
 }

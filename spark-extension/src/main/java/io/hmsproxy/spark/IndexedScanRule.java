@@ -191,7 +191,7 @@ final class IndexedScanRule extends Rule<LogicalPlan> {
               fs.partitionSchema(),
               fs.dataSchema(),
               fs.bucketSpec(),
-              IndexedFormats.describing(fs.fileFormat(), files.description()),
+              IndexedFormats.describing(fs.fileFormat(), files.description(), files.rowGroups()),
               fs.options(),
               fs.sparkSession());
       LOG.info("hmsproxy: {} reads {}", table.identifier(), files.description());

@@ -1,8 +1,11 @@
 package io.hmsproxy.spark;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
@@ -15,12 +18,14 @@ import org.apache.spark.sql.types.StructType;
  * less those a source vouching for the partition leaves out. Where several vouch (an index and a
  * skew layout), a file is read only if every one keeps it: each keeps every file that may hold a
  * row matching its part of the filter, so a row matching the whole filter is in a file all keep.
+ * Likewise for the row groups of a kept file, where a source knows them (an index's `_offsets`).
  */
 final class PrunedFiles {
   private PrunedFiles() {}
 
   static HmsProxyIndexedFileIndex fileIndex(List<ScanPartition> partitions, List<Pruning> prunings, StructType partitionSchema) {
     List<PartitionDirectory> directories = new ArrayList<>();
+    Map<String, int[]> rowGroups = new HashMap<>();
     List<Path> roots = new ArrayList<>();
     int total = 0;
     int kept = 0;
@@ -35,6 +40,12 @@ final class PrunedFiles {
         }
       }
       kept += files.size();
+      for (FileStatus f : files) {
+        int[] groups = rowGroupsOf(p, f.getPath().getName(), prunings);
+        if (groups != null) {
+          rowGroups.put(f.getPath().toString(), groups);
+        }
+      }
       if (!files.isEmpty()) {
         List<FileStatusWithMetadata> withMetadata = new ArrayList<>();
         for (FileStatus f : files) {
@@ -43,7 +54,20 @@ final class PrunedFiles {
         directories.add(new PartitionDirectory(p.values(), Scala.seq(withMetadata)));
       }
     }
-    return new HmsProxyIndexedFileIndex(roots, directories, partitionSchema, description(prunings, partitions.size(), kept, total));
+    return new HmsProxyIndexedFileIndex(roots, directories, partitionSchema, description(prunings, partitions.size(), kept, total), rowGroups);
+  }
+
+  /** The row groups of a kept file every source that knows them keeps (sorted), or null: read it whole. */
+  private static int[] rowGroupsOf(ScanPartition p, String name, List<Pruning> prunings) {
+    Set<Integer> groups = null;
+    for (Pruning pruning : prunings) {
+      Set<Integer> known = pruning.rowGroups().getOrDefault(p, Map.of()).get(name);
+      if (known != null) {
+        groups = groups == null ? new TreeSet<>(known) : groups;
+        groups.retainAll(known);
+      }
+    }
+    return groups == null ? null : groups.stream().mapToInt(Integer::intValue).toArray();
   }
 
   /**
