@@ -89,6 +89,15 @@ def _create_table(server, realm, tmp_path, name: str, rows: pa.Table | None = No
     return location
 
 
+def _job_session(server, realm, table: str, tmp_path: Path) -> dict:  # noqa: F811
+    """tests/support/kerberos_job_session.py's answer for `table`, in its own process, as the ticket cache says."""
+    args = ["-m", "tests.support.kerberos_job_session", _uri(server), _principal(realm), table]
+    done = _run([sys.executable, *args], tmp_path, SPARK_TIMEOUT_S)
+    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    return json.loads(results[-1][len("RESULT ") :])
+
+
 def _rows(location: Path) -> list[tuple]:
     files = [p for p in location.rglob("*.parquet") if not any(part.startswith(("_", ".")) for part in p.relative_to(location).parts)]
     return sorted((r["id"], r["msg"]) for f in files for r in pq.read_table(f).to_pylist())
@@ -162,11 +171,7 @@ def test_hmsproxy_job_rebuilds_an_index_and_lookup_reads_it_as_the_ticket_says(p
 
     # plain Spark SQL in a job's session: the Spark extension reads the index over its own Kerberized connection
     since = _lines(audit_file)
-    args = ["-m", "tests.support.kerberos_job_session", _uri(proxy_server), _principal(realm), f"default.{table}"]
-    done = _run([sys.executable, *args], tmp_path, SPARK_TIMEOUT_S)
-    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    answer = json.loads(results[-1][len("RESULT ") :])
+    answer = _job_session(proxy_server, realm, f"default.{table}", tmp_path)
     assert answer["plain_sql"] == answer["pruned"] == [[2, "m2"]], answer
     assert answer["extension"] == ["hmsproxy index id_idx: 1 of 2 files"], answer
     users, methods = _users_naming(audit_file, table, since)
@@ -222,11 +227,7 @@ def test_a_jobs_spark_session_reads_through_the_kerberized_proxy_as_the_ticket_s
     rows = pa.table({"id": pa.array([1, 2], pa.int64()), "msg": ["a", "b"]})
     _create_table(proxy_server, realm, tmp_path, table, rows)
     since = _lines(audit_file)
-    args = ["-m", "tests.support.kerberos_job_session", _uri(proxy_server), _principal(realm), f"default.{table}"]
-    done = _run([sys.executable, *args], tmp_path, SPARK_TIMEOUT_S)
-    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and results, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    answer = json.loads(results[-1][len("RESULT ") :])
+    answer = _job_session(proxy_server, realm, f"default.{table}", tmp_path)
     assert answer["rows"] == [[1, "a"], [2, "b"]] and answer["pruned"] == answer["plain_sql"] == [[2, "b"]], answer
     assert answer["extension"] == [], answer  # asked the proxy: no index on this table
     assert answer["remote_columns"], answer  # SHOW REMOTE DATABASES answered through the Kerberized port
