@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: up install test test-spark-newest test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-connections bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
+.PHONY: up install test test-spark-newest test-beside test-unit fuzz soak lint sanitize kerberos bench bench-sql bench-hotpath bench-connections bench-relay bench-limits bench-skew bench-dependent bench-index bench-stream bench-storage bench-hedge bench-kerberos bench-iceberg bench-notifications bench-jobs check-config clean sshd postgresql haproxy hive-jars docker
 
 # The test extra's gssapi binding builds against libkrb5-dev: `kerberos` comes first (order only).
 # pyspark 4.0 through 4.3 are supported (pyproject.toml): the suite's venv holds the oldest, and a
@@ -20,11 +20,13 @@ EXTENSION_SOURCES := setup.py hmsproxy/protocol/_thriftwalk.c hmsproxy/protocol/
 SPARK_SCENARIOS := tests/spark/test_federation_spark.py tests/spark/test_index_rebuild_spark.py \
 	tests/spark/test_spark_connect_spark.py tests/spark/test_index_extension_spark.py
 NEWEST_ONLY := tests/spark/test_jobs_on_cluster_spark.py
-# In `make test` the newest pass runs beside the main pass (the suite waits on JVMs and metastores far
-# more than on 2 cores): its output goes to a log printed after the main pass's, and its temp files to
-# a base of its own (a fresh /tmp dir), so the two pytest sessions never clean up each other's
-# numbered temp dirs.
-NEWEST_LOG := .state/test-spark-newest.log
+# In `make test` the newest pass, then the README's tours (each on a `dev up` stack of its own, sharing
+# no server with the rest: BESIDE_MAIN), run beside the main pass (the suite waits on JVMs and
+# metastores far more than on 2 cores): their output goes to a log printed after the main pass's, and
+# their temp files to a base of their own (a fresh /tmp dir), so the pytest sessions never clean up
+# each other's numbered temp dirs.
+BESIDE_MAIN := tests/integration/test_readme_examples.py
+BESIDE_LOG := .state/test-beside.log
 
 # hmsproxy's Spark session extension (spark-extension/, docs/indexes.md): one jar per Spark line, compiled
 # with Maven against the jars of that venv's pyspark into hmsproxy/jars/. Without mvn it is not built:
@@ -53,6 +55,14 @@ $(NEWEST_VENV)/bin/.installed: pyproject.toml $(EXTENSION_SOURCES) $(SPARK_EXTEN
 test-spark-newest: $(NEWEST_VENV)/bin/.installed
 	$(NEWEST_VENV)/bin/python -m pytest -q -rs --durations=10 $(NEWEST_BASETEMP:%=--basetemp=%) $(SPARK_SCENARIOS) $(NEWEST_ONLY)
 
+# What `make test` runs beside its main pass, one after the other (either failing fails it);
+# BESIDE_BASETEMP: an existing directory for their temp files.
+test-beside: $(BIN)/.installed $(NEWEST_VENV)/bin/.installed
+	status=0; \
+		$(MAKE) --no-print-directory test-spark-newest $(BESIDE_BASETEMP:%=NEWEST_BASETEMP=%/newest) || status=1; \
+		$(BIN)/python -m pytest -q -rs --durations=5 $(BESIDE_BASETEMP:%=--basetemp=%/main) $(BESIDE_MAIN) || status=1; \
+		exit $$status
+
 # The operations endpoint (/metrics, /healthz, /readyz) on a port kept in .state/dev/ports.json, printed
 # at start; ARGS adds options of `hmsproxy dev up` (ARGS="--port 9183").
 up: $(BIN)/.installed
@@ -63,13 +73,14 @@ up: $(BIN)/.installed
 test: kerberos $(BIN)/.installed $(NEWEST_VENV)/bin/.installed sshd postgresql haproxy hive-jars docker lint
 	@deploy/local/engine.sh start && deploy/local/images.sh || \
 		echo "warning: no Docker engine or local images; the container tests will skip (and fail with CI=true)"
-	@echo "the Spark $(SPARK_NEWEST) pass runs beside the main one; its output follows the main pass's ($(NEWEST_LOG))"
-	mkdir -p $(dir $(NEWEST_LOG)); base=$$(mktemp -d -t hmsproxy-spark-newest.XXXXXX); \
-		$(MAKE) --no-print-directory test-spark-newest NEWEST_BASETEMP=$$base > $(NEWEST_LOG) 2>&1 & newest=$$!; \
-		$(BIN)/python -m pytest -q -rs --durations=25 $(NEWEST_ONLY:%=--ignore=%); status=$$?; deploy/local/engine.sh stop; \
-		if wait $$newest; then rm -rf "$$base"; else status=1; fi; \
-		echo "--- the Spark $(SPARK_NEWEST) pass:"; cat $(NEWEST_LOG); \
-		[ ! -d "$$base" ] || echo "its temporary files, kept as it failed: $$base"; exit $$status
+	@echo "beside the main pass: the Spark $(SPARK_NEWEST) pass, then the README's tours; their output follows the main pass's ($(BESIDE_LOG))"
+	mkdir -p $(dir $(BESIDE_LOG)); base=$$(mktemp -d -t hmsproxy-beside.XXXXXX); \
+		$(MAKE) --no-print-directory test-beside BESIDE_BASETEMP=$$base > $(BESIDE_LOG) 2>&1 & beside=$$!; \
+		$(BIN)/python -m pytest -q -rs --durations=25 $(NEWEST_ONLY:%=--ignore=%) $(BESIDE_MAIN:%=--ignore=%); status=$$?; \
+		deploy/local/engine.sh stop; \
+		if wait $$beside; then rm -rf "$$base"; else status=1; fi; \
+		echo "--- beside it:"; cat $(BESIDE_LOG); \
+		[ ! -d "$$base" ] || echo "their temporary files, kept as they failed: $$base"; exit $$status
 
 # The venv with hmsproxy installed, its C extension built with warnings as errors (setup.py): a build
 # that fails stops here, loudly, rather than leaving a proxy without its relay.
