@@ -282,6 +282,16 @@ def paths(spark, uri: str, user_id: int, metrics: SparkInput, with_index: bool, 
     return found
 
 
+def extension_jar() -> tuple[str, ...]:
+    """The Spark extension's jar for this pyspark, where it is built."""
+    from hmsproxy.jobs.spark_extension import index_extension_jar
+
+    try:
+        return (str(index_extension_jar()),)
+    except FileNotFoundError:
+        return ()
+
+
 @dataclasses.dataclass
 class Planning:
     """Seconds to plan (analyse and optimise, no job) a point query, medians of ``rounds`` each."""
@@ -457,7 +467,7 @@ def store_for(name: str) -> Iterator[Store]:
         (tmp / SITE_FILES[0]).write_text(site_xml(s3a))
         os.environ["HADOOP_CONF_DIR"] = str(tmp)  # the proxy's and lookup's storage door read it
         filesystems.forget()
-        jars = tuple(str(j) for j in storage_jars.s3a_jars())
+        jars = tuple(str(j) for j in storage_jars.s3a_jars()) + extension_jar()  # this spark.jars replaces the one make_spark set
         yield Store(
             "s3",
             f"s3a://{bucket}/warehouse/{DB}.db",
