@@ -32,7 +32,7 @@ class AnsweredHits:
             del self.pending[: len(taken)]
         for spec, session, shortcut, seconds, mtype, body in taken:
             call = Call(session, spec, None, shortcut.router)
-            call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+            call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.plan.metastore.name
             if body is not None:
                 call.outcome, call.error = outcome(spec.result_cls, mtype, body)
             call.elapsed_s = seconds

@@ -19,7 +19,8 @@ of these four ways that applies, in this order; the code below reads in the same
    - the connection the first relay used is gone (the full path opens one: set_ugi, version).
 2. **Relay** (`FastPath.relay`; the copying is protocol/relay.py): after routing, the checks and
    the features' verdicts, the metastore's answer is copied to the client undecoded. Declined
-   (`relay_plan` says why, the reasons below in the order asked) when
+   (`FastPath.plan` makes the call's Plan, pipeline/plan.py: decoded, with the reason, the reasons
+   below in the order asked) when
    - the build has no C walker, `server.relay` is off, the transport is framed, or there is no
      reply sink;
    - the call is one-way, a feature routed it, or the route renames the database (a Hive 3
@@ -45,12 +46,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hmsproxy.pipeline.plan import MethodPlan, Plan, decoded, method_plan, relayed
 from hmsproxy.pipeline.shortcuts import Shortcuts, is_read, shortcut_key
 from hmsproxy.protocol.framing import WALKER_IN_C
 from hmsproxy.protocol.relay import AS_BYTES, RelayPlan, outcome
-from hmsproxy.routing.default_catalog import catalog_fill, without_default_catalog
+from hmsproxy.routing.default_catalog import without_default_catalog
+from hmsproxy.routing.methods import METHOD_SPECS
 from hmsproxy.routing.rewrite import rewrite_struct
-from hmsproxy.routing.visibility import has_table_lists
 from hmsproxy.upstream.translations import TRANSLATIONS
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
 #: What Handler.dispatch returns for a relayed call: the answer has been sent already.
 RELAYED = object()
 
-# Why step 2 declines a call (`relay_plan`'s answer instead of a plan), in the order asked.
+# Why step 2 declines a call (a decoded Plan's `declined`), in the order asked.
 NO_WALKER = "no C walker in this build"
 RELAY_OFF = "server.relay is off"
 FRAMED = "the framed transport"
@@ -85,12 +87,14 @@ class FastPath:
         self.features = features
         #: Relay decisions reused for repeated reads.
         self.shortcuts = Shortcuts()
-        #: method -> whether its relay decisions may be remembered (`_rememberable`, once per method).
-        self._rememberable: dict[str, bool] = {}
+        #: method -> its MethodPlan (plan.py) under the current config and features, made for every
+        #: method at once (features_changed), so that no call works one out.
+        self.method_plans: dict[str, MethodPlan] = {}
+        self.features_changed()
 
     def features_changed(self) -> None:
-        """Features were added: which methods' decisions may be remembered is asked again."""
-        self._rememberable.clear()
+        """Features or the config changed: every method's plan is made again."""
+        self.method_plans = {name: method_plan(spec, self._may_remember(spec)) for name, spec in METHOD_SPECS.items()}
 
     # -- 1. shortcut ---------------------------------------------------------------------------
 
@@ -100,15 +104,10 @@ class FastPath:
         takes this path: it is kept short."""
         if call.replay is not None:  # the hit loop sent it already (downstream/hits.py)
             return RELAYED if self._again(call, *call.replay) else None
-        if call.message is None or call.reply_sink is None:
+        if call.message is None or call.reply_sink is None or not self.method_plans[call.spec.name].rememberable:
             return None
-        rememberable = self._rememberable.get(call.spec.name)
-        if rememberable is None:
-            rememberable = self._rememberable[call.spec.name] = self._may_remember(call.spec)
-        if not rememberable:
-            return None
-        session, shortcuts = call.session, self.shortcuts
-        key = shortcut_key(call.message, session.caller)
+        shortcuts = self.shortcuts
+        key = shortcut_key(call.message, call.session.caller)
         if key is None:
             return None
         shortcut = shortcuts.find(key, call.router)
@@ -118,11 +117,13 @@ class FastPath:
 
     @staticmethod
     def _again(call: Call, shortcut, exchanged=None) -> bool:
-        """Relayed again as the client sent it, unless its connection is gone (then the full path
-        goes on). `exchanged`: the hit loop's round trip of it, to finish (Call.replay)."""
-        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, shortcut.metastore.name
+        """The remembered Plan executed again: relayed as the client sent it, unless its connection is
+        gone (then the full path goes on). `exchanged`: the hit loop's round trip of it, to finish
+        (Call.replay)."""
+        plan = shortcut.plan
+        call.client_db, call.table, call.backend = shortcut.client_db, shortcut.table, plan.metastore.name
         relayed = call.session.relay_again(
-            shortcut.metastore, call.spec.name, call.message.data, call.reply_sink, shortcut.catalog_field, exchanged
+            plan.metastore, call.spec.name, call.message.data, call.reply_sink, plan.relay.catalog_field, exchanged
         )
         if relayed is None:
             return False
@@ -137,26 +138,37 @@ class FastPath:
 
     # -- 2. relay --------------------------------------------------------------------------------
 
-    def relay(self, call: Call, remember, *, routed_by_feature: bool) -> bool:
-        """Step 2, once the call is routed and the features have let it through: whether its answer
-        was relayed. `remember`: what step 1 returned (the decision is kept for the next like it)."""
-        plan = self.relay_plan(call, routed_by_feature=routed_by_feature)
-        if plan.__class__ is str:  # declined: the reason
-            return False
-        session, spec = call.session, call.spec
-        if plan.drops_catalog:  # "@hive#db" is plain "db" to a Hive 2.3 metastore, as on the full path
+    def relay(self, call: Call, plan: Plan, remember) -> None:
+        """Step 2: execute a relay `plan` (plan.relay is set). `remember`: what step 1 returned (the
+        plan is kept for the next call like it)."""
+        spec, how = call.spec, plan.relay
+        if how.drops_catalog:  # "@hive#db" is plain "db" to a Hive 2.3 metastore, as on the full path
             rewrite_struct(call.args, without_default_catalog)
-            remember = None
-        relayed = session.relay(call.route.metastore, spec.name, call.args, call.reply_sink, plan.catalog_field)
+        relayed = call.session.relay(plan.metastore, spec.name, call.args, call.reply_sink, how.catalog_field)
         call.relayed_outcome = outcome(spec.result_cls, *relayed)
-        if remember is not None:
+        if remember is not None and not how.drops_catalog:  # the shortcut sends the client's bytes
             key, generation = remember
-            self.shortcuts.remember(key, call, plan.catalog_field, generation)
-        return True
+            self.shortcuts.remember(key, call, plan, generation)
 
-    def relay_plan(self, call: Call, *, routed_by_feature: bool) -> RelayPlan | str:
-        """How to relay this call's answer, or why it is not relayed (the module doc's step 2)."""
-        spec, route, server = call.spec, call.route, call.router.config.server
+    def plan(self, call: Call, method: MethodPlan, remember, *, routed_by_feature: bool) -> Plan:
+        """The call's Plan, once it is routed and the features have let it through: relayed (how), or
+        decoded (why not: the module doc's step 2, the reasons in the order asked)."""
+        route = call.route
+        metastore = route.metastore
+        declined = self._declined(call, method, routed_by_feature)
+        if declined is not None:
+            return decoded(metastore, declined)
+        fill = method.catalog_fill
+        if (fill is None and route.catalog is None) or call.session.knows_catalogs(metastore):
+            how = AS_BYTES
+        else:  # the catalog inserted into each Database, Table and Partition for a metastore older than Hive 3
+            how = RelayPlan(catalog_field=fill, drops_catalog=route.catalog is not None)
+        if any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", method.spec)):
+            return decoded(metastore, NEEDS_RESULT)
+        return relayed(metastore, how, remembered=remember is not None and not how.drops_catalog)
+
+    def _declined(self, call: Call, method: MethodPlan, routed_by_feature: bool) -> str | None:
+        spec, route, server = method.spec, call.route, call.router.config.server
         if not WALKER_IN_C:
             return NO_WALKER
         if not server.relay:
@@ -169,28 +181,15 @@ class FastPath:
             return ONE_WAY
         if routed_by_feature:
             return ROUTED_BY_FEATURE
-        if route is None or not route.naming.identity:
+        if not route.naming.identity:
             return RENAMED
-        if call.client_db and has_table_lists(spec) and route.naming.hides_tables(route.backend_db):
+        if call.client_db and method.lists_tables and route.naming.hides_tables(route.backend_db):
             return TABLES_TO_FILTER
-        name = route.metastore.name
-        if name in self.backends.caches:
+        metastore = route.metastore
+        if metastore.name in self.backends.caches:
             return CACHED
-        if route.metastore.hedge is not None and self.backends.hedging.applies(route.metastore, spec.name, spec.reads):
+        if metastore.hedge is not None and self.backends.hedging.applies(metastore, spec.name, spec.reads):
             return HEDGED
-        if spec.name in TRANSLATIONS and spec.name not in self.backends.state(name).present_methods:
+        if spec.name in TRANSLATIONS and spec.name not in self.backends.state(metastore.name).present_methods:
             return MAY_TRANSLATE  # the full path translates it (and learns whether the metastore has it)
-        plan = _plan(call)
-        if any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", spec)):
-            return NEEDS_RESULT
-        return plan
-
-
-def _plan(call: Call) -> RelayPlan:
-    """As bytes, or with the catalog inserted into each Database, Table and Partition for a metastore
-    older than Hive 3 (relay.py), wherever the answer holds them."""
-    route = call.route
-    fill = catalog_fill(call.spec.success_type)
-    if (fill is None and route.catalog is None) or call.session.knows_catalogs(route.metastore):
-        return AS_BYTES
-    return RelayPlan(catalog_field=fill, drops_catalog=route.catalog is not None)
+        return None

@@ -43,6 +43,7 @@ from hmsproxy.pipeline.errors import (
 from hmsproxy.pipeline.fanout import FanOut, FanOutCalls, FanOutFailed
 from hmsproxy.pipeline.fastpath import RELAYED, FastPath
 from hmsproxy.pipeline.internal_client import InternalClient
+from hmsproxy.pipeline.plan import MethodPlan
 from hmsproxy.pipeline.platform import Feature, FeatureRegistry, Platform
 from hmsproxy.pipeline.shortcuts import changes_nothing
 from hmsproxy.protocol import idl
@@ -50,10 +51,10 @@ from hmsproxy.protocol.framing import Message
 from hmsproxy.protocol.relay import RelayBroken
 from hmsproxy.protocol.required import missing_argument, unset_required
 from hmsproxy.routing.default_catalog import fill_default_catalog, without_default_catalog
-from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, locate, other_databases
+from hmsproxy.routing.methods import METHOD_SPECS, Kind, MethodSpec, other_databases
 from hmsproxy.routing.rewrite import rewrite_struct, rewrite_value
 from hmsproxy.routing.router import DatabaseDirectory, Route, Router, UnknownDatabase
-from hmsproxy.routing.visibility import filter_tables, has_table_lists
+from hmsproxy.routing.visibility import filter_tables
 from hmsproxy.upstream.backends import Backends
 from hmsproxy.upstream.cache.metadata import cache_summary
 from hmsproxy.upstream.session import Session
@@ -250,9 +251,9 @@ class Handler:
             for hook in self.features.hooks("on_response", spec):  # e.g. the catalog adds virtual databases
                 hook(call, result)
             return result
+        method = fastpath.method_plans[spec.name]
         if spec.kind is Kind.ROUTED:
-            call.client_db = locate(call.args, spec.db)
-            call.table = locate(call.args, spec.table) if spec.table else None
+            call.client_db, call.table = spec.named(call.args)
         answer = self._run("on_request", call)
         if answer is not None:
             call.backend = call.backend or "hmsproxy"
@@ -260,17 +261,22 @@ class Handler:
         routed_by_feature = call.route is not None
         if call.route is None:
             call.route = router.route(call.client_db) if call.client_db else router.route_primary()
-        call.backend = call.route.metastore.name
+        route = call.route
+        call.backend = route.metastore.name
         if call.client_db:
-            self._check_same_metastore(spec, router, call.route, call.args)
-            self._check_table_visible(spec, call.route, call.table)
+            if method.several_databases:
+                self._check_same_metastore(spec, router, route, call.args)
+            if method.checks_table and call.table and route.naming.hides_any_tables:
+                self._check_table_visible(route, call.table)
         answer = self._run("on_routed", call)
         if answer is not None:
             return answer
         try:
-            if fastpath.relay(call, remember, routed_by_feature=routed_by_feature):  # 2. the relay
+            plan = fastpath.plan(call, method, remember, routed_by_feature=routed_by_feature)
+            if plan.relay is not None:  # 2. the relay
+                fastpath.relay(call, plan, remember)
                 return RELAYED
-            result = self._forward(call.session, spec, call.route, call.args)  # 3. the metadata cache (Session.call), else 4.
+            result = self._forward(call.session, method, call.route, call.args)  # 3. the metadata cache (Session.call), else 4.
         except BackendUnavailable as e:  # nothing reached the client yet: a feature may answer instead
             for hook in self.features.hooks("on_unavailable", spec):
                 answer = hook(call, e)
@@ -278,31 +284,31 @@ class Handler:
                     return answer
             raise
         in_client_names(call, result)  # a declared exception's message, in the names the client used
-        if call.client_db and has_table_lists(spec) and result.success is not None:
+        if call.client_db and method.lists_tables and result.success is not None:
             result.success = filter_tables(spec, call.route, result.success)
         for hook in self.features.hooks("on_response", spec):
             hook(call, result)
         return result
 
-    def _forward(self, session: Session, spec: MethodSpec, route: Route, args):
+    def _forward(self, session: Session, method: MethodPlan, route: Route, args):
+        spec, metastore = method.spec, route.metastore
         rewrite = not route.naming.identity
         if rewrite and route.backend_db:
             rewrite_struct(args, route.inbound)
-        if route.catalog is not None and not session.knows_catalogs(route.metastore):
+        if route.catalog is not None and not session.knows_catalogs(metastore):
             rewrite_struct(args, without_default_catalog)  # "@hive#db" is plain "db" to a Hive 2.3 metastore
         # As in Waggle Dance, only reads (get_* calls) may use a metastore's read-only URIs.
-        result = session.call(route.metastore, spec.name, args, read_only=spec.reads)
+        result = session.call(metastore, spec.name, args, read_only=spec.reads)
         if spec.success_type is not None and result.success is not None:
             if rewrite:
                 rewrite_value(result.success, spec.success_type, route.outbound)
-            fill_default_catalog(result.success, spec.success_type)  # Hive 3+ clients expect it
+            if method.catalog_fill is not None:
+                fill_default_catalog(result.success, spec.success_type)  # Hive 3+ clients expect it
         return result
 
     @staticmethod
-    def _check_table_visible(spec: MethodSpec, route: Route, table: str | None) -> None:
-        if spec.creates_table:
-            return
-        if table and not route.naming.table_visible(route.backend_db, table):
+    def _check_table_visible(route: Route, table: str) -> None:
+        if not route.naming.table_visible(route.backend_db, table):
             # Waggle Dance's words (a client may look for them), in the database name the client used.
             raise NotFound(f"hmsproxy: {route.outbound(route.backend_db)}.{table} table not found in any mappings (mapped-tables)")
 

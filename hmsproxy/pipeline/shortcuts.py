@@ -36,13 +36,11 @@ import time
 from functools import cache
 from typing import NamedTuple
 
-from hmsproxy.config.model import MetastoreConfig
+from hmsproxy.pipeline.plan import Plan
 from hmsproxy.protocol._thriftwalk import Tally
-from hmsproxy.protocol.framing import Message, exchange
-from hmsproxy.protocol.relay import CatalogFill
+from hmsproxy.protocol.framing import Message
 from hmsproxy.routing.methods import METHOD_SPECS, TRANSACTION_CALLS, Kind
 from hmsproxy.routing.router import Router
-from hmsproxy.upstream.session import conn_key
 
 #: How long a decision is reused before a read takes the full path again.
 TTL_S = 0.5
@@ -53,28 +51,16 @@ MAX_KEY_BYTES = 1024
 
 
 class Shortcut(NamedTuple):
-    """A remembered decision. A tuple: the hit loop in C reads `router`, `expires` and `hit` by
+    """A remembered decision. A tuple: the hit loop in C reads `plan`, `router` and `expires` by
     position (SHORTCUT_* in protocol/_thriftwalk.h; tests/contract/test_c_boundary.py checks them)."""
 
-    metastore: MetastoreConfig
-    catalog_field: CatalogFill | None
+    #: The call's Plan (plan.py), executed again as it is, by Python or by the hit loop in C.
+    plan: Plan
     router: Router
     expires: float
     #: What the call named, for its on_complete hooks (audit).
     client_db: str | None
     table: str | None
-    #: What the hit loop in C needs (downstream/hits.py, _hits.c): (metastore name, the session's
-    #: key of its connection, the exchange's fill kind, field and field id); None when only Python
-    #: may relay it (a catalog nested deeper than the C exchange fills, a build without it).
-    hit: tuple | None = None
-
-
-def hit_plan(metastore: MetastoreConfig, catalog_field: CatalogFill | None) -> tuple | None:
-    """Shortcut.hit for a read relayed to `metastore` with `catalog_field`."""
-    if exchange is None or (catalog_field is not None and not catalog_field.in_c):
-        return None
-    kind, (field, fid) = (0, (b"", 0)) if catalog_field is None else (catalog_field.in_c, catalog_field.c_field)
-    return metastore.name, conn_key(metastore, read_only=True), kind, field, fid  # a read's connection
 
 
 def shortcut_key(message: Message, caller: tuple = (None, ())) -> tuple[str, bytes, tuple] | None:
@@ -138,11 +124,9 @@ class Shortcuts:
         self.used_tally.add()
         return found
 
-    def remember(self, key: tuple, call, catalog_field: CatalogFill | None, generation: int) -> None:
-        """Keep how `call` (handler.Call) was relayed, unless anything changed since `generation`."""
-        metastore = call.route.metastore
-        expires = time.monotonic() + TTL_S
-        shortcut = Shortcut(metastore, catalog_field, call.router, expires, call.client_db, call.table, hit_plan(metastore, catalog_field))
+    def remember(self, key: tuple, call, plan: Plan, generation: int) -> None:
+        """Keep `plan`, how `call` (handler.Call) was relayed, unless anything changed since `generation`."""
+        shortcut = Shortcut(plan, call.router, time.monotonic() + TTL_S, call.client_db, call.table)
         with self._lock:
             if generation != self.generation:
                 return  # something changed while this read was decided

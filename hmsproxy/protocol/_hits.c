@@ -21,8 +21,9 @@
  * client_fd: the client's blocking socket; session: its Session, caller: Session.caller; router:
  * the handler's (a reload drops every shortcut: Handler.apply_config); eligible: method ->
  * MethodSpec, the methods a hit may serve here; conns: Session's kept connections (a HitSocket's
- * fd, or -1: never a hit). Shortcuts are read by position (SHORTCUT_* in _thriftwalk.h, checked
- * against the NamedTuple by tests/contract/test_c_boundary.py).
+ * fd, or -1: never a hit). A Shortcut and the Plan it holds (pipeline/plan.py: the same object the
+ * Python path executes) are read by position (SHORTCUT_*, PLAN_HIT in _thriftwalk.h, checked against
+ * the NamedTuples by tests/contract/test_c_boundary.py).
  *
  * Statuses (H_* in _thriftwalk.h, exported to Python): FLUSH (records to complete, nothing read),
  * MISS (data: the bytes read, a call for the full path, or the start of one), FAILED (data: the
@@ -66,15 +67,17 @@ static int client_ready(int fd, int idle_ms) {
     return r;
 }
 
-/* Whether the decision `sc` (a Shortcut) still holds for a call at `now` under `router`: its hit
- * plan (borrowed) or NULL (a miss). */
-static PyObject *current_plan(PyObject *sc, PyObject *router, double now) {
-    if (!PyTuple_Check(sc) || PyTuple_GET_SIZE(sc) <= SHORTCUT_HIT) return NULL;
+/* Whether the decision `sc` (a Shortcut) still holds for a call at `now` under `router`: the hit
+ * part of its Plan (borrowed), or NULL (a miss). */
+static PyObject *current_hit(PyObject *sc, PyObject *router, double now) {
+    if (!PyTuple_Check(sc) || PyTuple_GET_SIZE(sc) <= SHORTCUT_EXPIRES) return NULL;
     if (PyTuple_GET_ITEM(sc, SHORTCUT_ROUTER) != router) return NULL;
     PyObject *expires = PyTuple_GET_ITEM(sc, SHORTCUT_EXPIRES);
     if (!PyFloat_CheckExact(expires) || PyFloat_AS_DOUBLE(expires) < now) return NULL;
-    PyObject *plan = PyTuple_GET_ITEM(sc, SHORTCUT_HIT);
-    return PyTuple_Check(plan) ? plan : NULL;
+    PyObject *plan = PyTuple_GET_ITEM(sc, SHORTCUT_PLAN);
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) <= PLAN_HIT) return NULL;
+    PyObject *hit = PyTuple_GET_ITEM(plan, PLAN_HIT);
+    return PyTuple_Check(hit) ? hit : NULL;
 }
 
 /* What on_complete records of an answer: None when it is the success value (or a void
@@ -149,7 +152,7 @@ static PyObject *serve(HitLoop *loop, PyObject *args) {
             }
         }
         double started = monotonic();
-        PyObject *message = NULL, *key = NULL, *sc = NULL, *plan = NULL, *conn = NULL, *exchanged = NULL, *record = NULL;
+        PyObject *message = NULL, *key = NULL, *sc = NULL, *hit = NULL, *conn = NULL, *exchanged = NULL, *record = NULL;
         int status = H_MISS, served = 0;
         PyObject *name = PyUnicode_DecodeUTF8((const char *)buf + name_at, name_len, "strict");
         if (name == NULL) PyErr_Clear(); /* not UTF-8: the full path's reader says so */
@@ -160,10 +163,10 @@ static PyObject *serve(HitLoop *loop, PyObject *args) {
         key = arguments == NULL ? NULL : PyTuple_Pack(3, name, arguments, caller);
         Py_XDECREF(arguments);
         sc = key == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(known, key));
-        plan = sc == NULL ? NULL : Py_XNewRef(current_plan(sc, router, started));
+        hit = sc == NULL ? NULL : Py_XNewRef(current_hit(sc, router, started));
         PyObject *metastore, *conn_key, *field;
         int kind, fid;
-        if (plan == NULL || message == NULL || !PyArg_ParseTuple(plan, "OOiSi", &metastore, &conn_key, &kind, &field, &fid)) goto missed;
+        if (hit == NULL || message == NULL || !PyArg_ParseTuple(hit, "OOiSi", &metastore, &conn_key, &kind, &field, &fid)) goto missed;
         conn = Py_XNewRef(PyDict_GetItemWithError(conns, conn_key));
         /* not a ThriftConnection (tests' fakes), or one a hit may not use: never a hit here */
         int fd = conn != NULL && PyObject_TypeCheck(conn, &HitSocketType) ? ((HitSocket *)conn)->fd : -1;
@@ -216,7 +219,7 @@ static PyObject *serve(HitLoop *loop, PyObject *args) {
         Py_XDECREF(message);
         Py_XDECREF(key);
         Py_XDECREF(sc);
-        Py_XDECREF(plan);
+        Py_XDECREF(hit);
         Py_XDECREF(conn);
         Py_XDECREF(exchanged);
         Py_XDECREF(record);

@@ -71,7 +71,8 @@ int gate_relayed(Gate *g, PyObject *metastore);
 
 /* The hit loop's statuses (_hits.c; downstream/hits.py reads them from the module). */
 enum { H_FLUSH = 0, H_MISS = 1, H_FAILED = 2, H_GONE = 3 };
-/* Where pipeline/shortcuts.Shortcut (a NamedTuple) keeps what the hit loop reads. */
-enum { SHORTCUT_ROUTER = 2, SHORTCUT_EXPIRES = 3, SHORTCUT_HIT = 6 };
+/* Where pipeline/shortcuts.Shortcut and the pipeline/plan.Plan it holds (NamedTuples) keep what the
+ * hit loop reads. */
+enum { SHORTCUT_PLAN = 0, SHORTCUT_ROUTER = 1, SHORTCUT_EXPIRES = 2, PLAN_HIT = 3 };
 
 #endif

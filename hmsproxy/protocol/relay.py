@@ -1,6 +1,6 @@
 """Answers forwarded as bytes, from the metastore's socket (upstream) to the client's (downstream).
 
-Which calls qualify is decided in pipeline/fastpath.py (`relay_plan`: nothing on the full path
+Which calls qualify is decided in pipeline/fastpath.py (`FastPath.plan`: nothing on the full path
 would change the answer). For those the backend's answer is not decoded: the request goes out as
 usual (or as the client sent it: pipeline/shortcuts.py), the reply header is read to give the
 client its own sequence id, and the body is copied to the client as it arrives from the backend's

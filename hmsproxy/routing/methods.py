@@ -135,6 +135,10 @@ class MethodSpec:
     #: Where a second database sits that must be on the same metastore (exchange_partition's dest_db).
     second_db: Path | None = None
 
+    def named(self, args) -> tuple[str | None, str | None]:
+        """The database and the table a call names (None where it names none)."""
+        return locate(args, self.db) if self.db else None, locate(args, self.table) if self.table else None
+
     # -- traits: what kind of call this is, for features that care -----------------------
 
     @property

@@ -53,6 +53,8 @@ class MetastoreNaming:
         self._writable = _compile(metastore.writable_database_white_list)
         #: True when client and backend names are the same, so nothing needs rewriting.
         self.identity = not self.prefix and not self._alias
+        #: True when `mapped-tables` hides tables of some database (else every table is visible).
+        self.hides_any_tables = bool(self._mapped_tables)
 
     @property
     def name(self) -> str:

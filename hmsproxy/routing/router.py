@@ -13,9 +13,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from hmsproxy.config.model import Config, DatabaseResolution
+from hmsproxy.config.model import Config, DatabaseResolution, MetastoreConfig
 from hmsproxy.routing.naming import MetastoreNaming, join_catalog, split_catalog
 
 log = logging.getLogger(__name__)
@@ -40,10 +40,11 @@ class Route:
     #: The database name the client used (lower case), given back for backend_db in answers: under
     #: database-name-mapping a client may use the alias or the metastore's own name (as in Waggle Dance).
     client_db: str | None = None
+    #: The metastore the route goes to (its naming's), kept as a field: every call reads it.
+    metastore: MetastoreConfig = field(init=False, repr=False, compare=False)
 
-    @property
-    def metastore(self):
-        return self.naming.metastore
+    def __post_init__(self):
+        object.__setattr__(self, "metastore", self.naming.metastore)
 
     def inbound(self, client_name: str) -> str:
         """A client-side database name as this route's backend knows it."""

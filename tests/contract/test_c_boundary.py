@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from hmsproxy.downstream import hits
+from hmsproxy.pipeline.plan import Plan
 from hmsproxy.pipeline.shortcuts import Shortcut
 from hmsproxy.protocol import _thriftwalk, framing
 
@@ -90,11 +91,12 @@ def test_no_python_attribute_name_in_the_c_sources():
     assert not any(found.values()), found
 
 
-def test_shortcut_positions_the_hit_loop_reads_are_the_named_tuples():
+def test_shortcut_and_plan_positions_the_hit_loop_reads_are_the_named_tuples():
     fields = Shortcut._fields
+    assert fields.index("plan") == _thriftwalk.SHORTCUT_PLAN
     assert fields.index("router") == _thriftwalk.SHORTCUT_ROUTER
     assert fields.index("expires") == _thriftwalk.SHORTCUT_EXPIRES
-    assert fields.index("hit") == _thriftwalk.SHORTCUT_HIT
+    assert Plan._fields.index("hit") == _thriftwalk.PLAN_HIT
 
 
 def test_numbers_shared_with_c_come_from_the_extension():

@@ -147,7 +147,14 @@ def plan_for(handler: Handler, method: str = "get_database", *, sink=object(), r
     call = Call(session, spec, spec.args_cls(**args), handler.router, reply_sink=sink)
     call.client_db = "sales"
     call.route = handler.router.route("sales")
-    return handler.fastpath.relay_plan(call, routed_by_feature=routed_by_feature)
+    return relay_or_reason(handler, call, routed_by_feature)
+
+
+def relay_or_reason(handler: Handler, call: Call, routed_by_feature: bool):
+    """The call's Plan's relay (how), or why it is decoded: one of the two, never both."""
+    plan = handler.fastpath.plan(call, handler.fastpath.method_plans[call.spec.name], None, routed_by_feature=routed_by_feature)
+    assert (plan.relay is None) != (plan.declined is None) and plan.metastore is call.route.metastore
+    return plan.relay if plan.relay is not None else plan.declined
 
 
 def test_why_the_relay_is_declined(metastore):
@@ -218,4 +225,4 @@ def test_a_hive_3_catalog_name_is_relayed_and_to_an_older_metastore_as_the_plain
         spec = METHOD_SPECS["get_database"]
         call = Call(session, spec, spec.args_cls(name="@hive#sales"), handler.router, reply_sink=object())
         call.client_db, call.route = "sales", handler.router.route("@hive#sales")
-        assert handler.fastpath.relay_plan(call, routed_by_feature=False) == RelayPlan()
+        assert relay_or_reason(handler, call, routed_by_feature=False) == RelayPlan()

@@ -10,10 +10,12 @@ from thriftpy2.utils import serialize
 
 from hmsproxy.config.model import MetastoreConfig
 from hmsproxy.pipeline import shortcuts
+from hmsproxy.pipeline.plan import Plan
+from hmsproxy.pipeline.plan import relayed as relayed_plan
 from hmsproxy.pipeline.shortcuts import Shortcuts, changes_nothing, is_read, shortcut_key
 from hmsproxy.protocol import idl
 from hmsproxy.protocol.framing import Message, header_bytes, message_header
-from hmsproxy.protocol.relay import CatalogFill
+from hmsproxy.protocol.relay import CatalogFill, RelayPlan
 
 PRIMARY = MetastoreConfig(name="primary", uris=("thrift://127.0.0.1:1",))
 ROUTER, OTHER_ROUTER = object(), object()
@@ -27,9 +29,14 @@ def get_table(db: str, table: str, seqid: int = 1) -> Message:
 KEY = shortcut_key(get_table("db", "t"))
 
 
-def relayed(router=ROUTER, metastore=PRIMARY):
+def relayed(router=ROUTER):
     """A call as the handler has it once relayed (what remember() reads of it)."""
-    return SimpleNamespace(route=SimpleNamespace(metastore=metastore), router=router, client_db="db", table="t")
+    return SimpleNamespace(router=router, client_db="db", table="t")
+
+
+def plan(catalog_field=None, metastore=PRIMARY) -> Plan:
+    """A relay Plan to `metastore`, as FastPath.plan makes one for a call it may remember."""
+    return relayed_plan(metastore, RelayPlan(catalog_field), remembered=True)
 
 
 def test_the_key_is_the_method_and_the_arguments_bytes():
@@ -40,9 +47,10 @@ def test_the_key_is_the_method_and_the_arguments_bytes():
 
 def test_a_decision_is_found_for_the_same_call_on_the_same_config():
     cuts = Shortcuts()
-    cuts.remember(KEY, relayed(), None, cuts.generation)
+    kept = plan()
+    cuts.remember(KEY, relayed(), kept, cuts.generation)
     found = cuts.find(KEY, ROUTER)
-    assert found is not None and found.metastore is PRIMARY and cuts.used == 1
+    assert found is not None and found.plan is kept and found.plan.metastore is PRIMARY and cuts.used == 1
     assert (found.client_db, found.table) == ("db", "t")  # for the call's audit line
     assert cuts.find(shortcut_key(get_table("db", "u")), ROUTER) is None
     assert cuts.find(KEY, OTHER_ROUTER) is None  # a reload made another router
@@ -52,7 +60,7 @@ def test_a_decision_made_while_everything_was_dropped_is_not_kept():
     cuts = Shortcuts()
     began = cuts.generation
     cuts.forget_all()  # a write between the read's start and its decision
-    cuts.remember(KEY, relayed(), None, began)
+    cuts.remember(KEY, relayed(), plan(), began)
     assert cuts.find(KEY, ROUTER) is None and len(cuts) == 0
 
 
@@ -61,9 +69,9 @@ def test_decisions_expire(monkeypatch):
     monkeypatch.setattr(shortcuts.time, "monotonic", lambda: clock[0])
     cuts = Shortcuts()
     fill = CatalogFill(field=b"catalog", fid=6)
-    cuts.remember(KEY, relayed(), fill, cuts.generation)
+    cuts.remember(KEY, relayed(), plan(fill), cuts.generation)
     clock[0] += shortcuts.TTL_S
-    assert cuts.find(KEY, ROUTER).catalog_field is fill
+    assert cuts.find(KEY, ROUTER).plan.relay.catalog_field is fill
     clock[0] += 0.001
     assert cuts.find(KEY, ROUTER) is None
 
@@ -72,7 +80,7 @@ def test_the_number_kept_is_bounded(monkeypatch):
     monkeypatch.setattr(shortcuts, "MAX_SHORTCUTS", 3)
     cuts = Shortcuts()
     for i in range(7):
-        cuts.remember(shortcut_key(get_table("db", f"t{i}")), relayed(), None, cuts.generation)
+        cuts.remember(shortcut_key(get_table("db", f"t{i}")), relayed(), plan(), cuts.generation)
         assert len(cuts) <= 3
 
 
