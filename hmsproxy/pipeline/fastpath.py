@@ -146,7 +146,7 @@ class FastPath:
             rewrite_struct(call.args, without_default_catalog)
         relayed = call.session.relay(plan.metastore, spec.name, call.args, call.reply_sink, how.catalog_field)
         call.relayed_outcome = outcome(spec.result_cls, *relayed)
-        if remember is not None and not how.drops_catalog:  # the shortcut sends the client's bytes
+        if plan.remembered:
             key, generation = remember
             self.shortcuts.remember(key, call, plan, generation)
 
@@ -165,6 +165,7 @@ class FastPath:
             how = RelayPlan(catalog_field=fill, drops_catalog=route.catalog is not None)
         if any(hook.__self__.needs_result(call) for hook in self.features.hooks("on_response", method.spec)):
             return decoded(metastore, NEEDS_RESULT)
+        # A shortcut sends the client's bytes: never one that names a catalog the metastore lacks.
         return relayed(metastore, how, remembered=remember is not None and not how.drops_catalog)
 
     def _declined(self, call: Call, method: MethodPlan, routed_by_feature: bool) -> str | None:

@@ -59,6 +59,8 @@ class Plan(NamedTuple):
     #: How the answer is relayed; None: it is decoded (the full path), and `declined` says why.
     relay: RelayPlan | None
     declined: str | None
+    #: Kept for the next call like it (shortcuts.py): a relay whose request may go as the client sent it.
+    remembered: bool = False
     #: What the hit loop in C needs to serve the call again (metastore name, the session's key of
     #: its connection, the exchange's fill kind, field and field id); None when only Python may:
     #: a call not remembered, a catalog nested deeper than the C exchange fills, a build without it.
@@ -73,6 +75,8 @@ def relayed(metastore: MetastoreConfig, relay: RelayPlan, remembered: bool) -> P
     """A relay Plan; with what the hit loop needs when it is `remembered`."""
     fill = relay.catalog_field
     if not remembered or exchange is None or (fill is not None and not fill.in_c):
-        return Plan(metastore, relay, None)
+        return Plan(metastore, relay, None, remembered)
     kind, (field, fid) = (0, (b"", 0)) if fill is None else (fill.in_c, fill.c_field)
-    return Plan(metastore, relay, None, (metastore.name, conn_key(metastore, read_only=True), kind, field, fid))  # a read's connection
+    return Plan(
+        metastore, relay, None, True, (metastore.name, conn_key(metastore, read_only=True), kind, field, fid)
+    )  # a read's connection

@@ -73,6 +73,6 @@ int gate_relayed(Gate *g, PyObject *metastore);
 enum { H_FLUSH = 0, H_MISS = 1, H_FAILED = 2, H_GONE = 3 };
 /* Where pipeline/shortcuts.Shortcut and the pipeline/plan.Plan it holds (NamedTuples) keep what the
  * hit loop reads. */
-enum { SHORTCUT_PLAN = 0, SHORTCUT_ROUTER = 1, SHORTCUT_EXPIRES = 2, PLAN_HIT = 3 };
+enum { SHORTCUT_PLAN = 0, SHORTCUT_ROUTER = 1, SHORTCUT_EXPIRES = 2, PLAN_HIT = 4 };
 
 #endif
