@@ -77,6 +77,5 @@ def relayed(metastore: MetastoreConfig, relay: RelayPlan, remembered: bool) -> P
     if not remembered or exchange is None or (fill is not None and not fill.in_c):
         return Plan(metastore, relay, None, remembered)
     kind, (field, fid) = (0, (b"", 0)) if fill is None else (fill.in_c, fill.c_field)
-    return Plan(
-        metastore, relay, None, True, (metastore.name, conn_key(metastore, read_only=True), kind, field, fid)
-    )  # a read's connection
+    connection = conn_key(metastore, read_only=True)  # a read's
+    return Plan(metastore, relay, None, True, (metastore.name, connection, kind, field, fid))
