@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import thriftpy2.rpc
@@ -36,6 +37,12 @@ def start_dev_hms(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [*HMSPROXY, "dev", "hms", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
     )
+
+
+def own_pid_file(beside: Path) -> list[str]:
+    """`--pid-file` beside a test's own file: the default, .state/hmsproxy.pid in the repository, names
+    a developer's `make up` or the README tours' proxy while they run, and then serve refuses to start."""
+    return ["--pid-file", str(beside.with_suffix(".pid"))]
 
 
 def stop(proc, sig=signal.SIGTERM, timeout_s=60):
@@ -73,8 +80,9 @@ def waggle_dance_files(tmp_path, metastores, federated_dbs):
 
 def test_serve_accepts_waggle_dance_files_unchanged(waggle_dance_files):
     server, federation, port = waggle_dance_files
+    files = ["--server-config", str(server), "--federation-config", str(federation)]
     proc = subprocess.Popen(
-        [*HMSPROXY, "serve", "--server-config", str(server), "--federation-config", str(federation), "--host", "127.0.0.1"],
+        [*HMSPROXY, "serve", *files, "--host", "127.0.0.1", *own_pid_file(server)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -160,8 +168,9 @@ def test_serve_refuses_invalid_config_at_start(tmp_path):
 
 def test_dev_up_starts_a_federation_and_ctrl_c_stops_everything(tmp_path):
     port = free_port()
+    state = tmp_path / "state"
     proc = subprocess.Popen(
-        [*HMSPROXY, "dev", "up", "--backends", "2", "--port", str(port), "--state-dir", str(tmp_path / "state")],
+        [*HMSPROXY, "dev", "up", "--backends", "2", "--port", str(port), "--state-dir", str(state), *own_pid_file(state)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -32,7 +32,7 @@ from hmsproxy.dev.kerberos import MetastoreKerberos
 from hmsproxy.protocol import idl
 from hmsproxy.upstream.kerberos import GssapiSettings, KerberosLogin
 from hmsproxy.upstream.wire import BackendUnavailable, ThriftConnection
-from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.integration.test_cli import HMSPROXY, own_pid_file, stop, wait_for_line
 from tests.support.federation import prefixed_config
 from tests.support.served import served
 
@@ -246,7 +246,8 @@ def test_hmsproxy_serve_from_a_yaml_file(realm, kerberized, tmp_path):
         f"  remote-meta-store-uris: {kerberized.uri}\n"
         f"  sasl: {{enabled: true, principal: 'hive/_HOST@{realm.realm}'}}\n"
     )
-    proc = subprocess.Popen([*HMSPROXY, "serve", "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    serving = [*HMSPROXY, "serve", "--config", str(config), *own_pid_file(config)]
+    proc = subprocess.Popen(serving, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         banner = wait_for_line(proc, "serving thrift://", 60)[-1]
         assert "(Kerberos)" in banner

@@ -21,7 +21,7 @@ from thriftpy2.transport import TSocket, TTransportException
 
 from hmsproxy.dev.ports import free_port
 from hmsproxy.protocol import idl
-from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.integration.test_cli import HMSPROXY, own_pid_file, stop, wait_for_line
 from tests.integration.test_kerberos_inbound import HIVE, PROXY, kerberized, own_client, realm  # noqa: F401 - fixtures
 
 hive = idl.hive
@@ -72,7 +72,7 @@ def test_waggle_dances_kerberos_properties_serve_a_kerberized_federation(realm, 
     assert checked.returncode == 0, checked.stderr
     assert "hadoop.kerberos.keytab.login.autorenewal.enabled: no meaning here" in checked.stderr, checked.stderr
 
-    serving = [*HMSPROXY, "serve", *args, "--host", "127.0.0.1"]
+    serving = [*HMSPROXY, "serve", *args, "--host", "127.0.0.1", *own_pid_file(server)]
     proc = subprocess.Popen(serving, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         assert "(Kerberos)" in wait_for_line(proc, "serving thrift://", 60)[-1]

@@ -239,7 +239,7 @@ def pid_file_of(state: Path) -> Path:
     return state.parent / f"{state.name}.pid"
 
 
-def own_pid_file(state: Path) -> int:
+def pid_in_own_file(state: Path) -> int:
     """The pid in the tour's own pid file (dev_up), which the proxy writes once it serves."""
     return int(pid_file_of(state).read_text().strip())
 
@@ -274,7 +274,7 @@ def test_readme_tour_runs_on_dev_up_demo(tmp_path):
     try:
         out = wait_for_output(first, tmp_path / "first.log", READY, 240)
         assert "demo data fed1_sales.orders on hms1: created database sales; created table sales.orders; wrote 3 rows" in out
-        assert own_pid_file(state) == first.pid
+        assert pid_in_own_file(state) == first.pid
         up_s = time.monotonic() - started
         printed, printed_again = run_tour(blocks, fed1_uri(out), cwd, tmp_path / "python.log", passes=2)  # every block re-runnable
         print(f"\nREADME tour: dev up ready after {up_s:.0f}s, both passes done {time.monotonic() - started:.0f}s after dev up started")
@@ -316,7 +316,7 @@ def test_readme_tour_runs_on_dev_up_storage_s3(tmp_path):
     try:
         out = wait_for_output(up, tmp_path / "up.log", READY, 240)
         assert "wrote 3 rows to s3a://warehouse/hms1/warehouse/sales.db/orders/part-00000" in out
-        assert own_pid_file(state) == up.pid
+        assert pid_in_own_file(state) == up.pid
         env = exported(out)
         assert env == {"HADOOP_CONF_DIR": str(state / "hadoop-conf"), "SPARK_CONF_DIR": str(state / "spark-conf")}
         [printed] = run_tour(blocks, fed1_uri(out), cwd, tmp_path / "python.log", env)

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import uuid
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import thriftpy2.rpc
@@ -22,7 +23,7 @@ from hmsproxy.config.model import StoreConfig
 from hmsproxy.dev.ports import free_port
 from hmsproxy.protocol import idl
 from hmsproxy.testing import table
-from tests.integration.test_cli import HMSPROXY, stop, wait_for_line
+from tests.integration.test_cli import HMSPROXY, own_pid_file, stop, wait_for_line
 from tests.integration.test_transactions import client_of, lock_request, open_txn
 from tests.support.federation import federation_yaml, prefixed_config
 from tests.support.served import served_many
@@ -63,7 +64,8 @@ def lock_here_commit_there(first, second, metastore, name: str) -> None:
 
 
 def serve(cfg, *extra: str):
-    return subprocess.Popen([*HMSPROXY, "serve", "--config", str(cfg), *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    serving = [*HMSPROXY, "serve", "--config", str(cfg), *own_pid_file(Path(cfg)), *extra]
+    return subprocess.Popen(serving, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def federation_file(tmp_path, metastores, port: int):
