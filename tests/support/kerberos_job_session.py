@@ -14,11 +14,11 @@ A process of its own because the Hive client's settings are fixed when a process
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 from hmsproxy.clients.spark import read, sql
 from hmsproxy.jobs.context import JobContext
+from tests.support.kerberos_spark_job import extension_notes
 
 
 def main(uri: str, principal: str, table: str) -> None:
@@ -29,7 +29,7 @@ def main(uri: str, principal: str, table: str) -> None:
         pruned = sorted([list(r) for r in read(spark, table, id=2).collect()])
         frame = spark.sql(f"SELECT * FROM {table} WHERE id = 2")
         plain_sql = sorted([list(r) for r in frame.collect()])
-        used = re.findall(r"hmsproxy index \w+: \d+ of \d+ files", frame._jdf.queryExecution().executedPlan().toString())
+        used = extension_notes(frame)
         remote = sql(spark, "SHOW REMOTE DATABASES").columns
     finally:
         context.close()

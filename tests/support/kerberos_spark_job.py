@@ -25,6 +25,12 @@ from tests.support.spark import make_spark
 BY_TOKEN = "-"
 
 
+def extension_notes(frame) -> list[str]:
+    """What hmsproxy's Spark extension says in the frame's executed plan of the index it used, e.g.
+    ["hmsproxy index id_idx: 1 of 2 files"]; [] where it left the plan alone."""
+    return re.findall(r"hmsproxy index \w+: \d+ of \d+ files", frame._jdf.queryExecution().executedPlan().toString())
+
+
 def kerberized_spark(uri: str, principal: str, keytab: str, service: str, warehouse: Path):
     """The SparkSession: logged in as `principal` from `keytab` (or by token: BY_TOKEN), its
     metastore `uri` Kerberized as `service`, hmsproxy's Spark extension on (where it is built)."""
@@ -47,7 +53,7 @@ def main(uri: str, principal: str, keytab: str, service: str, warehouse: str, db
         if indexed:
             frame = spark.sql(f"SELECT * FROM {indexed} WHERE id = 2")
             found["indexed_rows"] = sorted([list(r) for r in frame.collect()])
-            found["extension"] = re.findall(r"hmsproxy index \w+: \d+ of \d+ files", frame._jdf.queryExecution().executedPlan().toString())
+            found["extension"] = extension_notes(frame)
         spark.sql(f"CREATE DATABASE {db}")
         spark.sql(f"CREATE TABLE {db}.t (id BIGINT, name STRING) USING parquet")
         spark.sql(f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')")

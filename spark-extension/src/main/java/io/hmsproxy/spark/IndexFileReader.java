@@ -36,8 +36,9 @@ import org.apache.parquet.schema.Type;
 /**
  * The `_bucketname`s of a Parquet index file's rows for the wanted values, with their `_offsets` (the
  * row groups of the base file holding them), read in the driver with parquet-hadoop: no Spark job
- * (it cost more than the scan it saved). Only the indexed columns, `_bucketname` and `_offsets` are read, and only the row groups (and pages) whose statistics, dictionaries or
- * bloom filters admit the values: the index is sorted on its columns, so a point lookup reads one.
+ * (it cost more than the scan it saved). Only the indexed columns, `_bucketname` and `_offsets` are
+ * read, and only the row groups (and pages) whose statistics, dictionaries or bloom filters admit
+ * the values: the index is sorted on its columns, so a point lookup reads one.
  * Footers and answers are cached in this JVM by file (path, size, modification time): a rebuild
  * writes new files, so a cached answer is never one of an older build.
  */
@@ -122,45 +123,55 @@ final class IndexFileReader {
         for (long i = 0; i < pages.getRowCount(); i++) {
           Group row = records.read();
           if (row != null && !records.shouldSkipCurrentRecord()) {
-            Set<Integer> groups = found.computeIfAbsent(row.getString(bucket.getName(), 0), b -> new TreeSet<>());
-            if (offsets == null || !positions(row, offsets.getName(), groups)) { // no positions: read the file whole
-              found.put(row.getString(bucket.getName(), 0), WHOLE);
-            }
+            Set<Integer> groups = offsets == null ? Set.of() : positions(row, offsets.getName());
+            merge(found, row.getString(bucket.getName(), 0), groups);
           }
         }
       }
     }
-    Map<String, Set<Integer>> answer = new LinkedHashMap<>();
-    found.forEach((b, groups) -> answer.put(b, groups == WHOLE ? Set.of() : Set.copyOf(groups)));
-    return Collections.unmodifiableMap(answer);
+    return Collections.unmodifiableMap(found);
   }
 
-  /** Marks a bucket read whole (one of its rows had no positions); never added to. */
-  private static final Set<Integer> WHOLE = Collections.unmodifiableSet(new TreeSet<>());
+  /**
+   * Adds a bucket's row groups to what `buckets` holds for it: the union, or empty (the whole file)
+   * when either side is. Sets are replaced, never changed: answers are cached and shared.
+   */
+  static void merge(Map<String, Set<Integer>> buckets, String bucket, Set<Integer> groups) {
+    Set<Integer> known = buckets.get(bucket);
+    if (known == null) {
+      buckets.put(bucket, groups);
+    } else if (!known.isEmpty() && !groups.isEmpty()) {
+      Set<Integer> union = new TreeSet<>(known);
+      union.addAll(groups);
+      buckets.put(bucket, union);
+    } else {
+      buckets.put(bucket, Set.of());
+    }
+  }
 
   /**
-   * Adds the row's `_offsets` (an array of row-group positions, in Parquet's LIST shape: a group
-   * whose repeated group holds one element each) to `groups`; false when it has none to give.
+   * The row's `_offsets` (an array of row-group positions, in Parquet's LIST shape: a group whose
+   * repeated group holds one element each); empty when it has none to give (the whole file).
    */
-  private static boolean positions(Group row, String column, Set<Integer> groups) {
-    if (groups == WHOLE || row.getFieldRepetitionCount(column) == 0) {
-      return false;
+  private static Set<Integer> positions(Group row, String column) {
+    if (row.getFieldRepetitionCount(column) == 0) {
+      return Set.of();
     }
     Group list = row.getGroup(column, 0);
     if (list.getType().getFieldCount() != 1 || list.getType().getType(0).isPrimitive()) {
-      return false;
+      return Set.of();
     }
     String repeated = list.getType().getFieldName(0);
-    int count = list.getFieldRepetitionCount(repeated);
-    for (int i = 0; i < count; i++) {
+    Set<Integer> groups = new TreeSet<>();
+    for (int i = 0; i < list.getFieldRepetitionCount(repeated); i++) {
       Group entry = list.getGroup(repeated, i);
       if (entry.getType().getFieldCount() != 1 || !entry.getType().getType(0).isPrimitive() || entry.getFieldRepetitionCount(0) == 0) {
-        return false; // a null position: no telling where the rows are
+        return Set.of(); // a null position: no telling where the rows are
       }
       boolean wide = entry.getType().getType(0).asPrimitiveType().getPrimitiveTypeName() == PrimitiveType.PrimitiveTypeName.INT64;
       groups.add(wide ? (int) entry.getLong(0, 0) : entry.getInteger(0, 0));
     }
-    return count > 0;
+    return groups;
   }
 
   /** `column IN (values)` typed as the file stores the column (how Spark writes BIGINT, INT, SMALLINT, TINYINT, BOOLEAN, STRING). */

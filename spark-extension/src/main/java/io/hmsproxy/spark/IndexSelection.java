@@ -150,25 +150,11 @@ final class IndexSelection {
       }
       Map<String, Set<Integer>> buckets = new LinkedHashMap<>();
       for (FileStatus f : indexFiles.get(key)) {
-        IndexFileReader.buckets(f, columns, wanted, conf).forEach((bucket, groups) -> merge(buckets, bucket, groups));
+        IndexFileReader.buckets(f, columns, wanted, conf).forEach((bucket, groups) -> IndexFileReader.merge(buckets, bucket, groups));
       }
       named.put(key, buckets);
     }
     return named;
-  }
-
-  /** A bucket named by several index files: the union of their row groups, or whole if one gives none. */
-  private static void merge(Map<String, Set<Integer>> buckets, String bucket, Set<Integer> groups) {
-    Set<Integer> known = buckets.get(bucket);
-    if (known == null) {
-      buckets.put(bucket, groups);
-    } else if (!known.isEmpty() && !groups.isEmpty()) {
-      Set<Integer> union = new java.util.TreeSet<>(known);
-      union.addAll(groups);
-      buckets.put(bucket, union);
-    } else {
-      buckets.put(bucket, Set.of());
-    }
   }
 
   /** The same for an ORC index table (files only, each read whole): one Spark job over every fresh index partition's files. */
